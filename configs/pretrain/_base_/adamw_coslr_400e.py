@@ -1,0 +1,29 @@
+# Appendix: AdamW (0.9, 0.95), lr 1e-3 at batch 4096 (linear scaling through
+# auto_scale_lr), weight decay 0.05 without decay on norms, biases, position
+# embeddings, cls and mask tokens; 40 warm-up epochs then cosine; clip 1.0;
+# AMP.
+max_epochs = 400
+warmup_epochs = 40
+optim_wrapper = dict(
+    type='AmpOptimWrapper',
+    loss_scale='dynamic',
+    optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
+                   weight_decay=0.05),
+    clip_grad=dict(max_norm=1.0),
+    paramwise_cfg=dict(
+        norm_decay_mult=0.0,
+        bias_decay_mult=0.0,
+        custom_keys={
+            'pos_embed': dict(decay_mult=0.),
+            'cls_token': dict(decay_mult=0.),
+            'mask_token': dict(decay_mult=0.),
+        }))
+param_scheduler = [
+    dict(type='LinearLR', start_factor=1e-4, by_epoch=True, begin=0,
+         end=warmup_epochs, convert_to_iter_based=True),
+    dict(type='CosineAnnealingLR', T_max=max_epochs - warmup_epochs,
+         eta_min=0., by_epoch=True, begin=warmup_epochs, end=max_epochs,
+         convert_to_iter_based=True),
+]
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
+auto_scale_lr = dict(base_batch_size=4096)

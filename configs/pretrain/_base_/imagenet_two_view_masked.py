@@ -1,0 +1,52 @@
+# ImageNet-1k, two views per image (MoCo-v3 augmentations), blockwise mask
+# of 118 / 196 patches on view a. Set data_root to your ImageNet folder
+# (train/ with one sub-folder per class).
+dataset_type = 'ImageNet'
+data_root = 'data/imagenet/'
+
+colour_jitter = dict(
+    type='RandomApply',
+    transforms=[
+        dict(type='ColorJitter', brightness=0.4, contrast=0.4,
+             saturation=0.2, hue=0.1)
+    ],
+    prob=0.8)
+grayscale = dict(
+    type='RandomGrayscale',
+    prob=0.2,
+    keep_channels=True,
+    channel_weights=(0.114, 0.587, 0.2989))
+view_a_pipeline = [
+    colour_jitter, grayscale,
+    dict(type='GaussianBlur', magnitude_range=(0.1, 2.0),
+         magnitude_std='inf', prob=1.0),
+]
+view_b_pipeline = [
+    colour_jitter, grayscale,
+    dict(type='GaussianBlur', magnitude_range=(0.1, 2.0),
+         magnitude_std='inf', prob=0.1),
+    dict(type='Solarize', thr=128, prob=0.2),
+]
+train_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
+         ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic'),
+    dict(type='PerViewTransforms',
+         pipelines=[view_a_pipeline, view_b_pipeline]),
+    dict(type='BlockwiseMaskGenerator', input_size=14,
+         num_masking_patches=118, min_num_patches=16, fixed_count=True),
+    dict(type='PackInputs', algorithm_keys=['crop_boxes', 'flips'],
+         meta_keys=['img_path', 'ori_shape', 'img_shape']),
+]
+train_dataloader = dict(
+    batch_size=256,
+    num_workers=10,
+    persistent_workers=True,
+    pin_memory=True,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    collate_fn=dict(type='default_collate'),
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        split='train',
+        pipeline=train_pipeline))

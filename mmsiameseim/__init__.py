@@ -1,0 +1,12 @@
+"""SiameseIM for OpenMMLab.
+
+Importing this package registers the mmpretrain-side components (models,
+transforms, hooks) into mmpretrain's registries and applies the checkpoint
+compatibility layer. ``mmsiameseim.det`` / ``mmsiameseim.seg`` register into
+mmdet / mmseg and are imported only by their configs.
+"""
+from . import compat  # noqa: F401  (must come first: checkpoint loading)
+from . import datasets, engine, models  # noqa: F401
+from .version import __version__
+
+__all__ = ['__version__']

@@ -1,0 +1,103 @@
+from typing import Dict, Union
+
+import torch
+from mmengine.logging import print_log
+from mmpretrain.registry import MODELS
+
+from .official import (_RECOMPUTED, _UNUSED, convert_official_state_dict,
+                       infer_official_arch, load_official_state_dict)
+
+
+def siameseim_cfg_from_official_arch(arch: dict, num_heads: int,
+                                     decoder_num_heads: int,
+                                     **overrides) -> dict:
+    """A ``SiameseIM`` model config matching an official checkpoint."""
+    norm = dict(type='TokenBN') if arch['decoder_norm'] == 'TokenBN' else \
+        dict(type='LN', eps=1e-6)
+    embed = arch['embed_dims']
+    cfg = dict(
+        type='SiameseIM',
+        backbone=dict(
+            type='SiameseIMViT',
+            arch=dict(
+                embed_dims=embed,
+                num_layers=arch['depth'],
+                num_heads=num_heads,
+                feedforward_channels=int(embed * arch['mlp_ratio'])),
+            img_size=arch['img_size'],
+            patch_size=arch['patch_size'],
+            in_channels=arch['in_channels'],
+            final_norm=arch['final_norm']),
+        neck=dict(
+            type='RelPosDecoderNeck',
+            in_channels=embed,
+            embed_dims=arch['decoder_embed_dims'],
+            grid_size=arch['grid_size'],
+            projector_depth=arch['projector_depth'],
+            predictor_depth=arch['predictor_depth'],
+            num_heads=decoder_num_heads,
+            mlp_ratio=arch['mlp_ratio'],
+            norm_cfg=norm),
+        head=dict(type='UniGradHead', loss=dict(type='UniGradLoss')))
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key] = {**cfg[key], **value}
+        else:
+            cfg[key] = value
+    return cfg
+
+
+def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
+                        num_heads: int,
+                        decoder_num_heads: int,
+                        **overrides) -> torch.nn.Module:
+    """Build a ``SiameseIM`` from the authors' checkpoint, target included.
+
+    The architecture (widths, depths, patch and image size) is read off the
+    weights; head counts cannot be and must be given (the released ViT-B
+    uses 12 encoder and 16 decoder heads).
+
+    Args:
+        checkpoint (str | dict): Path or state dict in the official format,
+            optionally under a ``'model'`` key.
+        num_heads (int): Encoder heads.
+        decoder_num_heads (int): Projector/predictor heads.
+        **overrides: Merged into the model config (e.g.
+            ``head=dict(loss=dict(lambda_neg=0.05))``).
+
+    Returns:
+        SiameseIM: In training mode, ready to continue training: its next
+        step applies a real momentum update to the loaded target.
+    """
+    state = load_official_state_dict(checkpoint)
+    arch = infer_official_arch(state)
+    model = MODELS.build(
+        siameseim_cfg_from_official_arch(arch, num_heads, decoder_num_heads,
+                                         **overrides))
+    model.init_weights()
+    converted, skipped = convert_official_state_dict(state)
+    unknown = [k for k in skipped if k not in _RECOMPUTED + _UNUSED]
+    ours = model.state_dict()
+    non_persistent = {'target.steps'}
+    missing = sorted(set(ours) - set(converted) - non_persistent)
+    unexpected = sorted(set(converted) - set(ours)) + unknown
+    if missing or unexpected:
+        raise KeyError('official checkpoint does not match the SiameseIM it '
+                       f'describes: missing {missing}; unexpected '
+                       f'{unexpected}')
+    for key, value in converted.items():
+        if ours[key].shape != value.shape:
+            raise ValueError(f'{key}: checkpoint shape {tuple(value.shape)} '
+                             f'!= model shape {tuple(ours[key].shape)}')
+    model.load_state_dict(converted, strict=False)
+    if 'decoder_pos_embed' in state:
+        ref = state['decoder_pos_embed'].to(model.neck.decoder_pos_embed)
+        if not torch.allclose(ref, model.neck.decoder_pos_embed, atol=1e-5):
+            raise ValueError('the checkpoint\'s decoder_pos_embed is not the '
+                             'rows-first sin-cos table this model rebuilds')
+    print_log(
+        f'built SiameseIM from an official checkpoint: {len(converted)} '
+        f'tensors loaded, recomputed {list(_RECOMPUTED)}, dropped unused '
+        f'{[k for k in skipped if k in _UNUSED]}',
+        logger='current')
+    return model.train()

@@ -1,0 +1,93 @@
+import math
+from typing import Optional, Sequence, Union
+
+import numpy as np
+from mmpretrain.datasets.transforms import BEiTMaskGenerator
+from mmpretrain.registry import TRANSFORMS
+
+
+@TRANSFORMS.register_module()
+class BlockwiseMaskGenerator(BEiTMaskGenerator):
+    """BEiT-style blockwise patch mask, optionally with an exact count.
+
+    Blocks of ``min_num_patches``..``max_num_patches`` patches with aspect
+    ratios in [``min_aspect``, ``max_aspect``] are placed at random until the
+    requested count is reached or no block fits; with ``fixed_count`` the
+    remaining patches are then masked at random, so that exactly
+    ``num_masking_patches`` are masked (as the SiameseIM authors do).
+
+    **Added keys**: ``mask`` bool (h, w), True = masked.
+
+    Args:
+        input_size (int | tuple): Patch grid (h, w).
+        num_masking_patches (int): Patches to mask (118 of 196 for ViT-B/16).
+        min_num_patches (int): Smallest block. Defaults to 16.
+        max_num_patches (int, optional): Largest block. Defaults to
+            ``num_masking_patches``.
+        min_aspect (float): Smallest block aspect. Defaults to 0.3.
+        max_aspect (float, optional): Largest aspect. Defaults to
+            ``1 / min_aspect``.
+        fixed_count (bool): Top up at random to exactly
+            ``num_masking_patches``. Defaults to True.
+    """
+
+    def __init__(self,
+                 input_size: Union[int, Sequence[int]],
+                 num_masking_patches: int,
+                 min_num_patches: int = 16,
+                 max_num_patches: Optional[int] = None,
+                 min_aspect: float = 0.3,
+                 max_aspect: Optional[float] = None,
+                 fixed_count: bool = True) -> None:
+        super().__init__(
+            input_size=tuple(input_size) if not isinstance(input_size, int)
+            else input_size,
+            num_masking_patches=num_masking_patches,
+            min_num_patches=min_num_patches,
+            max_num_patches=max_num_patches,
+            min_aspect=min_aspect,
+            max_aspect=max_aspect)
+        if not 0 <= num_masking_patches <= self.num_patches:
+            raise ValueError(
+                f'num_masking_patches={num_masking_patches} does not fit a '
+                f'{self.height}x{self.width} grid ({self.num_patches} patches)')
+        self.fixed_count = fixed_count
+
+    def _mask(self, mask: np.ndarray, max_mask_patches: int) -> int:
+        """Place one block; returns how many new patches it masked."""
+        delta = 0
+        for _ in range(10):
+            target_area = np.random.uniform(self.min_num_patches,
+                                            max_mask_patches)
+            aspect = math.exp(np.random.uniform(*self.log_aspect_ratio))
+            h = int(round(math.sqrt(target_area * aspect)))
+            w = int(round(math.sqrt(target_area / aspect)))
+            if w < self.width and h < self.height:
+                top = np.random.randint(0, self.height - h + 1)
+                left = np.random.randint(0, self.width - w + 1)
+                block = mask[top:top + h, left:left + w]
+                new = h * w - int(block.sum())
+                if 0 < new <= max_mask_patches:
+                    block[...] = 1
+                    delta += new
+            if delta > 0:
+                break
+        return delta
+
+    def transform(self, results: dict) -> dict:
+        mask = np.zeros((self.height, self.width), dtype=np.uint8)
+        count = 0
+        while count < self.num_masking_patches:
+            budget = min(self.num_masking_patches - count,
+                         self.max_num_patches)
+            delta = self._mask(mask, budget)
+            if delta == 0:
+                break
+            count += delta
+        if self.fixed_count and count < self.num_masking_patches:
+            free = np.flatnonzero(mask == 0)
+            chosen = np.random.permutation(free)[:self.num_masking_patches -
+                                                 count]
+            mask.flat[chosen] = 1
+        results['mask'] = mask.astype(bool)
+        return results

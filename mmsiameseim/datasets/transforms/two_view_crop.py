@@ -1,0 +1,118 @@
+import math
+from typing import Optional, Sequence, Tuple, Union
+
+import mmcv
+import numpy as np
+from mmcv.transforms import BaseTransform
+from mmpretrain.registry import TRANSFORMS
+
+
+def _pair(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
+    return (size, size) if isinstance(size, int) else tuple(size)
+
+
+@TRANSFORMS.register_module()
+class TwoViewRandomResizedCrop(BaseTransform):
+    """Two independent random resized crops and flips of one image, with
+    their geometry recorded.
+
+    **Required keys**: ``img`` (H x W, H x W x C uint8; C = 3 or 4 fine).
+
+    **Modified keys**: ``img`` (list ``[view_a, view_b]``), ``img_shape``.
+
+    **Added keys**: ``crop_boxes`` float32 (2, 4) = (top, left, height,
+    width) of each view in the original, unflipped image in pixels;
+    ``flips`` bool (2,); ``ori_shape`` (H, W) of the cropped image.
+
+    Crop parameters follow torchvision's ``RandomResizedCrop`` (10 attempts,
+    then a centre crop clamped to the ratio range). Images smaller than the
+    output size are upsampled.
+
+    Args:
+        size (int | tuple): Output size of view a (h, w or one int).
+        scale (tuple): Range of the crop area fraction. Defaults to
+            (0.08, 1.0).
+        ratio (tuple): Range of the crop aspect ratio (w / h). Defaults to
+            (3/4, 4/3).
+        flip_prob (float): Probability of a horizontal flip, per view.
+            Defaults to 0.5.
+        interpolation (str): mmcv interpolation. Defaults to 'bicubic'.
+        target_size (int | tuple, optional): Output size of view b when it
+            differs from view a (lower-resolution target). Defaults to None.
+    """
+
+    def __init__(self,
+                 size: Union[int, Sequence[int]],
+                 scale: Tuple[float, float] = (0.08, 1.0),
+                 ratio: Tuple[float, float] = (3. / 4., 4. / 3.),
+                 flip_prob: float = 0.5,
+                 interpolation: str = 'bicubic',
+                 target_size: Optional[Union[int, Sequence[int]]] = None
+                 ) -> None:
+        if not (0 < scale[0] <= scale[1] <= 1):
+            raise ValueError(f'scale must satisfy 0 < min <= max <= 1, '
+                             f'got {scale}')
+        if not (0 < ratio[0] <= ratio[1]):
+            raise ValueError(f'ratio must satisfy 0 < min <= max, got {ratio}')
+        if not 0 <= flip_prob <= 1:
+            raise ValueError(f'flip_prob must be in [0, 1], got {flip_prob}')
+        self.size = _pair(size)
+        self.target_size = _pair(target_size) if target_size else self.size
+        self.scale = scale
+        self.ratio = ratio
+        self.flip_prob = flip_prob
+        self.interpolation = interpolation
+
+    def crop_params(self, height: int,
+                    width: int) -> Tuple[int, int, int, int]:
+        """Random (top, left, h, w) of one crop."""
+        area = height * width
+        log_ratio = (math.log(self.ratio[0]), math.log(self.ratio[1]))
+        for _ in range(10):
+            target_area = area * np.random.uniform(*self.scale)
+            aspect = math.exp(np.random.uniform(*log_ratio))
+            w = int(round(math.sqrt(target_area * aspect)))
+            h = int(round(math.sqrt(target_area / aspect)))
+            if 0 < w <= width and 0 < h <= height:
+                top = np.random.randint(0, height - h + 1)
+                left = np.random.randint(0, width - w + 1)
+                return top, left, h, w
+        in_ratio = width / height
+        if in_ratio < self.ratio[0]:
+            w, h = width, int(round(width / self.ratio[0]))
+        elif in_ratio > self.ratio[1]:
+            h, w = height, int(round(height * self.ratio[1]))
+        else:
+            h, w = height, width
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def transform(self, results: dict) -> dict:
+        img = results['img']
+        if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+            raise TypeError('TwoViewRandomResizedCrop needs one H x W [x C] '
+                            f'numpy image in results["img"], got {type(img)}')
+        height, width = img.shape[:2]
+        views, boxes, flips = [], [], []
+        for out_h, out_w in (self.size, self.target_size):
+            top, left, h, w = self.crop_params(height, width)
+            view = mmcv.imresize(
+                img[top:top + h, left:left + w], (out_w, out_h),
+                interpolation=self.interpolation)
+            flip = bool(np.random.rand() < self.flip_prob)
+            if flip:
+                view = np.ascontiguousarray(view[:, ::-1])
+            views.append(view)
+            boxes.append((top, left, h, w))
+            flips.append(flip)
+        results['img'] = views
+        results['img_shape'] = views[0].shape[:2]
+        results['ori_shape'] = (height, width)
+        results['crop_boxes'] = np.asarray(boxes, dtype=np.float32)
+        results['flips'] = np.asarray(flips, dtype=bool)
+        return results
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(size={self.size}, '
+                f'target_size={self.target_size}, scale={self.scale}, '
+                f'ratio={self.ratio}, flip_prob={self.flip_prob}, '
+                f'interpolation={self.interpolation})')

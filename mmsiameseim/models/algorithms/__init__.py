@@ -1,0 +1,3 @@
+from .siameseim import SiameseIM
+
+__all__ = ['SiameseIM']

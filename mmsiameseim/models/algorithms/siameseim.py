@@ -1,0 +1,125 @@
+from typing import Dict, List, Optional, Union
+
+import numpy as np
+import torch
+import torch.nn as nn
+from mmpretrain.models.selfsup.base import BaseSelfSupervisor
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
+
+from ..utils.momentum_target import MomentumTarget
+from ..utils.relative_position import crop_pair_offsets
+
+
+def _stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
+    values = []
+    for i, sample in enumerate(samples):
+        if key not in sample:
+            raise KeyError(
+                f'data sample {i} has no {key!r}: pack it with '
+                "PackInputs(algorithm_keys=['crop_boxes', 'flips']) after "
+                'TwoViewRandomResizedCrop and BlockwiseMaskGenerator')
+        value = sample.get(key)
+        values.append(torch.as_tensor(np.asarray(value) if not isinstance(
+            value, torch.Tensor) else value))
+    return torch.stack(values)
+
+
+@MODELS.register_module()
+class SiameseIM(BaseSelfSupervisor):
+    """Siamese Image Modeling (Tao et al., CVPR 2023).
+
+    The online branch encodes the visible patches of view a, projects them
+    and predicts, for every patch of view b, the target branch's features of
+    view b; the predictor is told where each patch of view b lies in view a
+    (relative position embedding). The target branch is a momentum copy of
+    the backbone and projector and sees all of view b.
+
+    Args:
+        backbone (dict): Online encoder, e.g. ``SiameseIMViT``.
+        neck (dict): ``RelPosDecoderNeck`` (projector + predictor).
+        head (dict): ``UniGradHead``.
+        base_momentum (float): Start momentum of the target (mmpretrain
+            convention: 0.005 = the authors' 0.995). Defaults to 0.005.
+        end_momentum (float): End momentum. Defaults to 0.
+        pretrained (str, optional): Deprecated mmpretrain argument.
+        data_preprocessor (dict, optional): Defaults to None.
+        init_cfg (dict | list, optional): Defaults to None.
+    """
+
+    def __init__(self,
+                 backbone: dict,
+                 neck: dict,
+                 head: dict,
+                 base_momentum: float = 0.005,
+                 end_momentum: float = 0.,
+                 pretrained: Optional[str] = None,
+                 data_preprocessor: Optional[dict] = None,
+                 init_cfg: Optional[Union[List[dict], dict]] = None) -> None:
+        super().__init__(
+            backbone=backbone,
+            neck=neck,
+            head=head,
+            pretrained=pretrained,
+            data_preprocessor=data_preprocessor,
+            init_cfg=init_cfg)
+        self.target = MomentumTarget(
+            self._online(), momentum=base_momentum, end_momentum=end_momentum)
+
+    def _online(self) -> nn.Module:
+        """The online modules that the target averages."""
+        return nn.ModuleDict(
+            dict(backbone=self.backbone, projector=self.neck.projector))
+
+    def init_weights(self) -> None:
+        super().init_weights()
+        self.target.copy_from(self._online())
+
+    def extract_feat(self, inputs: Union[torch.Tensor, List[torch.Tensor]],
+                     data_samples: Optional[List[DataSample]] = None,
+                     **kwargs) -> torch.Tensor:
+        """Online backbone tokens (B, 1 + L, C) of whole images."""
+        if isinstance(inputs, (list, tuple)):
+            inputs = inputs[0]
+        return self.backbone(inputs)
+
+    def geometry(self, data_samples: List[DataSample],
+                 device: torch.device) -> Dict[str, torch.Tensor]:
+        """Mask and crop-pair offsets of a batch, on ``device``."""
+        mask = _stack_field(data_samples, 'mask').to(device).bool()
+        boxes = _stack_field(data_samples, 'crop_boxes').float()
+        flips = _stack_field(data_samples, 'flips').bool()
+        widths = torch.tensor(
+            [float(s.ori_shape[1]) for s in data_samples])
+        offsets = crop_pair_offsets(boxes, flips, widths)
+        offsets = {k: v.to(device) for k, v in offsets.items()}
+        return dict(mask=mask.flatten(1), offsets=offsets)
+
+    def loss(self,
+             inputs: List[torch.Tensor],
+             data_samples: List[DataSample],
+             update_target: bool = True,
+             **kwargs) -> Dict[str, torch.Tensor]:
+        """Loss of one step.
+
+        Args:
+            inputs (list[Tensor]): ``[view_a, view_b]``, each (B, C, H, W).
+            data_samples (list[DataSample]): With ``mask``, ``crop_boxes``,
+                ``flips`` and ``ori_shape``.
+            update_target (bool): Apply the momentum update (before the
+                target forward, as the authors do). Defaults to True.
+
+        Returns:
+            dict: ``loss``.
+        """
+        view_a, view_b = inputs[0], inputs[1]
+        geo = self.geometry(data_samples, view_a.device)
+        latent = self.backbone(view_a, geo['mask'])
+        pred = self.neck(latent, geo['mask'], geo['offsets'])
+        if update_target:
+            self.target.update_parameters(self._online())
+        with torch.no_grad():
+            target = self.target.module['backbone'](view_b)
+            target = self.target.module['projector'](target)[:, 1:]
+        loss = self.head.loss(pred, target)
+        return dict(loss=loss)

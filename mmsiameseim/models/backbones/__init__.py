@@ -1,0 +1,3 @@
+from .siameseim_vit import SiameseIMViT
+
+__all__ = ['SiameseIMViT']

@@ -1,0 +1,99 @@
+from typing import Optional, Union
+
+import torch
+from mmpretrain.models.selfsup.mae import MAEViT
+from mmpretrain.registry import MODELS
+
+from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
+
+
+@MODELS.register_module()
+class SiameseIMViT(MAEViT):
+    """ViT encoder of SiameseIM: encodes the visible patches of a view.
+
+    The weights keep mmpretrain ``VisionTransformer`` key names, so a
+    pretrained checkpoint loads into a plain ``VisionTransformer`` with
+    ``init_cfg=dict(type='Pretrained', prefix='backbone.')``.
+
+    Differences from ``MAEViT``: the mask is given (a boolean patch mask per
+    sample, True = masked, e.g. from ``BlockwiseMaskGenerator``) instead of
+    drawn at random; the fixed position embedding uses the SiameseIM
+    rows-first layout; the patch embedding can be frozen; no final norm by
+    default (the projector follows directly).
+
+    Args:
+        arch (str | dict): ViT architecture, see ``VisionTransformer``.
+            Defaults to 'b'.
+        img_size (int): Input image size. Defaults to 224.
+        patch_size (int): Patch size. Defaults to 16.
+        in_channels (int): Image channels. Defaults to 3.
+        train_patch_embed (bool): Whether the patch embedding is trained.
+            The authors freeze it. Defaults to False.
+        final_norm (bool): Whether to apply a final LayerNorm.
+            Defaults to False.
+        norm_cfg (dict): Norm config of the blocks.
+            Defaults to ``dict(type='LN', eps=1e-6)``.
+        drop_path_rate (float): Stochastic depth rate. Defaults to 0.
+        init_cfg (dict, optional): Initialization config. Defaults to None.
+    """
+
+    def __init__(self,
+                 arch: Union[str, dict] = 'b',
+                 img_size: int = 224,
+                 patch_size: int = 16,
+                 in_channels: int = 3,
+                 train_patch_embed: bool = False,
+                 final_norm: bool = False,
+                 norm_cfg: dict = dict(type='LN', eps=1e-6),
+                 drop_path_rate: float = 0.,
+                 init_cfg: Optional[dict] = None) -> None:
+        super().__init__(
+            arch=arch,
+            img_size=img_size,
+            patch_size=patch_size,
+            final_norm=final_norm,
+            norm_cfg=norm_cfg,
+            drop_path_rate=drop_path_rate,
+            out_type='raw',
+            patch_cfg=dict(in_channels=in_channels),
+            init_cfg=init_cfg)
+        self.train_patch_embed = train_patch_embed
+        if not train_patch_embed:
+            for p in self.patch_embed.parameters():
+                p.requires_grad = False
+
+    def init_weights(self) -> None:
+        super().init_weights()
+        if not (isinstance(self.init_cfg, dict)
+                and self.init_cfg.get('type') == 'Pretrained'):
+            self.pos_embed.data.copy_(
+                build_rows_first_sincos_embed(self.patch_resolution,
+                                              self.embed_dims))
+
+    def forward(self,
+                x: torch.Tensor,
+                mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """Encode a batch of images.
+
+        Args:
+            x (Tensor): Images (B, C, H, W).
+            mask (Tensor, optional): Boolean (B, L) or (B, h, w) patch mask,
+                True = masked; every sample must mask the same number of
+                patches. None encodes all patches.
+
+        Returns:
+            Tensor: Tokens (B, 1 + visible patches, C), cls token first.
+        """
+        B = x.shape[0]
+        x = self.patch_embed(x)[0]
+        x = x + self.pos_embed[:, 1:]
+        if mask is not None:
+            keep = ~mask.reshape(B, -1)
+            x = x[keep].reshape(B, -1, x.shape[-1])
+        cls = self.cls_token.expand(B, -1, -1) + self.pos_embed[:, :1]
+        x = torch.cat([cls, x], dim=1)
+        for layer in self.layers:
+            x = layer(x)
+        if self.final_norm:
+            x = self.ln1(x)
+        return x

@@ -1,0 +1,3 @@
+from .unigrad_head import UniGradHead
+
+__all__ = ['UniGradHead']

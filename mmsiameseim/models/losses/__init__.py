@@ -1,0 +1,3 @@
+from .unigrad_loss import UniGradLoss
+
+__all__ = ['UniGradLoss']

@@ -1,0 +1,75 @@
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from mmpretrain.registry import MODELS
+
+_NORMS = ('mae-like', 'moco-like', 'none')
+
+
+def _all_reduce_mean(x: torch.Tensor) -> torch.Tensor:
+    if dist.is_available() and dist.is_initialized() \
+            and dist.get_world_size() > 1:
+        x = x.clone()
+        dist.all_reduce(x)
+        x = x / dist.get_world_size()
+    return x
+
+
+@MODELS.register_module()
+class UniGradLoss(nn.Module):
+    """UniGrad loss (Tao et al., 2022) on dense token features.
+
+    With predictions y_i and (normalised) targets z_i over all tokens,
+    C = sum_i z_i z_i^T / count (averaged across ranks) and D channels::
+
+        L = (mean_i ||y_i - z_i||^2 + lambda * mean_i y_i^T C y_i) / D
+
+    Memory is O(tokens * D + D^2): the negative term is computed as
+    ``((y @ C) * y).sum(-1)``, never as a tokens x tokens matrix. Runs in fp32
+    with autocast off. The target receives no gradient.
+
+    Args:
+        lambda_neg (float): Weight of the correlation term. Defaults to 0.02.
+        target_norm (str): 'mae-like' (LayerNorm without affine on the
+            target, the authors' default), 'moco-like' (BatchNorm without
+            affine over tokens, then l2, on both prediction and target) or
+            'none'. Defaults to 'mae-like'.
+        eps (float): Epsilon of the normalisation. Defaults to 1e-5.
+    """
+
+    def __init__(self,
+                 lambda_neg: float = 0.02,
+                 target_norm: str = 'mae-like',
+                 eps: float = 1e-5) -> None:
+        super().__init__()
+        if target_norm not in _NORMS:
+            raise ValueError(
+                f'target_norm must be one of {_NORMS}, got {target_norm!r}')
+        self.lambda_neg = lambda_neg
+        self.target_norm = target_norm
+        self.eps = eps
+
+    def _normalise(self, y: torch.Tensor, z: torch.Tensor):
+        if self.target_norm == 'mae-like':
+            z = F.layer_norm(z, z.shape[-1:], eps=self.eps)
+        elif self.target_norm == 'moco-like':
+            y = F.normalize(self._batch_norm(y), dim=-1)
+            z = F.normalize(self._batch_norm(z), dim=-1)
+        return y, z
+
+    def _batch_norm(self, x: torch.Tensor) -> torch.Tensor:
+        return F.batch_norm(x, None, None, training=True, eps=self.eps)
+
+    def forward(self, pred: torch.Tensor,
+                target: torch.Tensor) -> torch.Tensor:
+        """Loss for predictions and targets of shape (..., D)."""
+        with torch.autocast(device_type=pred.device.type, enabled=False):
+            channels = pred.shape[-1]
+            y = pred.reshape(-1, channels).float()
+            z = target.detach().reshape(-1, channels).float()
+            y, z = self._normalise(y, z)
+            pos = (y - z).pow(2).sum(-1).mean()
+            corr = _all_reduce_mean(z.T @ z / z.shape[0])
+            neg = ((y @ corr) * y).sum(-1).mean()
+            return (pos + self.lambda_neg * neg) / channels

@@ -1,0 +1,3 @@
+from .relpos_decoder_neck import RelPosDecoderNeck, SiameseIMProjector
+
+__all__ = ['RelPosDecoderNeck', 'SiameseIMProjector']

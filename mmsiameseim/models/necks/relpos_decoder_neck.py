@@ -1,0 +1,136 @@
+from typing import Dict, Optional, Sequence, Union
+
+import torch
+import torch.nn as nn
+from mmengine.model import BaseModule, ModuleList
+from mmpretrain.models.backbones.vision_transformer import \
+    TransformerEncoderLayer
+from mmpretrain.registry import MODELS
+
+from ..utils.relative_position import relative_sincos_embed
+from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
+
+
+def _blocks(depth: int, dims: int, num_heads: int, mlp_ratio: float,
+            norm_cfg: dict) -> ModuleList:
+    return ModuleList([
+        TransformerEncoderLayer(
+            embed_dims=dims,
+            num_heads=num_heads,
+            feedforward_channels=int(dims * mlp_ratio),
+            qkv_bias=True,
+            norm_cfg=norm_cfg) for _ in range(depth)
+    ])
+
+
+class SiameseIMProjector(BaseModule):
+    """Projector: Linear then Transformer blocks. Shared by the online branch
+    and (as a momentum copy) the target branch."""
+
+    def __init__(self, in_channels: int, embed_dims: int, depth: int,
+                 num_heads: int, mlp_ratio: float, norm_cfg: dict) -> None:
+        super().__init__()
+        self.embed = nn.Linear(in_channels, embed_dims)
+        self.blocks = _blocks(depth, embed_dims, num_heads, mlp_ratio,
+                              norm_cfg)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+@MODELS.register_module()
+class RelPosDecoderNeck(BaseModule):
+    """SiameseIM projector + predictor with relative position embedding.
+
+    ``project`` maps encoder tokens into the decoder space. ``predict`` builds
+    ``[cls + 0, visible tokens of view a + their position embedding,
+    mask tokens + p_b]`` and runs the predictor; the last ``N_b`` outputs
+    predict the target features of view b, where p_b encodes where each
+    patch of view b lies in view a (crop offsets, scale, flip).
+
+    Args:
+        in_channels (int): Encoder width. Defaults to 768.
+        embed_dims (int): Decoder width. Defaults to 768.
+        grid_size (int | tuple): Patch grid of view a. Defaults to 14.
+        target_grid_size (int | tuple, optional): Patch grid of view b when it
+            is encoded at a lower resolution. Defaults to None (same grid).
+        projector_depth (int): Projector blocks. Defaults to 2.
+        predictor_depth (int): Predictor blocks. Defaults to 4.
+        num_heads (int): Heads of every decoder block (the released ViT-B
+            weights use 16). Defaults to 16.
+        mlp_ratio (float): MLP ratio. Defaults to 4.
+        norm_cfg (dict): Norm of the projector and predictor blocks:
+            ``dict(type='TokenBN')`` (authors, synced across ranks; pass
+            ``sync=False`` to turn syncing off) or ``dict(type='LN', eps=1e-6)``
+            (ablation). Defaults to ``dict(type='TokenBN')``.
+        init_cfg (dict, optional): Initialization config. Defaults to None.
+    """
+
+    def __init__(self,
+                 in_channels: int = 768,
+                 embed_dims: int = 768,
+                 grid_size: Union[int, Sequence[int]] = 14,
+                 target_grid_size: Optional[Union[int, Sequence[int]]] = None,
+                 projector_depth: int = 2,
+                 predictor_depth: int = 4,
+                 num_heads: int = 16,
+                 mlp_ratio: float = 4.,
+                 norm_cfg: dict = dict(type='TokenBN'),
+                 init_cfg: Optional[dict] = None) -> None:
+        super().__init__(init_cfg=init_cfg)
+        self.embed_dims = embed_dims
+        self.grid_size = grid_size
+        self.target_grid_size = target_grid_size
+        self.projector = SiameseIMProjector(in_channels, embed_dims,
+                                            projector_depth, num_heads,
+                                            mlp_ratio, norm_cfg)
+        self.mask_token = nn.Parameter(torch.zeros(1, 1, embed_dims))
+        self.register_buffer(
+            'decoder_pos_embed',
+            build_rows_first_sincos_embed(grid_size, embed_dims),
+            persistent=False)
+        self.pos_mlp = nn.Linear(2 * embed_dims, embed_dims)
+        self.predictor_blocks = _blocks(predictor_depth, embed_dims,
+                                        num_heads, mlp_ratio, norm_cfg)
+        self.pred = nn.Linear(embed_dims, embed_dims)
+
+    def init_weights(self) -> None:
+        super().init_weights()
+        nn.init.normal_(self.mask_token, std=.02)
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        """Encoder tokens (B, 1 + L, C_in) -> decoder space (B, 1 + L, D)."""
+        return self.projector(x)
+
+    def predict(self, x: torch.Tensor, mask: torch.Tensor,
+                offsets: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """Predict view b's target features.
+
+        Args:
+            x (Tensor): Projected tokens of view a (B, 1 + visible, D).
+            mask (Tensor): Boolean patch mask of view a, True = masked.
+            offsets (dict): Crop-pair geometry from ``crop_pair_offsets``.
+
+        Returns:
+            Tensor: Predictions (B, N_b, D) for the patches of view b.
+        """
+        B = x.shape[0]
+        pos = self.decoder_pos_embed.to(x.dtype)
+        keep = ~mask.reshape(B, -1)
+        vis_pos = pos[:, 1:].expand(B, -1, -1)[keep].reshape(B, -1, pos.shape[-1])
+        rel = relative_sincos_embed(offsets, self.grid_size, self.embed_dims,
+                                    self.target_grid_size)
+        rel = self.pos_mlp(rel)
+        queries = self.mask_token + rel
+        x = torch.cat([x[:, :1] + pos[:, :1], x[:, 1:] + vis_pos, queries],
+                      dim=1)
+        for block in self.predictor_blocks:
+            x = block(x)
+        return self.pred(x[:, -queries.shape[1]:])
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor,
+                offsets: Dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.predict(self.project(x), mask, offsets)

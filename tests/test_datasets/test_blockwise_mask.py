@@ -1,0 +1,59 @@
+import numpy as np
+import pytest
+from mmpretrain.registry import TRANSFORMS
+
+import mmsiameseim  # noqa: F401
+
+
+def test_exact_count_and_blocks():
+    np.random.seed(0)
+    gen = TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=14,
+                                num_masking_patches=118, min_num_patches=16))
+    for _ in range(50):
+        mask = gen({})['mask']
+        assert mask.dtype == bool and mask.shape == (14, 14)
+        assert mask.sum() == 118
+
+
+def test_without_fixed_count_may_fall_short_but_never_exceeds():
+    np.random.seed(1)
+    gen = TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=4,
+                                num_masking_patches=10, min_num_patches=4,
+                                fixed_count=False))
+    counts = [gen({})['mask'].sum() for _ in range(50)]
+    assert max(counts) <= 10
+
+
+def test_small_grid_tops_up():
+    gen = TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=4,
+                                num_masking_patches=10, min_num_patches=16))
+    assert gen({})['mask'].sum() == 10
+
+
+def test_count_larger_than_grid_is_a_config_error():
+    with pytest.raises(ValueError, match='does not fit a 8x8 grid'):
+        TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=8,
+                              num_masking_patches=65))
+
+
+def test_per_view_transforms_and_packing():
+    from mmcv.transforms import Compose
+    pipeline = Compose([TRANSFORMS.build(t) for t in [
+        dict(type='TwoViewRandomResizedCrop', size=16),
+        dict(type='PerViewTransforms', pipelines=[
+            [dict(type='Solarize', thr=0, prob=1.0)],  # inverts view a
+            [],
+        ]),
+        dict(type='BlockwiseMaskGenerator', input_size=4,
+             num_masking_patches=6, min_num_patches=2),
+        dict(type='PackInputs', algorithm_keys=['crop_boxes', 'flips']),
+    ]])
+    img = np.full((20, 20, 3), 10, np.uint8)
+    out = pipeline(dict(img=img, ori_shape=(20, 20)))
+    a, b = out['inputs']
+    assert a.shape == (3, 16, 16) and int(a.max()) == 245
+    assert int(b.max()) == 10
+    ds = out['data_samples']
+    assert ds.mask.shape == (4, 4) and int(ds.mask.sum()) == 6
+    assert ds.crop_boxes.shape == (2, 4) and ds.flips.shape == (2, )
+    assert ds.ori_shape == (20, 20)

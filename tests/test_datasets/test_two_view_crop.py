@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+from mmpretrain.registry import TRANSFORMS
+
+import mmsiameseim  # noqa: F401
+
+
+def _coord_image(H=90, W=120):
+    yy, xx = np.mgrid[0:H, 0:W]
+    return np.stack([xx * 255 // (W - 1), yy * 255 // (H - 1),
+                     np.full_like(xx, 128)], -1).astype(np.uint8)
+
+
+def test_views_match_recorded_boxes_and_flips():
+    np.random.seed(0)
+    H, W, size = 90, 120, 24
+    img = _coord_image(H, W)
+    t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=size,
+                              scale=(0.2, 1.0)))
+    flipped = 0
+    for _ in range(30):
+        res = t(dict(img=img.copy()))
+        assert res['crop_boxes'].dtype == np.float32
+        assert res['crop_boxes'].shape == (2, 4)
+        assert res['flips'].dtype == bool and res['ori_shape'] == (H, W)
+        for k in range(2):
+            view = res['img'][k].astype(float)
+            top, left, h, w = res['crop_boxes'][k]
+            assert 0 <= top and top + h <= H and 0 <= left and left + w <= W
+            px = py = size // 2 - 3
+            fx = (px + .5) / size
+            fx = 1 - fx if res['flips'][k] else fx
+            ex = (left + fx * w - .5) * 255 / (W - 1)
+            ey = (top + (py + .5) / size * h - .5) * 255 / (H - 1)
+            assert abs(view[py, px, 0] - ex) < 6
+            assert abs(view[py, px, 1] - ey) < 6
+            flipped += int(res['flips'][k])
+    assert 0 < flipped < 60
+
+
+@pytest.mark.parametrize('shape', [(20, 30), (20, 30, 3), (20, 30, 4),
+                                   (5, 7, 3)])
+def test_grayscale_rgba_and_small_images(shape):
+    img = np.random.randint(0, 255, shape, dtype=np.uint8)
+    t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=16))
+    res = t(dict(img=img))
+    for view in res['img']:
+        assert view.shape == (16, 16) + tuple(shape[2:])
+        assert view.dtype == np.uint8
+
+
+def test_lower_resolution_target():
+    t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=32,
+                              target_size=16))
+    res = t(dict(img=_coord_image()))
+    assert res['img'][0].shape[:2] == (32, 32)
+    assert res['img'][1].shape[:2] == (16, 16)
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match='scale'):
+        TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=8,
+                              scale=(0.5, 0.1)))
+    t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=8))
+    with pytest.raises(TypeError, match='results\\["img"\\]'):
+        t(dict(img=[np.zeros((4, 4, 3), np.uint8)]))

@@ -1,0 +1,85 @@
+import pytest
+import torch
+from mmpretrain.registry import MODELS
+
+import mmsiameseim  # noqa: F401
+from tests.helpers import random_batch, tiny_siameseim_cfg
+
+
+def _model(**kw):
+    torch.manual_seed(0)
+    model = MODELS.build(tiny_siameseim_cfg(**kw))
+    model.init_weights()
+    return model.train()
+
+
+def test_loss_and_gradients():
+    model = _model()
+    views, samples = random_batch(4)
+    out = model.loss(views, samples)
+    assert set(out) == {'loss'} and torch.isfinite(out['loss'])
+    out['loss'].backward()
+    assert model.backbone.patch_embed.projection.weight.grad is None
+    assert model.backbone.layers[0].attn.qkv.weight.grad is not None
+    assert model.neck.pos_mlp.weight.grad is not None
+    assert all(p.grad is None for p in model.target.parameters())
+
+
+def test_target_starts_as_copy_and_moves_with_momentum():
+    model = _model()
+    online = dict(model._online().named_parameters())
+    for name, p in model.target.module.named_parameters():
+        torch.testing.assert_close(p, online[name])
+    views, samples = random_batch(4)
+    with torch.no_grad():
+        model.backbone.layers[0].attn.qkv.weight.add_(1.0)
+    before = model.target.module['backbone'].layers[0].attn.qkv.weight.clone()
+    model.loss(views, samples, update_target=False)
+    torch.testing.assert_close(
+        model.target.module['backbone'].layers[0].attn.qkv.weight, before)
+    m = model.target.current_momentum()
+    model.loss(views, samples)
+    torch.testing.assert_close(
+        model.target.module['backbone'].layers[0].attn.qkv.weight,
+        before + m * 1.0)
+
+
+def test_cosine_momentum_schedule_from_message_hub():
+    from mmengine.logging import MessageHub
+    model = _model()
+    hub = MessageHub.get_instance('test_cosine_momentum')
+    hub.update_info('max_iters', 100)
+    for it, expected in [(0, 0.005), (50, 0.0025), (100, 0.0)]:
+        hub.update_info('iter', it)
+        assert model.target.current_momentum() == pytest.approx(expected)
+    # leave no schedule behind for other tests
+    MessageHub.get_instance('after_test_cosine_momentum')
+
+
+def test_missing_geometry_is_named():
+    model = _model()
+    views, samples = random_batch(2)
+    del samples[1].crop_boxes
+    with pytest.raises(KeyError, match="data sample 1 has no 'crop_boxes'"):
+        model.loss(views, samples)
+
+
+def test_backbone_keys_load_into_plain_vit():
+    from mmpretrain.models import VisionTransformer
+    model = _model()
+    vit = VisionTransformer(
+        arch=dict(embed_dims=32, num_layers=2, num_heads=2,
+                  feedforward_channels=64),
+        img_size=32, patch_size=8, final_norm=False)
+    state = {k[len('backbone.'):]: v for k, v in model.state_dict().items()
+             if k.startswith('backbone.')}
+    result = vit.load_state_dict(state, strict=True)
+    assert not result.missing_keys and not result.unexpected_keys
+
+
+def test_layernorm_ablation_and_extract_feat():
+    model = _model(norm_cfg=dict(type='LN', eps=1e-6))
+    views, samples = random_batch(2)
+    assert torch.isfinite(model.loss(views, samples)['loss'])
+    feats = model.extract_feat(views)
+    assert feats.shape == (2, 17, 32)

@@ -1,0 +1,54 @@
+"""Convert the authors' SiameseIM checkpoint to an mmsiameseim checkpoint.
+
+    python tools/model_converters/official_to_mmsiameseim.py IN.pth OUT.pth \
+        [--num-heads 12 --decoder-num-heads 16]
+
+IN is the official format (``{'model': state_dict}`` as released, or a bare
+state dict). OUT is an mmengine checkpoint of our ``SiameseIM`` (online
+branch, predictor and momentum target) whose ``backbone.*`` keys load into a
+plain mmpretrain ``VisionTransformer`` with ``init_cfg=dict(type='Pretrained',
+checkpoint=OUT, prefix='backbone.')``.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
+    parser.add_argument('src', help='official checkpoint')
+    parser.add_argument('dst', help='output checkpoint')
+    parser.add_argument('--num-heads', type=int, default=12,
+                        help='encoder heads (ViT-B/L: 12/16)')
+    parser.add_argument('--decoder-num-heads', type=int, default=16,
+                        help='projector/predictor heads (released: 16)')
+    args = parser.parse_args(argv)
+
+    import mmsiameseim  # noqa: F401
+    from mmsiameseim.apis import (build_from_official,
+                                  siameseim_cfg_from_official_arch)
+    from mmsiameseim.apis.official import (infer_official_arch,
+                                           load_official_state_dict)
+    try:
+        state = load_official_state_dict(args.src)
+        model = build_from_official(state, args.num_heads,
+                                    args.decoder_num_heads)
+    except (KeyError, ValueError, TypeError) as e:
+        sys.exit(f'{args.src}: {e}')
+    arch = infer_official_arch(state)
+    cfg = siameseim_cfg_from_official_arch(arch, args.num_heads,
+                                           args.decoder_num_heads)
+    os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
+    torch.save(
+        dict(state_dict=model.state_dict(),
+             meta=dict(converted_from=os.path.basename(args.src),
+                       model_cfg=repr(cfg))), args.dst)
+    n_backbone = sum(k.startswith('backbone.') for k in model.state_dict())
+    print(f'wrote {args.dst}: {len(model.state_dict())} tensors '
+          f'({n_backbone} backbone.*), arch {arch}')
+
+
+if __name__ == '__main__':
+    main()
