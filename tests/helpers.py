@@ -1,5 +1,6 @@
 """Shared helpers for the tests."""
 import torch
+from torch.utils.data import Dataset
 
 
 def fixture_samples(fx, idx=None):
@@ -63,3 +64,21 @@ def random_batch(n, img_size=32, grid=4, num_mask=10, in_channels=3,
         ds.set_field((64, 64), 'ori_shape', field_type='metainfo')
         samples.append(ds)
     return views, samples
+
+
+class TwoViewSamples(Dataset):
+    """Deterministic packed samples, so that only the training state can
+    make two runs differ."""
+
+    def __init__(self, n=8, nan=False):
+        views, self.samples = random_batch(n, seed=3)
+        self.views = [(v * 60 + 127).clamp(0, 255) for v in views]
+        if nan:
+            self.views[0][:] = float('nan')
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        return dict(inputs=[self.views[0][i], self.views[1][i]],
+                    data_samples=self.samples[i])

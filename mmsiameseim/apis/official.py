@@ -70,7 +70,7 @@ def load_official_state_dict(
                                 weights_only=True)
     if not isinstance(checkpoint, dict):
         raise TypeError(f'expected a state dict, got {type(checkpoint)}')
-    state = checkpoint.get('model', checkpoint)
+    state = checkpoint.get('model', checkpoint.get('state_dict', checkpoint))
     state = {k[7:] if k.startswith('module.') else k: v
              for k, v in state.items()}
     missing = [k for k in REQUIRED if k not in state]

@@ -28,7 +28,7 @@ view_b_pipeline = [
     dict(type='Solarize', thr=128, prob=0.2),
 ]
 train_pipeline = [
-    dict(type='LoadImageFromFile'),
+    dict(type='StrictLoadImageFromFile'),  # names corrupt/truncated files
     dict(type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
          ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic'),
     dict(type='PerViewTransforms',

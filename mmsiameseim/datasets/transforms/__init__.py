@@ -1,7 +1,9 @@
 from .blockwise_mask import BlockwiseMaskGenerator
 from .per_view_transforms import PerViewTransforms
+from .strict_loading import StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
-    'BlockwiseMaskGenerator', 'PerViewTransforms', 'TwoViewRandomResizedCrop'
+    'BlockwiseMaskGenerator', 'PerViewTransforms', 'StrictLoadImageFromFile',
+    'TwoViewRandomResizedCrop'
 ]

@@ -3,26 +3,9 @@ import pytest
 import torch
 from mmengine.hooks import Hook
 from mmengine.runner import Runner
-from torch.utils.data import Dataset
 
 import mmsiameseim  # noqa: F401
-from tests.helpers import random_batch, tiny_siameseim_cfg
-
-
-class _TwoViewSamples(Dataset):
-    """Deterministic packed samples, so that only the training state can
-    make two runs differ."""
-
-    def __init__(self, n=8):
-        views, self.samples = random_batch(n, seed=3)
-        self.views = [(v * 60 + 127).clamp(0, 255) for v in views]
-
-    def __len__(self):
-        return len(self.samples)
-
-    def __getitem__(self, i):
-        return dict(inputs=[self.views[0][i], self.views[1][i]],
-                    data_samples=self.samples[i])
+from tests.helpers import TwoViewSamples, tiny_siameseim_cfg
 
 
 class _Crash(Exception):
@@ -42,7 +25,7 @@ def _run(work_dir, resume, crash=False):
         model=tiny_siameseim_cfg(),
         work_dir=str(work_dir),
         train_dataloader=dict(
-            dataset=_TwoViewSamples(),
+            dataset=TwoViewSamples(),
             sampler=dict(type='DefaultSampler', shuffle=True),
             batch_size=4,
             collate_fn=dict(type='default_collate')),

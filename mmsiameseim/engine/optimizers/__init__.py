@@ -1,0 +1,3 @@
+from .autocast_optim_wrapper import AutocastOptimWrapper
+
+__all__ = ['AutocastOptimWrapper']
