@@ -6,7 +6,7 @@ compatibility layer. ``mmsiameseim.det`` / ``mmsiameseim.seg`` register into
 mmdet / mmseg and are imported only by their configs.
 """
 from . import compat  # noqa: F401  (must come first: checkpoint loading)
-from . import datasets, engine, models  # noqa: F401
+from . import datasets, engine, evaluation, models  # noqa: F401
 from .version import __version__
 
 __all__ = ['__version__']

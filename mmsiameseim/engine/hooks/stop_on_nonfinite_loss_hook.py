@@ -31,7 +31,7 @@ class StopOnNonFiniteLossHook(Hook):
             return
         if not self.every_n_train_iters(runner, self.interval):
             return
-        value = float(outputs['loss'])
+        value = float(outputs['loss'].detach())
         if not math.isfinite(value):
             raise FloatingPointError(
                 f'loss is {value} at iteration {runner.iter + 1} (epoch '

@@ -126,17 +126,18 @@ class SiameseIM(BaseSelfSupervisor):
                 target forward, as the authors do). Defaults to True.
 
         Returns:
-            dict: ``loss``.
+            dict: ``loss`` and, for logging, the target ``momentum`` used.
         """
         view_a, view_b = inputs[0], inputs[1]
         geo = self.geometry(data_samples, view_a.device)
         with _attention_kernel(view_a):
             latent = self.backbone(view_a, geo['mask'])
             pred = self.neck(latent, geo['mask'], geo['offsets'])
+            momentum = self.target.current_momentum()
             if update_target:
-                self.target.update_parameters(self._online())
+                self.target.update_parameters(self._online(), momentum)
             with torch.no_grad():
                 target = self.target.module['backbone'](view_b)
                 target = self.target.module['projector'](target)[:, 1:]
         loss = self.head.loss(pred, target)
-        return dict(loss=loss)
+        return dict(loss=loss, momentum=loss.new_tensor(momentum))

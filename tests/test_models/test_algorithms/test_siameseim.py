@@ -17,7 +17,7 @@ def test_loss_and_gradients():
     model = _model()
     views, samples = random_batch(4)
     out = model.loss(views, samples)
-    assert set(out) == {'loss'} and torch.isfinite(out['loss'])
+    assert set(out) == {'loss', 'momentum'} and torch.isfinite(out['loss'])
     out['loss'].backward()
     assert model.backbone.patch_embed.projection.weight.grad is None
     assert model.backbone.layers[0].attn.qkv.weight.grad is not None

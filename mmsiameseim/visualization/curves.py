@@ -1,0 +1,69 @@
+import glob
+import json
+import os
+from typing import Dict, List
+
+
+def read_scalars(work_dir: str) -> List[dict]:
+    """Training scalars (mmengine ``vis_data/scalars.json``) of a work dir,
+    all runs (resumes included) in iteration order."""
+    records = {}
+    pattern = os.path.join(work_dir, '*', 'vis_data', 'scalars.json')
+    for path in sorted(glob.glob(pattern)):
+        with open(path) as f:
+            for line in f:
+                rec = json.loads(line)
+                if 'loss' in rec and 'iter' in rec:
+                    records[rec['iter']] = rec
+    return [records[k] for k in sorted(records)]
+
+
+def plot_training_curves(runs: Dict[str, List[dict]], path: str) -> None:
+    """Loss, learning rate and target momentum against iterations (PNG)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    keys = [('loss', 'training loss'), ('lr', 'learning rate'),
+            ('momentum', 'target momentum (mmpretrain convention)')]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for ax, (key, title) in zip(axes, keys):
+        for name, recs in runs.items():
+            pts = [(r['iter'], r[key]) for r in recs if key in r]
+            if pts:
+                ax.plot(*zip(*pts), label=name)
+        ax.set_title(title)
+        ax.set_xlabel('iteration')
+        if ax.has_data():
+            ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_accuracy_chart(results: Dict[str, Dict[str, float]],
+                        pixel_knn: float, path: str) -> None:
+    """Grouped bars: method x (kNN, linear probe, 1 % few-shot) (PNG)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import numpy as np
+    metrics = [('knn', 'kNN'), ('linear', 'linear probe'),
+               ('fewshot', '1 % few-shot')]
+    names = list(results)
+    x = np.arange(len(metrics))
+    width = 0.8 / max(1, len(names))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for i, name in enumerate(names):
+        vals = [results[name].get(m, float('nan')) for m, _ in metrics]
+        bars = ax.bar(x + i * width, vals, width, label=name)
+        ax.bar_label(bars, fmt='%.1f', fontsize=8)
+    ax.axhline(pixel_knn, color='gray', ls='--',
+               label=f'raw pixels kNN ({pixel_knn:.1f})')
+    ax.set_xticks(x + width * (len(names) - 1) / 2)
+    ax.set_xticklabels([m[1] for m in metrics])
+    ax.set_ylabel('top-1 accuracy (%) on the 10k test images')
+    ax.set_ylim(0, 100)
+    ax.legend(loc='lower right', fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

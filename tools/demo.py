@@ -1,0 +1,408 @@
+"""The main job: SiameseIM pretraining and evaluation on Fashion-MNIST, on a CPU.
+
+    python tools/demo.py [--work-dir work_dirs/demo] [--compare mae,mocov3]
+                         [--smoke]
+
+Stages (each is reused when a rerun finds it finished; pretraining resumes
+from its last checkpoint):
+
+1. pretrain SiameseIM on the 60k training images (mmengine Runner);
+2. for SiameseIM, a randomly initialised backbone of the same architecture,
+   and the optional peers: frozen-backbone kNN (k=20, T=0.07), a linear probe
+   through configs/benchmarks/mmpretrain (BatchNorm without affine + linear),
+   1 % few-shot logistic regression; plus kNN on raw pixels;
+3. work_dirs/demo/report.md with a results table and PNG figures.
+"""
+import argparse
+import copy
+import json
+import os
+import os.path as osp
+import sys
+import time
+
+import numpy as np
+import torch
+from mmengine.config import Config
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+PRETRAIN_CFGS = {
+    'siameseim': 'configs/pretrain/'
+    'siameseim_vit-tiny-p4_1xb256-bf16-coslr-2e_fashionmnist.py',
+    'mae': 'configs/pretrain/peers/mae_vit-tiny-p4_1xb256-bf16-coslr-2e_'
+    'fashionmnist.py',
+    'mocov3': 'configs/pretrain/peers/mocov3_vit-tiny-p4_1xb256-bf16-coslr-'
+    '2e_fashionmnist.py',
+}
+PROBE_CFG = 'configs/benchmarks/mmpretrain/' \
+    'vit-tiny-p4_linear-probe-10e_fashionmnist.py'
+FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
+                't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte')
+
+
+def say(msg):
+    print(f'\033[1m[demo]\033[0m {msg}', flush=True)
+
+
+def atomic_json(path, obj):
+    """Write JSON so that an interrupted write never leaves a file a rerun
+    would trust."""
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(obj, f, indent=2)
+    os.replace(tmp, path)
+
+
+def load_json(path):
+    if osp.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return None
+
+
+def check_dataset(data_root):
+    missing = [f for f in FMNIST_FILES if not osp.isfile(osp.join(data_root,
+                                                                   f))]
+    if missing:
+        sys.exit(f'Fashion-MNIST is missing in {data_root}: {missing}.\n'
+                 'Run `bash tools/setup_env.sh` (installs the Debian package '
+                 'dataset-fashion-mnist and un-gzips it there), or put the '
+                 'four un-gzipped files there yourself.')
+
+
+def bf16_capable():
+    """CPUs with native bf16 (AVX-512 BF16 / AMX) train faster in bf16."""
+    try:
+        flags = open('/proc/cpuinfo').read()
+    except OSError:
+        return False
+    return 'avx512_bf16' in flags or 'amx_bf16' in flags
+
+
+class Demo:
+
+    def __init__(self, args):
+        self.args = args
+        self.wd = osp.abspath(args.work_dir)
+        os.makedirs(self.wd, exist_ok=True)
+        self.data_root = osp.abspath(args.data_root)
+        self.smoke = args.smoke
+
+    # ------------------------------------------------------------ pretrain
+    def pretrain(self, method):
+        done_path = osp.join(self.wd, method, 'pretrain_done.json')
+        done = load_json(done_path)
+        if done:
+            say(f'{method}: pretraining already finished, reusing '
+                f'{done["checkpoint"]}')
+            return done
+        from mmengine.runner import Runner
+        cfg = Config.fromfile(osp.join(ROOT, PRETRAIN_CFGS[method]))
+        cfg.work_dir = osp.join(self.wd, method)
+        cfg.train_dataloader.dataset.data_prefix = self.data_root + '/'
+        cfg.resume = True
+        if self.args.epochs:
+            self._set_epochs(cfg, self.args.epochs)
+        if self.smoke:
+            cfg.train_dataloader.dataset.indices = self.args.smoke_images
+            cfg.train_dataloader.batch_size = 64
+            cfg.default_hooks.logger.interval = 2
+        if not bf16_capable():
+            say('this CPU has no native bf16: training in fp32')
+            cfg.optim_wrapper.dtype = 'float32'
+        say(f'{method}: pretraining ({cfg.train_cfg.max_epochs} epochs, '
+            f'work dir {cfg.work_dir}); progress and ETA below')
+        resumed = osp.exists(osp.join(cfg.work_dir, 'last_checkpoint'))
+        runner = Runner.from_cfg(cfg)
+        t0 = time.time()
+        runner.train()
+        wall = time.time() - t0
+        from mmsiameseim.visualization import read_scalars
+        iter_times = [r['time'] for r in read_scalars(cfg.work_dir)
+                      if 'time' in r]
+        epochs = cfg.train_cfg.max_epochs
+        done = dict(
+            checkpoint=osp.join(cfg.work_dir, f'epoch_{epochs}.pth'),
+            wall_s=wall,
+            resumed=resumed,
+            epochs=epochs,
+            images=len(runner.train_dataloader.dataset) * epochs,
+            images_per_s=cfg.train_dataloader.batch_size /
+            float(np.median(iter_times)) if iter_times else None)
+        atomic_json(done_path, done)
+        return done
+
+    @staticmethod
+    def _set_epochs(cfg, epochs):
+        cfg.train_cfg.max_epochs = epochs
+        for sched in cfg.param_scheduler:
+            if sched.get('type') == 'CosineAnnealingLR':
+                sched.T_max = epochs - sched.begin
+                sched.end = epochs
+
+    # ------------------------------------------------------------ evaluate
+    def evaluate(self, method, checkpoint):
+        out_path = osp.join(self.wd, 'results', f'{method}.json')
+        result = load_json(out_path) or {}
+        from mmsiameseim.evaluation import (build_frozen_backbone_model,
+                                            logistic_regression_accuracy,
+                                            weighted_knn_accuracy)
+        cfg = self._probe_cfg()
+        if 'knn' not in result or 'fewshot' not in result:
+            torch.manual_seed(0)
+            model = build_frozen_backbone_model(cfg, checkpoint)
+            feats = self._features(model, cfg, method)
+            result['knn'] = weighted_knn_accuracy(
+                feats['knn_x'], feats['knn_y'], feats['test_x'],
+                feats['test_y'])['top1']
+            few = logistic_regression_accuracy(
+                feats['few_x'], feats['few_y'], feats['test_x'],
+                feats['test_y'])
+            result['fewshot'] = few['top1']
+            result['fewshot_l2'] = few['l2']
+            atomic_json(out_path, result)
+            say(f'{method}: kNN {result["knn"]:.2f} %, 1 % few-shot '
+                f'{result["fewshot"]:.2f} %')
+        if 'linear' not in result:
+            result['linear'] = self._linear_probe(method, checkpoint)
+            atomic_json(out_path, result)
+            say(f'{method}: linear probe {result["linear"]:.2f} %')
+        return result
+
+    def _probe_cfg(self):
+        cfg = Config.fromfile(osp.join(ROOT, PROBE_CFG))
+        for loader in (cfg.train_dataloader, cfg.val_dataloader,
+                       cfg.test_dataloader):
+            loader.dataset.data_prefix = self.data_root + '/'
+        return cfg
+
+    def _subsets(self):
+        """Training-image indices for kNN, few-shot and the probe."""
+        path = osp.join(self.wd, 'subsets.npz')
+        if osp.exists(path):
+            return dict(np.load(path))
+        from mmsiameseim.evaluation import class_balanced_subset
+        from mmpretrain.datasets import FashionMNIST
+        labels = FashionMNIST(data_prefix=self.data_root + '/',
+                              test_mode=False).get_gt_labels()
+        rng = np.random.default_rng(0)
+        n_knn = self.args.knn_train if not self.smoke else 400
+        n_probe = self.args.probe_train if not self.smoke else 400
+        subsets = dict(
+            knn=np.sort(rng.choice(len(labels), n_knn, replace=False)),
+            probe=np.sort(rng.choice(len(labels), n_probe, replace=False)),
+            few=class_balanced_subset(labels, self.args.fewshot_fraction
+                                      if not self.smoke else 0.002))
+        if self.smoke:
+            subsets['test'] = np.arange(300)
+        np.savez(path + '.tmp.npz', **subsets)
+        os.replace(path + '.tmp.npz', path)
+        return subsets
+
+    def _features(self, model, cfg, method):
+        from mmsiameseim.evaluation import extract_features
+        subsets = self._subsets()
+        pipeline = cfg.test_dataloader.dataset.pipeline
+        train_ds, test_ds = cfg.train_dataloader.dataset, \
+            cfg.test_dataloader.dataset
+        knn_x, knn_y = extract_features(model, train_ds, pipeline,
+                                        subsets['knn'], desc=f'{method} kNN '
+                                        'training features')
+        few_x, few_y = extract_features(model, train_ds, pipeline,
+                                        subsets['few'], desc=f'{method} '
+                                        'few-shot features')
+        test_x, test_y = extract_features(model, test_ds, pipeline,
+                                          subsets.get('test'),
+                                          desc=f'{method} test features')
+        return dict(knn_x=knn_x, knn_y=knn_y, few_x=few_x, few_y=few_y,
+                    test_x=test_x, test_y=test_y)
+
+    def _linear_probe(self, method, checkpoint):
+        from mmengine.runner import Runner
+        cfg = self._probe_cfg()
+        cfg.work_dir = osp.join(self.wd, method, 'linear_probe')
+        if checkpoint:
+            cfg.model.backbone.init_cfg.checkpoint = checkpoint
+        else:
+            cfg.model.backbone.init_cfg = None
+        subsets = self._subsets()
+        cfg.train_dataloader.dataset.indices = subsets['probe'].tolist()
+        if 'test' in subsets:
+            cfg.test_dataloader.dataset.indices = subsets['test'].tolist()
+            cfg.val_dataloader.dataset.indices = subsets['test'].tolist()
+        epochs = self.args.probe_epochs if not self.smoke else 1
+        cfg.train_cfg.max_epochs = epochs
+        cfg.train_cfg.val_interval = epochs + 1  # test once at the end
+        cfg.param_scheduler[0].T_max = epochs
+        cfg.param_scheduler[0].end = epochs
+        cfg.randomness = dict(seed=0)
+        say(f'{method}: linear probe ({epochs} epochs on '
+            f'{len(subsets["probe"])} training images)')
+        torch.manual_seed(0)
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+        metrics = runner.test()
+        return float(metrics['accuracy/top1'])
+
+    def pixel_knn(self):
+        out_path = osp.join(self.wd, 'results', 'raw_pixels.json')
+        result = load_json(out_path)
+        if result:
+            return result
+        from mmpretrain.datasets import FashionMNIST
+        from mmsiameseim.evaluation import weighted_knn_accuracy
+        subsets = self._subsets()
+        train = FashionMNIST(data_prefix=self.data_root + '/',
+                             test_mode=False)
+        test = FashionMNIST(data_prefix=self.data_root + '/', test_mode=True)
+
+        def pixels(ds, idx):
+            idx = range(len(ds)) if idx is None else idx
+            x = np.stack([ds.get_data_info(int(i))['img'] for i in idx])
+            y = np.array([int(ds.get_data_info(int(i))['gt_label'])
+                          for i in idx])
+            return torch.from_numpy(x.reshape(len(x), -1)).float(), \
+                torch.from_numpy(y)
+
+        tr_x, tr_y = pixels(train, subsets['knn'])
+        te_x, te_y = pixels(test, subsets.get('test'))
+        mean = tr_x.mean(0)
+        result = dict(knn=weighted_knn_accuracy(tr_x - mean, tr_y,
+                                                te_x - mean, te_y)['top1'])
+        atomic_json(out_path, result)
+        say(f'raw pixels: kNN {result["knn"]:.2f} %')
+        return result
+
+    # ------------------------------------------------------------ report
+    def sample_figure(self, path):
+        from mmpretrain.datasets import FashionMNIST
+        from mmpretrain.registry import TRANSFORMS
+        from mmsiameseim.visualization import draw_two_view_sample
+        cfg = Config.fromfile(osp.join(ROOT, PRETRAIN_CFGS['siameseim']))
+        pipe = {t['type']: t for t in cfg.train_dataloader.dataset.pipeline}
+        np.random.seed(7)
+        ds = FashionMNIST(data_prefix=self.data_root + '/', test_mode=True)
+        img = ds.get_data_info(0)['img']
+        results = TRANSFORMS.build(pipe['Pad'])(dict(img=img))
+        padded = results['img']
+        results = TRANSFORMS.build(pipe['TwoViewRandomResizedCrop'])(results)
+        results = TRANSFORMS.build(pipe['BlockwiseMaskGenerator'])(results)
+        grid = pipe['BlockwiseMaskGenerator']['input_size']
+        draw_two_view_sample(padded, results, grid, path)
+
+    def report(self, pretrain, results, pixel):
+        from mmsiameseim.visualization import (plot_accuracy_chart,
+                                               plot_training_curves,
+                                               read_scalars)
+        fig_dir = osp.join(self.wd, 'figures')
+        os.makedirs(fig_dir, exist_ok=True)
+        runs = {m: read_scalars(osp.join(self.wd, m)) for m in pretrain}
+        plot_training_curves(runs, osp.join(fig_dir, 'training_curves.png'))
+        plot_accuracy_chart(results, pixel['knn'],
+                            osp.join(fig_dir, 'accuracy.png'))
+        self.sample_figure(osp.join(fig_dir, 'two_view_sample.png'))
+        lines = [
+            '# SiameseIM on Fashion-MNIST (CPU demo)', '',
+            f'Produced by `python tools/demo.py` on {time.strftime("%Y-%m-%d %H:%M")}'
+            f'{" (--smoke: tiny subsets, numbers are not meaningful)" if self.smoke else ""}.',
+            '', '| method | kNN top-1 | linear probe top-1 | 1 % few-shot '
+            'top-1 | pretraining wall time | images/s |',
+            '|---|---|---|---|---|---|'
+        ]
+        for name, res in results.items():
+            pre = pretrain.get(name)
+            wall = f'{pre["wall_s"] / 60:.1f} min' if pre else '-'
+            wall += ' (resumed)' if pre and pre.get('resumed') else ''
+            ips = f'{pre["images_per_s"]:.0f}' if pre and \
+                pre.get('images_per_s') else '-'
+            lines.append(f'| {name} | {res["knn"]:.2f} | {res["linear"]:.2f}'
+                         f' | {res["fewshot"]:.2f} | {wall} | {ips} |')
+        lines.append(f'| raw pixels (mean-centred) | {pixel["knn"]:.2f} | - '
+                     '| - | - | - |')
+        sim, rnd = results.get('siameseim'), results.get('random init')
+        lines += ['']
+        if sim and rnd:
+            lines.append(
+                f'SiameseIM vs. random init: kNN {sim["knn"] - rnd["knn"]:+.1f}'
+                f' points, linear probe {sim["linear"] - rnd["linear"]:+.1f}, '
+                f'few-shot {sim["fewshot"] - rnd["fewshot"]:+.1f}. Versus raw '
+                f'pixels on kNN: {sim["knn"] - pixel["knn"]:+.1f} points '
+                f'({"learned features beat the pixels" if sim["knn"] > pixel["knn"] else "the pixels are still ahead"}).')
+        a = self.args
+        lines += [
+            '', '## Protocol', '',
+            f'* kNN: weighted cosine, k=20, T=0.07, on {a.knn_train} '
+            'random training images, scored on the 10k test images.',
+            f'* Linear probe: `{PROBE_CFG}` (frozen backbone, BatchNorm '
+            f'without affine, linear head), {a.probe_epochs} epochs on '
+            f'{a.probe_train} training images, test top-1.',
+            f'* Few-shot: {a.fewshot_fraction:.0%} of the training labels '
+            '(class-balanced), L2-regularised logistic regression on '
+            'l2-normalised frozen features, strength chosen by 3-fold CV on '
+            'the labelled images.',
+            '* Backbone feature: the cls token of the last block (no final '
+            'norm), the same for every method.', '',
+            '## Figures', '',
+            '![training curves](figures/training_curves.png)', '',
+            '![accuracy](figures/accuracy.png)', '',
+            'One training sample: the source image with both crops, view a '
+            'with its blockwise mask, view b, and where each patch of view b '
+            'lies in view a (the relative positions the predictor is given):',
+            '', '![sample](figures/two_view_sample.png)', ''
+        ]
+        path = osp.join(self.wd, 'report.md')
+        with open(path + '.tmp', 'w') as f:
+            f.write('\n'.join(lines))
+        os.replace(path + '.tmp', path)
+        return path
+
+    def run(self):
+        check_dataset(self.data_root)
+        os.makedirs(osp.join(self.wd, 'results'), exist_ok=True)
+        t0 = time.time()
+        methods = ['siameseim'] + [m for m in self.args.compare if m]
+        for m in methods:
+            if m not in PRETRAIN_CFGS:
+                sys.exit(f'--compare: unknown method {m!r}; choose from '
+                         f'{sorted(set(PRETRAIN_CFGS) - {"siameseim"})}')
+        pretrain = {m: self.pretrain(m) for m in methods}
+        results = {m: self.evaluate(m, pretrain[m]['checkpoint'])
+                   for m in methods}
+        results['random init'] = self.evaluate('random_init', None)
+        pixel = self.pixel_knn()
+        path = self.report(pretrain, results, pixel)
+        say(f'finished in {(time.time() - t0) / 60:.1f} min')
+        say(f'report: {path}')
+        return path
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--work-dir', default='work_dirs/demo')
+    parser.add_argument('--data-root', default='data/fashion_mnist')
+    parser.add_argument('--compare', default='',
+                        type=lambda s: [m.strip() for m in s.split(',')],
+                        help='peers to pretrain and evaluate identically, '
+                        'e.g. mae,mocov3')
+    parser.add_argument('--epochs', type=int, default=None,
+                        help='override the pretraining epochs')
+    parser.add_argument('--knn-train', type=int, default=20000)
+    parser.add_argument('--probe-train', type=int, default=20000)
+    parser.add_argument('--probe-epochs', type=int, default=5)
+    parser.add_argument('--fewshot-fraction', type=float, default=0.01)
+    parser.add_argument('--smoke', action='store_true',
+                        help='tiny subsets, for CI: checks every stage runs')
+    parser.add_argument('--smoke-images', type=int, default=512)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    sys.path.insert(0, ROOT)
+    os.chdir(ROOT)
+    import mmsiameseim  # noqa: F401
+    return Demo(args).run()
+
+
+if __name__ == '__main__':
+    main()
