@@ -104,6 +104,7 @@ class Demo:
         if self.args.epochs:
             self._set_epochs(cfg, self.args.epochs)
         if self.smoke:
+            self._set_epochs(cfg, 1)
             cfg.train_dataloader.dataset.indices = self.args.smoke_images
             cfg.train_dataloader.batch_size = 64
             cfg.default_hooks.logger.interval = 2
@@ -392,7 +393,7 @@ def parse_args(argv=None):
     parser.add_argument('--fewshot-fraction', type=float, default=0.01)
     parser.add_argument('--smoke', action='store_true',
                         help='tiny subsets, for CI: checks every stage runs')
-    parser.add_argument('--smoke-images', type=int, default=512)
+    parser.add_argument('--smoke-images', type=int, default=256)
     return parser.parse_args(argv)
 
 

@@ -1,0 +1,50 @@
+# The budget shared by SiameseIM and its peers on Fashion-MNIST: same ViT
+# (128 wide, 4 blocks, patch 4 on 28x28 padded to 32, one channel), same
+# batch, epochs, optimizer, schedule and bf16 autocast.
+_base_ = ['../_base_/runtime.py']
+
+data_root = 'data/fashion_mnist/'
+embed_dims = 128
+max_epochs = 2
+warmup_epochs = 0.25
+vit_arch = dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
+                feedforward_channels=embed_dims * 4)
+data_preprocessor = dict(
+    type='SelfSupDataPreprocessor', mean=[72.94], std=[90.02])
+
+train_dataloader = dict(
+    batch_size=256,
+    num_workers=1,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    collate_fn=dict(type='default_collate'),
+    dataset=dict(type='FashionMNIST', data_prefix=data_root,
+                 test_mode=False))
+optim_wrapper = dict(
+    type='AutocastOptimWrapper',
+    dtype='bfloat16',
+    optimizer=dict(type='AdamW', lr=1.5e-3, betas=(0.9, 0.95),
+                   weight_decay=0.05),
+    clip_grad=dict(max_norm=1.0),
+    paramwise_cfg=dict(
+        norm_decay_mult=0.0,
+        bias_decay_mult=0.0,
+        custom_keys={
+            'pos_embed': dict(decay_mult=0.),
+            'cls_token': dict(decay_mult=0.),
+            'mask_token': dict(decay_mult=0.),
+        }))
+param_scheduler = [
+    dict(type='LinearLR', start_factor=1e-3, by_epoch=True, begin=0,
+         end=warmup_epochs, convert_to_iter_based=True),
+    dict(type='CosineAnnealingLR', T_max=max_epochs - warmup_epochs,
+         eta_min=1e-6, by_epoch=True, begin=warmup_epochs, end=max_epochs,
+         convert_to_iter_based=True),
+]
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
+default_hooks = dict(
+    logger=dict(type='LoggerHook', interval=20),
+    checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=2))
+custom_hooks = [dict(type='StopOnNonFiniteLossHook', interval=1)]
+env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
+               dist_cfg=dict(backend='gloo'))

@@ -1,0 +1,51 @@
+"""The main job end to end on a small subset (the full run is `make demo`)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
+
+
+def _demo(work_dir, *extra):
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, 'tools', 'demo.py'), '--smoke',
+         '--work-dir', str(work_dir), *extra],
+        capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.skipif(
+    not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+def test_demo_smoke_produces_every_number_and_figure(tmp_path):
+    out = _demo(tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    report = tmp_path / 'report.md'
+    assert f'report: {report}' in out.stdout
+    text = report.read_text()
+    for row in ('| siameseim |', '| random init |', '| raw pixels'):
+        assert row in text
+    for name in ('siameseim', 'random_init'):
+        res = json.loads((tmp_path / 'results' / f'{name}.json').read_text())
+        for key in ('knn', 'linear', 'fewshot'):
+            assert 0 <= res[key] <= 100
+    for fig in ('training_curves.png', 'accuracy.png',
+                'two_view_sample.png'):
+        path = tmp_path / 'figures' / fig
+        assert path.stat().st_size > 10_000, fig
+    # a rerun reuses every finished stage instead of starting over
+    again = _demo(tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert 'pretraining already finished' in again.stdout
+    assert 'linear probe (' not in again.stdout
+
+
+def test_missing_dataset_gives_one_clear_message(tmp_path):
+    out = _demo(tmp_path, '--data-root', str(tmp_path / 'nowhere'))
+    assert out.returncode != 0
+    assert 'Fashion-MNIST is missing' in out.stderr
+    assert 'dataset-fashion-mnist' in out.stderr
