@@ -28,11 +28,11 @@ from mmengine.config import Config
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 PRETRAIN_CFGS = {
     'siameseim': 'configs/pretrain/'
-    'siameseim_vit-tiny-p4_1xb256-bf16-coslr-2e_fashionmnist.py',
-    'mae': 'configs/pretrain/peers/mae_vit-tiny-p4_1xb256-bf16-coslr-2e_'
+    'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
+    'mae': 'configs/pretrain/peers/mae_vit-tiny-p4_1xb64-bf16-coslr-1e_'
     'fashionmnist.py',
-    'mocov3': 'configs/pretrain/peers/mocov3_vit-tiny-p4_1xb256-bf16-coslr-'
-    '2e_fashionmnist.py',
+    'mocov3': 'configs/pretrain/peers/mocov3_vit-tiny-p4_1xb64-bf16-coslr-'
+    '1e_fashionmnist.py',
 }
 PROBE_CFG = 'configs/benchmarks/mmpretrain/' \
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py'

@@ -1,5 +1,5 @@
 # Linear probe of a frozen ViT (from configs/pretrain/
-# siameseim_vit-tiny-p4_1xb256-bf16-coslr-2e_fashionmnist.py) on
+# siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py) on
 # Fashion-MNIST: BatchNorm without affine, then a linear classifier, as the
 # paper's protocol. Pass the pretrained checkpoint with
 #   --cfg-options model.backbone.init_cfg.checkpoint=PATH

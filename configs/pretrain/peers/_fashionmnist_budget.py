@@ -5,15 +5,15 @@ _base_ = ['../_base_/runtime.py']
 
 data_root = 'data/fashion_mnist/'
 embed_dims = 128
-max_epochs = 2
-warmup_epochs = 0.25
+max_epochs = 1
+warmup_epochs = 0.1
 vit_arch = dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
                 feedforward_channels=embed_dims * 4)
 data_preprocessor = dict(
     type='SelfSupDataPreprocessor', mean=[72.94], std=[90.02])
 
 train_dataloader = dict(
-    batch_size=256,
+    batch_size=64,
     num_workers=1,
     persistent_workers=True,
     sampler=dict(type='DefaultSampler', shuffle=True),
@@ -23,7 +23,7 @@ train_dataloader = dict(
 optim_wrapper = dict(
     type='AutocastOptimWrapper',
     dtype='bfloat16',
-    optimizer=dict(type='AdamW', lr=1.5e-3, betas=(0.9, 0.95),
+    optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
                    weight_decay=0.05),
     clip_grad=dict(max_norm=1.0),
     paramwise_cfg=dict(
@@ -43,7 +43,7 @@ param_scheduler = [
 ]
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
 default_hooks = dict(
-    logger=dict(type='LoggerHook', interval=20),
+    logger=dict(type='LoggerHook', interval=50),
     checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=2))
 custom_hooks = [dict(type='StopOnNonFiniteLossHook', interval=1)]
 env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),

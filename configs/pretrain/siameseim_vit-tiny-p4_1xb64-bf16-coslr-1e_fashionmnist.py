@@ -9,8 +9,8 @@ img_size = 32
 patch_size = 4
 grid = img_size // patch_size
 embed_dims = 128
-max_epochs = 2
-warmup_epochs = 0.25
+max_epochs = 1
+warmup_epochs = 0.1
 
 model = dict(
     type='SiameseIM',
@@ -69,8 +69,8 @@ train_pipeline = [
          meta_keys=['ori_shape', 'img_shape']),
 ]
 train_dataloader = dict(
-    batch_size=256,
-    num_workers=2,
+    batch_size=64,
+    num_workers=1,
     persistent_workers=True,
     sampler=dict(type='DefaultSampler', shuffle=True),
     collate_fn=dict(type='default_collate'),
@@ -82,7 +82,7 @@ train_dataloader = dict(
 optim_wrapper = dict(
     type='AutocastOptimWrapper',
     dtype='bfloat16',
-    optimizer=dict(type='AdamW', lr=1.5e-3, betas=(0.9, 0.95),
+    optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
                    weight_decay=0.05),
     clip_grad=dict(max_norm=1.0),
     paramwise_cfg=dict(
@@ -101,9 +101,9 @@ param_scheduler = [
          convert_to_iter_based=True),
 ]
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
-auto_scale_lr = dict(base_batch_size=256)
+auto_scale_lr = dict(base_batch_size=64)
 default_hooks = dict(
-    logger=dict(type='LoggerHook', interval=20),
+    logger=dict(type='LoggerHook', interval=50),
     checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=2))
 custom_hooks = [dict(type='StopOnNonFiniteLossHook', interval=1)]
 env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
