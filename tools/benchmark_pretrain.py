@@ -56,13 +56,19 @@ class PeakRSS:
         self._thread.join()
 
 
+def vit_arch(arch):
+    dims, depth, heads = ARCHS[arch]
+    return dict(embed_dims=dims, num_layers=depth, num_heads=heads,
+                feedforward_channels=4 * dims)
+
+
 def siameseim_cfg(arch, img, patch=16):
     dims, depth, heads = ARCHS[arch]
     grid = img // patch
     return dict(
         type='SiameseIM',
-        backbone=dict(type='SiameseIMViT', arch=arch, img_size=img,
-                      patch_size=patch),
+        backbone=dict(type='SiameseIMViT', arch=vit_arch(arch),
+                      img_size=img, patch_size=patch),
         neck=dict(type='RelPosDecoderNeck', in_channels=dims,
                   embed_dims=dims, grid_size=grid, projector_depth=2,
                   predictor_depth=4, num_heads=16 if dims % 16 == 0 else
@@ -74,7 +80,7 @@ def mae_cfg(arch, img, patch=16):
     dims, _, _ = ARCHS[arch]
     return dict(
         type='MAE',
-        backbone=dict(type='MAEViT', arch=arch, img_size=img,
+        backbone=dict(type='MAEViT', arch=vit_arch(arch), img_size=img,
                       patch_size=patch, mask_ratio=0.75),
         neck=dict(type='MAEPretrainDecoder', num_patches=(img // patch)**2,
                   patch_size=patch, embed_dim=dims, decoder_embed_dim=512,
@@ -106,7 +112,7 @@ def siameseim_batch(batch, img, patch, device):
 
 def mae_batch(batch, img, device):
     from mmpretrain.structures import DataSample
-    return dict(inputs=[torch.randn(batch, 3, img, img, device=device)],
+    return dict(inputs=torch.randn(batch, 3, img, img, device=device),
                 data_samples=[DataSample() for _ in range(batch)])
 
 

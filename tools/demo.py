@@ -204,17 +204,21 @@ class Demo:
         from mmsiameseim.evaluation import extract_features
         subsets = self._subsets()
         pipeline = cfg.test_dataloader.dataset.pipeline
+        dtype = torch.bfloat16 if bf16_capable() else None
         train_ds, test_ds = cfg.train_dataloader.dataset, \
             cfg.test_dataloader.dataset
         knn_x, knn_y = extract_features(model, train_ds, pipeline,
                                         subsets['knn'], desc=f'{method} kNN '
-                                        'training features')
+                                        'training features',
+                                        autocast_dtype=dtype)
         few_x, few_y = extract_features(model, train_ds, pipeline,
                                         subsets['few'], desc=f'{method} '
-                                        'few-shot features')
+                                        'few-shot features',
+                                        autocast_dtype=dtype)
         test_x, test_y = extract_features(model, test_ds, pipeline,
                                           subsets.get('test'),
-                                          desc=f'{method} test features')
+                                          desc=f'{method} test features',
+                                          autocast_dtype=dtype)
         return dict(knn_x=knn_x, knn_y=knn_y, few_x=few_x, few_y=few_y,
                     test_x=test_x, test_y=test_y)
 
@@ -237,6 +241,9 @@ class Demo:
         cfg.param_scheduler[0].T_max = epochs
         cfg.param_scheduler[0].end = epochs
         cfg.randomness = dict(seed=0)
+        if bf16_capable():  # the frozen forward dominates: run it in bf16
+            cfg.optim_wrapper.type = 'AutocastOptimWrapper'
+            cfg.optim_wrapper.dtype = 'bfloat16'
         say(f'{method}: linear probe ({epochs} epochs on '
             f'{len(subsets["probe"])} training images)')
         torch.manual_seed(0)
@@ -389,7 +396,7 @@ def parse_args(argv=None):
                         help='override the pretraining epochs')
     parser.add_argument('--knn-train', type=int, default=20000)
     parser.add_argument('--probe-train', type=int, default=20000)
-    parser.add_argument('--probe-epochs', type=int, default=5)
+    parser.add_argument('--probe-epochs', type=int, default=3)
     parser.add_argument('--fewshot-fraction', type=float, default=0.01)
     parser.add_argument('--smoke', action='store_true',
                         help='tiny subsets, for CI: checks every stage runs')

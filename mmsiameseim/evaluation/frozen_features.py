@@ -37,8 +37,9 @@ def extract_features(model: torch.nn.Module,
                      pipeline: Sequence[dict],
                      indices: Optional[Sequence[int]] = None,
                      batch_size: int = 500,
-                     desc: str = 'features') -> Tuple[torch.Tensor,
-                                                      torch.Tensor]:
+                     desc: str = 'features',
+                     autocast_dtype: Optional[torch.dtype] = None
+                     ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Backbone features and labels of a dataset, with a progress bar.
 
     Args:
@@ -47,6 +48,9 @@ def extract_features(model: torch.nn.Module,
             ``pipeline`` (use the test pipeline: no augmentation).
         indices (sequence, optional): Subset of samples.
         batch_size (int): Images per forward.
+        autocast_dtype (torch.dtype, optional): Run the forward under
+            autocast with this dtype (e.g. ``torch.bfloat16`` on CPUs with
+            bf16 instructions).
 
     Returns:
         tuple: features (N, D) float32 and labels (N,).
@@ -62,7 +66,10 @@ def extract_features(model: torch.nn.Module,
         batch = pseudo_collate(
             [dataset[i] for i in indices[start:start + batch_size]])
         data = model.data_preprocessor(batch, False)
-        out = model.extract_feat(data['inputs'], stage='backbone')
+        device = data['inputs'].device.type
+        with torch.autocast(device, dtype=autocast_dtype or torch.float32,
+                            enabled=autocast_dtype is not None):
+            out = model.extract_feat(data['inputs'], stage='backbone')
         out = out[-1] if isinstance(out, (tuple, list)) else out
         feats.append(out.float().reshape(out.shape[0], -1))
         labels.append(torch.stack(

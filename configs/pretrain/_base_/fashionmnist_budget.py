@@ -1,7 +1,10 @@
-# The budget shared by SiameseIM and its peers on Fashion-MNIST: same ViT
-# (128 wide, 4 blocks, patch 4 on 28x28 padded to 32, one channel), same
-# batch, epochs, optimizer, schedule and bf16 autocast.
-_base_ = ['../_base_/runtime.py']
+# The CPU budget shared by SiameseIM and its peers (MAE, MoCo-v3) on
+# Fashion-MNIST: same ViT (128 wide, 4 blocks, 4 heads, patch 4 on 28x28
+# padded to 32, one channel), same batch, epochs, optimizer, schedule and
+# bf16 autocast (AVX-512 BF16 / AMX; emulated and slower elsewhere: use
+# --cfg-options optim_wrapper.dtype=float32 there). Each config adds its
+# model and its training pipeline.
+_base_ = ['runtime.py']
 
 data_root = 'data/fashion_mnist/'
 embed_dims = 128
@@ -48,3 +51,4 @@ default_hooks = dict(
 custom_hooks = [dict(type='StopOnNonFiniteLossHook', interval=1)]
 env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
                dist_cfg=dict(backend='gloo'))
+auto_scale_lr = dict(base_batch_size=64)
