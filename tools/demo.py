@@ -103,8 +103,12 @@ class Demo:
         cfg.resume = True
         if self.args.epochs:
             self._set_epochs(cfg, self.args.epochs)
-        if self.smoke:
-            self._set_epochs(cfg, 1)
+        if self.smoke:  # a handful of iterations: no room for a warm-up
+            cfg.train_cfg.max_epochs = 1
+            cfg.param_scheduler = [
+                dict(type='CosineAnnealingLR', T_max=1, by_epoch=True,
+                     begin=0, end=1, convert_to_iter_based=True)
+            ]
             cfg.train_dataloader.dataset.indices = self.args.smoke_images
             cfg.train_dataloader.batch_size = 64
             cfg.default_hooks.logger.interval = 2

@@ -19,16 +19,25 @@ def read_scalars(work_dir: str) -> List[dict]:
 
 
 def plot_training_curves(runs: Dict[str, List[dict]], path: str) -> None:
-    """Loss, learning rate and target momentum against iterations (PNG)."""
+    """Loss, learning rate and target momentum against iterations (PNG).
+
+    With several runs (different losses on different scales) each loss is
+    drawn relative to its first logged value.
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     keys = [('loss', 'training loss'), ('lr', 'learning rate'),
             ('momentum', 'target momentum (mmpretrain convention)')]
+    relative = len(runs) > 1
+    if relative:
+        keys[0] = ('loss', 'training loss / its first logged value')
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for ax, (key, title) in zip(axes, keys):
         for name, recs in runs.items():
             pts = [(r['iter'], r[key]) for r in recs if key in r]
+            if pts and key == 'loss' and relative:
+                pts = [(i, v / pts[0][1]) for i, v in pts]
             if pts:
                 ax.plot(*zip(*pts), label=name)
         ax.set_title(title)
