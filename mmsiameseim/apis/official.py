@@ -124,7 +124,7 @@ def convert_official_state_dict(
     for key, value in state.items():
         new = _PLAIN.get(key)
         if new is None:
-            for src, dst in sorted(_PREFIXES, key=lambda p: -len(p[0])):
+            for src, dst in _PREFIXES:
                 m = re.match(rf'{src}\.(\d+)\.(.+)', key)
                 if m:
                     for pat, rep in _BLOCK:

@@ -118,7 +118,7 @@ class RelPosDecoderNeck(BaseModule):
             Tensor: Predictions (B, N_b, D) for the patches of view b.
         """
         B = x.shape[0]
-        pos = self.decoder_pos_embed.to(x.dtype)
+        pos = self.decoder_pos_embed
         keep = ~mask.reshape(B, -1)
         vis_pos = pos[:, 1:].expand(B, -1, -1)[keep].reshape(B, -1, pos.shape[-1])
         rel = relative_sincos_embed(offsets, self.grid_size, self.embed_dims,

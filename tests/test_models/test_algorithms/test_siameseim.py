@@ -83,3 +83,34 @@ def test_layernorm_ablation_and_extract_feat():
     assert torch.isfinite(model.loss(views, samples)['loss'])
     feats = model.extract_feat(views)
     assert feats.shape == (2, 17, 32)
+
+
+def test_bf16_autocast_step_keeps_batchnorm_and_loss_in_fp32():
+    model = _model()
+    views, samples = random_batch(4)
+    dtypes = []
+    model.neck.projector.blocks[0].ln1.register_forward_hook(
+        lambda m, i, o: dtypes.append(o.dtype))
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        out = model.loss(views, samples)
+    assert out['loss'].dtype == torch.float32
+    assert torch.isfinite(out['loss'])
+    assert dtypes and all(d == torch.float32 for d in dtypes)
+    out['loss'].backward()
+
+
+def test_autocast_optim_wrapper_trains_in_bf16():
+    from mmpretrain.registry import OPTIM_WRAPPERS
+    model = _model()
+    wrapper = OPTIM_WRAPPERS.build(
+        dict(type='AutocastOptimWrapper', dtype='bfloat16',
+             optimizer=torch.optim.AdamW(
+                 [p for p in model.parameters() if p.requires_grad])))
+    seen = []
+    model.backbone.layers[0].attn.qkv.register_forward_hook(
+        lambda m, i, o: seen.append(o.dtype))
+    views, samples = random_batch(4)
+    with wrapper.optim_context(model):
+        loss = model.loss(views, samples)['loss']
+    wrapper.update_params(loss)
+    assert seen[0] == torch.bfloat16
