@@ -2,6 +2,8 @@
 # auto_scale_lr), weight decay 0.05 without decay on norms, biases, position
 # embeddings, cls and mask tokens; 40 warm-up epochs then cosine; clip 1.0;
 # AMP.
+_base_ = ['no_decay_paramwise.py']
+
 max_epochs = 400
 warmup_epochs = 40
 optim_wrapper = dict(
@@ -10,14 +12,7 @@ optim_wrapper = dict(
     optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
                    weight_decay=0.05),
     clip_grad=dict(max_norm=1.0),
-    paramwise_cfg=dict(
-        norm_decay_mult=0.0,
-        bias_decay_mult=0.0,
-        custom_keys={
-            'pos_embed': dict(decay_mult=0.),
-            'cls_token': dict(decay_mult=0.),
-            'mask_token': dict(decay_mult=0.),
-        }))
+    paramwise_cfg={{_base_.paramwise_cfg}})
 param_scheduler = [
     dict(type='LinearLR', start_factor=1e-4, by_epoch=True, begin=0,
          end=warmup_epochs, convert_to_iter_based=True),

@@ -4,7 +4,7 @@
 # bf16 autocast (AVX-512 BF16 / AMX; emulated and slower elsewhere: use
 # --cfg-options optim_wrapper.dtype=float32 there). Each config adds its
 # model and its training pipeline.
-_base_ = ['runtime.py']
+_base_ = ['runtime.py', 'no_decay_paramwise.py']
 
 data_root = 'data/fashion_mnist/'
 embed_dims = 128
@@ -29,14 +29,7 @@ optim_wrapper = dict(
     optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
                    weight_decay=0.05),
     clip_grad=dict(max_norm=1.0),
-    paramwise_cfg=dict(
-        norm_decay_mult=0.0,
-        bias_decay_mult=0.0,
-        custom_keys={
-            'pos_embed': dict(decay_mult=0.),
-            'cls_token': dict(decay_mult=0.),
-            'mask_token': dict(decay_mult=0.),
-        }))
+    paramwise_cfg={{_base_.paramwise_cfg}})
 param_scheduler = [
     dict(type='LinearLR', start_factor=1e-3, by_epoch=True, begin=0,
          end=warmup_epochs, convert_to_iter_based=True),
