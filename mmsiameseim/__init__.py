@@ -6,6 +6,7 @@ compatibility layer. ``mmsiameseim.det`` / ``mmsiameseim.seg`` register into
 mmdet / mmseg and are imported only by their configs.
 """
 from . import compat  # noqa: F401  (must come first: checkpoint loading)
+from . import mmcv_hue_fix  # noqa: F401  (numpy 2: negative hue jitter)
 from . import datasets, engine, evaluation, models  # noqa: F401
 from .version import __version__
 
