@@ -97,7 +97,7 @@ class Demo:
                 f'{done["checkpoint"]}')
             return done
         from mmengine.runner import Runner
-        cfg = Config.fromfile(osp.join(ROOT, PRETRAIN_CFGS[method]))
+        cfg = self.pretrain_cfg(method)
         cfg.work_dir = osp.join(self.wd, method)
         cfg.train_dataloader.dataset.data_prefix = self.data_root + '/'
         cfg.resume = True
@@ -136,6 +136,10 @@ class Demo:
             float(np.median(iter_times)) if iter_times else None)
         atomic_json(done_path, done)
         return done
+
+    def pretrain_cfg(self, method):
+        """The pretraining config of ``method`` (subclasses swap it)."""
+        return Config.fromfile(osp.join(ROOT, PRETRAIN_CFGS[method]))
 
     @staticmethod
     def _set_epochs(cfg, epochs):

@@ -27,16 +27,25 @@ view_b_pipeline = [
          magnitude_std='inf', prob=0.1),
     dict(type='Solarize', thr=128, prob=0.2),
 ]
+# The pipeline's steps are named so that the ablation configs
+# (configs/pretrain/ablations) can swap one of them.
+two_view_crop = dict(
+    type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
+    ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic')
+per_view_colour = dict(
+    type='PerViewTransforms', pipelines=[view_a_pipeline, view_b_pipeline])
+blockwise_mask = dict(
+    type='BlockwiseMaskGenerator', input_size=14, num_masking_patches=118,
+    min_num_patches=16, fixed_count=True)
+pack_inputs = dict(
+    type='PackInputs', algorithm_keys=['crop_boxes', 'flips'],
+    meta_keys=['img_path', 'ori_shape', 'img_shape'])
 train_pipeline = [
     dict(type='StrictLoadImageFromFile'),  # names corrupt/truncated files
-    dict(type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
-         ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic'),
-    dict(type='PerViewTransforms',
-         pipelines=[view_a_pipeline, view_b_pipeline]),
-    dict(type='BlockwiseMaskGenerator', input_size=14,
-         num_masking_patches=118, min_num_patches=16, fixed_count=True),
-    dict(type='PackInputs', algorithm_keys=['crop_boxes', 'flips'],
-         meta_keys=['img_path', 'ori_shape', 'img_shape']),
+    two_view_crop,
+    per_view_colour,
+    blockwise_mask,
+    pack_inputs,
 ]
 train_dataloader = dict(
     batch_size=256,

@@ -1,9 +1,11 @@
 from .blockwise_mask import BlockwiseMaskGenerator
 from .per_view_transforms import PerViewTransforms
+from .random_patch_mask import RandomPatchMaskGenerator
 from .strict_loading import StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
-    'BlockwiseMaskGenerator', 'PerViewTransforms', 'StrictLoadImageFromFile',
+    'BlockwiseMaskGenerator', 'PerViewTransforms', 'RandomPatchMaskGenerator',
+    'StrictLoadImageFromFile',
     'TwoViewRandomResizedCrop'
 ]

@@ -15,10 +15,21 @@ class PerViewTransforms(BaseTransform):
     pipeline; the other keys stay as they were.
 
     Args:
-        pipelines (list[list[dict]]): One transform list per view.
+        pipelines (list[list[dict]]): One transform list per view; with
+            ``shared=True``, exactly one list.
+        shared (bool): Apply the one pipeline once, to view a, and give every
+            view that same result (single-view training with colour
+            augmentation: the target sees exactly the input's colours).
+            Defaults to False.
     """
 
-    def __init__(self, pipelines: Sequence[Sequence[dict]]) -> None:
+    def __init__(self,
+                 pipelines: Sequence[Sequence[dict]],
+                 shared: bool = False) -> None:
+        if shared and len(pipelines) != 1:
+            raise ValueError('PerViewTransforms(shared=True) takes exactly '
+                             f'one pipeline, got {len(pipelines)}')
+        self.shared = shared
         self.pipelines: List[Compose] = [
             Compose([
                 TRANSFORMS.build(t) if isinstance(t, dict) else t for t in p
@@ -27,10 +38,16 @@ class PerViewTransforms(BaseTransform):
 
     def transform(self, results: dict) -> dict:
         views = results['img']
-        if not isinstance(views, list) or len(views) != len(self.pipelines):
+        expected = len(views) if self.shared and isinstance(
+            views, list) else len(self.pipelines)
+        if not isinstance(views, list) or len(views) != expected:
             raise ValueError(
                 f'PerViewTransforms has {len(self.pipelines)} pipelines but '
                 f'results["img"] holds {len(views) if isinstance(views, list) else "one image, not a list of views"}')
+        if self.shared:
+            img = self.pipelines[0](dict(results, img=views[0]))['img']
+            results['img'] = [img] + [img.copy() for _ in views[1:]]
+            return results
         out = []
         for view, pipeline in zip(views, self.pipelines):
             view_results = pipeline(dict(results, img=view))
@@ -39,4 +56,5 @@ class PerViewTransforms(BaseTransform):
         return results
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}(pipelines={self.pipelines})'
+        return (f'{self.__class__.__name__}(pipelines={self.pipelines}, '
+                f'shared={self.shared})')

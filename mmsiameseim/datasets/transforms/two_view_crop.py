@@ -39,6 +39,9 @@ class TwoViewRandomResizedCrop(BaseTransform):
         interpolation (str): mmcv interpolation. Defaults to 'bicubic'.
         target_size (int | tuple, optional): Output size of view b when it
             differs from view a (lower-resolution target). Defaults to None.
+        same_view (bool): One crop and flip for both views, so view b is a
+            copy of view a (the single-view rows of the paper's ablation
+            table). Defaults to False.
     """
 
     def __init__(self,
@@ -47,8 +50,8 @@ class TwoViewRandomResizedCrop(BaseTransform):
                  ratio: Tuple[float, float] = (3. / 4., 4. / 3.),
                  flip_prob: float = 0.5,
                  interpolation: str = 'bicubic',
-                 target_size: Optional[Union[int, Sequence[int]]] = None
-                 ) -> None:
+                 target_size: Optional[Union[int, Sequence[int]]] = None,
+                 same_view: bool = False) -> None:
         if not (0 < scale[0] <= scale[1] <= 1):
             raise ValueError(f'scale must satisfy 0 < min <= max <= 1, '
                              f'got {scale}')
@@ -62,6 +65,9 @@ class TwoViewRandomResizedCrop(BaseTransform):
         self.ratio = ratio
         self.flip_prob = flip_prob
         self.interpolation = interpolation
+        if same_view and self.target_size != self.size:
+            raise ValueError('same_view=True needs target_size equal to size')
+        self.same_view = same_view
 
     def crop_params(self, height: int,
                     width: int) -> Tuple[int, int, int, int]:
@@ -94,6 +100,11 @@ class TwoViewRandomResizedCrop(BaseTransform):
         height, width = img.shape[:2]
         views, boxes, flips = [], [], []
         for out_h, out_w in (self.size, self.target_size):
+            if self.same_view and views:
+                views.append(views[0].copy())
+                boxes.append(boxes[0])
+                flips.append(flips[0])
+                continue
             top, left, h, w = self.crop_params(height, width)
             view = mmcv.imresize(
                 img[top:top + h, left:left + w], (out_w, out_h),
@@ -115,4 +126,5 @@ class TwoViewRandomResizedCrop(BaseTransform):
         return (f'{self.__class__.__name__}(size={self.size}, '
                 f'target_size={self.target_size}, scale={self.scale}, '
                 f'ratio={self.ratio}, flip_prob={self.flip_prob}, '
-                f'interpolation={self.interpolation})')
+                f'interpolation={self.interpolation}, '
+                f'same_view={self.same_view})')

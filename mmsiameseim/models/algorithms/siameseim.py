@@ -27,6 +27,15 @@ def _attention_kernel(x: torch.Tensor):
     return nullcontext()
 
 
+def patchify(images: torch.Tensor, patch_size: int) -> torch.Tensor:
+    """(B, C, H, W) images -> (B, H/p * W/p, p * p * C) pixel patches, in
+    the backbone's row-major patch order."""
+    B, C, H, W = images.shape
+    h, w = H // patch_size, W // patch_size
+    x = images.reshape(B, C, h, patch_size, w, patch_size)
+    return x.permute(0, 2, 4, 3, 5, 1).reshape(B, h * w, -1)
+
+
 def _stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
     values = []
     for i, sample in enumerate(samples):
@@ -58,6 +67,11 @@ class SiameseIM(BaseSelfSupervisor):
         base_momentum (float): Start momentum of the target (mmpretrain
             convention: 0.005 = the authors' 0.995). Defaults to 0.005.
         end_momentum (float): End momentum. Defaults to 0.
+        target_type (str): What the predictor predicts for view b:
+            'feature' (the target branch's features, the authors' default)
+            or 'pixel' (view b's normalised pixel patches, no target branch;
+            the neck's ``out_channels`` must be ``patch_size**2 * C``).
+            Defaults to 'feature'.
         pretrained (str, optional): Deprecated mmpretrain argument.
         data_preprocessor (dict, optional): Defaults to None.
         init_cfg (dict | list, optional): Defaults to None.
@@ -69,6 +83,7 @@ class SiameseIM(BaseSelfSupervisor):
                  head: dict,
                  base_momentum: float = 0.005,
                  end_momentum: float = 0.,
+                 target_type: str = 'feature',
                  pretrained: Optional[str] = None,
                  data_preprocessor: Optional[dict] = None,
                  init_cfg: Optional[Union[List[dict], dict]] = None) -> None:
@@ -79,8 +94,13 @@ class SiameseIM(BaseSelfSupervisor):
             pretrained=pretrained,
             data_preprocessor=data_preprocessor,
             init_cfg=init_cfg)
+        if target_type not in ('feature', 'pixel'):
+            raise ValueError("target_type must be 'feature' or 'pixel', got "
+                             f'{target_type!r}')
+        self.target_type = target_type
         self.target = MomentumTarget(
-            self._online(), momentum=base_momentum, end_momentum=end_momentum)
+            self._online(), momentum=base_momentum, end_momentum=end_momentum
+        ) if target_type == 'feature' else None
 
     def _online(self) -> nn.Module:
         """The online modules that the target averages."""
@@ -89,7 +109,8 @@ class SiameseIM(BaseSelfSupervisor):
 
     def init_weights(self) -> None:
         super().init_weights()
-        self.target.copy_from(self._online())
+        if self.target is not None:
+            self.target.copy_from(self._online())
 
     def extract_feat(self, inputs: Union[torch.Tensor, List[torch.Tensor]],
                      data_samples: Optional[List[DataSample]] = None,
@@ -126,13 +147,17 @@ class SiameseIM(BaseSelfSupervisor):
                 target forward, as the authors do). Defaults to True.
 
         Returns:
-            dict: ``loss`` and, for logging, the target ``momentum`` used.
+            dict: ``loss`` and, for logging, the target ``momentum`` used
+            (feature targets only).
         """
         view_a, view_b = inputs[0], inputs[1]
         geo = self.geometry(data_samples, view_a.device)
         with _attention_kernel(view_a):
             latent = self.backbone(view_a, geo['mask'])
             pred = self.neck(latent, geo['mask'], geo['offsets'])
+            if self.target is None:
+                patch = self.backbone.patch_embed.projection.stride[0]
+                return dict(loss=self.head.loss(pred, patchify(view_b, patch)))
             momentum = self.target.current_momentum()
             if update_target:
                 self.target.update_parameters(self._online(), momentum)

@@ -62,6 +62,9 @@ class RelPosDecoderNeck(BaseModule):
         num_heads (int): Heads of every decoder block (the released ViT-B
             weights use 16). Defaults to 16.
         mlp_ratio (float): MLP ratio. Defaults to 4.
+        out_channels (int, optional): Width of each prediction: the target
+            feature width, or ``patch_size**2 * C`` for pixel targets.
+            Defaults to None (``embed_dims``).
         norm_cfg (dict): Norm of the projector and predictor blocks:
             ``dict(type='TokenBN')`` (authors, synced across ranks; pass
             ``sync=False`` to turn syncing off) or ``dict(type='LN', eps=1e-6)``
@@ -78,6 +81,7 @@ class RelPosDecoderNeck(BaseModule):
                  predictor_depth: int = 4,
                  num_heads: int = 16,
                  mlp_ratio: float = 4.,
+                 out_channels: Optional[int] = None,
                  norm_cfg: dict = dict(type='TokenBN'),
                  init_cfg: Optional[dict] = None) -> None:
         super().__init__(init_cfg=init_cfg)
@@ -95,7 +99,7 @@ class RelPosDecoderNeck(BaseModule):
         self.pos_mlp = nn.Linear(2 * embed_dims, embed_dims)
         self.predictor_blocks = _blocks(predictor_depth, embed_dims,
                                         num_heads, mlp_ratio, norm_cfg)
-        self.pred = nn.Linear(embed_dims, embed_dims)
+        self.pred = nn.Linear(embed_dims, out_channels or embed_dims)
 
     def init_weights(self) -> None:
         super().init_weights()
@@ -115,7 +119,8 @@ class RelPosDecoderNeck(BaseModule):
             offsets (dict): Crop-pair geometry from ``crop_pair_offsets``.
 
         Returns:
-            Tensor: Predictions (B, N_b, D) for the patches of view b.
+            Tensor: Predictions (B, N_b, out_channels) for the patches of
+            view b.
         """
         B = x.shape[0]
         pos = self.decoder_pos_embed
