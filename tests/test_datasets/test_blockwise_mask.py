@@ -57,3 +57,21 @@ def test_per_view_transforms_and_packing():
     assert ds.mask.shape == (4, 4) and int(ds.mask.sum()) == 6
     assert ds.crop_boxes.shape == (2, 4) and ds.flips.shape == (2, )
     assert ds.ori_shape == (20, 20)
+
+
+def test_shared_per_view_transforms_give_both_views_one_draw():
+    from mmengine.registry import init_default_scope
+    init_default_scope('mmpretrain')
+    np.random.seed(0)
+    t = TRANSFORMS.build(dict(
+        type='PerViewTransforms', shared=True,
+        pipelines=[[dict(type='Solarize', thr=128, prob=0.5),
+                    dict(type='Brightness', magnitude=0.5, prob=1.0)]]))
+    img = np.random.randint(0, 256, (8, 8, 3), dtype=np.uint8)
+    for _ in range(10):
+        out = t(dict(img=[img.copy(), img.copy()]))['img']
+        assert np.array_equal(out[0], out[1]) and out[0] is not out[1]
+        assert not np.array_equal(out[0], img)
+    with pytest.raises(ValueError, match='exactly one pipeline'):
+        TRANSFORMS.build(dict(type='PerViewTransforms', shared=True,
+                              pipelines=[[], []]))

@@ -64,3 +64,30 @@ def test_bad_arguments_are_refused():
     t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=8))
     with pytest.raises(TypeError, match='results\\["img"\\]'):
         t(dict(img=[np.zeros((4, 4, 3), np.uint8)]))
+
+
+def test_same_view_gives_one_crop_twice_and_the_identity_geometry():
+    import torch
+    from mmsiameseim.models.utils import (crop_pair_offsets,
+                                          relative_patch_centres)
+    np.random.seed(1)
+    t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=32,
+                              same_view=True))
+    img = _coord_image()
+    for _ in range(5):
+        res = t(dict(img=img.copy()))
+        assert np.array_equal(res['img'][0], res['img'][1])
+        assert res['img'][0] is not res['img'][1]
+        assert np.array_equal(res['crop_boxes'][0], res['crop_boxes'][1])
+        assert res['flips'][0] == res['flips'][1]
+        off = crop_pair_offsets(torch.from_numpy(res['crop_boxes'])[None],
+                                torch.from_numpy(res['flips'])[None],
+                                torch.tensor([float(img.shape[1])]))
+        rows, cols = relative_patch_centres(off, 4)
+        grid_r, grid_c = torch.meshgrid(torch.arange(4.), torch.arange(4.),
+                                        indexing='ij')
+        torch.testing.assert_close(rows[0], grid_r.flatten())
+        torch.testing.assert_close(cols[0], grid_c.flatten())
+    with pytest.raises(ValueError, match='same_view'):
+        TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=32,
+                              target_size=16, same_view=True))

@@ -114,3 +114,38 @@ def test_autocast_optim_wrapper_trains_in_bf16():
         loss = model.loss(views, samples)['loss']
     wrapper.update_params(loss)
     assert seen[0] == torch.bfloat16
+
+
+def test_patchify_follows_the_backbone_patch_order():
+    from mmsiameseim.models.algorithms.siameseim import patchify
+    img = torch.arange(2 * 8 * 12, dtype=torch.float32).reshape(1, 2, 8, 12)
+    patches = patchify(img, 4)  # 2 x 3 grid of 4x4 patches, 2 channels
+    assert patches.shape == (1, 6, 32)
+    # patch (row 1, col 2) is the 5th in row-major order; its first pixel
+    # (channel 0, y 4, x 8) and its channel-1 pixel come last in the vector
+    assert patches[0, 5, 0] == img[0, 0, 4, 8]
+    assert patches[0, 5, 1] == img[0, 1, 4, 8]
+    assert patches[0, 5, -1] == img[0, 1, 7, 11]
+
+
+def test_pixel_target_has_no_target_branch_and_predicts_view_b_pixels():
+    from mmsiameseim.models.algorithms.siameseim import patchify
+    cfg = tiny_siameseim_cfg(out_channels=8 * 8 * 3, norm_cfg=dict(
+        type='LN', eps=1e-6))
+    cfg['target_type'] = 'pixel'
+    torch.manual_seed(0)
+    model = MODELS.build(cfg)
+    model.init_weights()
+    assert model.target is None
+    views, samples = random_batch(4)
+    out = model.loss(views, samples)
+    assert set(out) == {'loss'}
+    geo = model.geometry(samples, views[0].device)
+    pred = model.neck(model.backbone(views[0], geo['mask']), geo['mask'],
+                      geo['offsets'])
+    torch.testing.assert_close(
+        out['loss'], model.head.loss(pred, patchify(views[1], 8)))
+    out['loss'].backward()
+    assert model.neck.pred.weight.grad is not None
+    with pytest.raises(ValueError, match="'feature' or 'pixel'"):
+        MODELS.build(dict(tiny_siameseim_cfg(), target_type='pixels'))

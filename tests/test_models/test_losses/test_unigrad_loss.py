@@ -60,3 +60,28 @@ def test_bf16_inputs_computed_in_fp32():
     with torch.autocast('cpu', dtype=torch.bfloat16):
         out = head.loss(p.bfloat16(), t.bfloat16())
     assert out.dtype == torch.float32
+
+
+def test_moco_like_normalises_both_sides_mae_like_only_the_target():
+    torch.manual_seed(0)
+    p, t = torch.randn(2, 6, 16), torch.randn(2, 6, 16)
+    moco = MODELS.build(dict(type='UniGradLoss', target_norm='moco-like'))
+    mae = MODELS.build(dict(type='UniGradLoss', target_norm='mae-like'))
+    # BN (no affine) + l2 on both sides: scale and shift of either side
+    # per channel do not matter (up to BN's eps)
+    scale, shift = torch.rand(16) + 0.5, torch.randn(16)
+    torch.testing.assert_close(moco(p * scale + shift, t), moco(p, t),
+                               rtol=1e-4, atol=0)
+    torch.testing.assert_close(moco(p, t * scale + shift), moco(p, t),
+                               rtol=1e-4, atol=0)
+    y = F.normalize(F.batch_norm(p.reshape(-1, 16), None, None,
+                                 training=True), dim=-1)
+    z = F.normalize(F.batch_norm(t.reshape(-1, 16), None, None,
+                                 training=True), dim=-1)
+    ref = (((y - z)**2).sum(-1).mean() +
+           0.02 * ((y @ (z.T @ z / 12)) * y).sum(-1).mean()) / 16
+    torch.testing.assert_close(moco(p, t), ref, rtol=1e-4, atol=0)
+    # MAE-like: the prediction is used as it is, the target per token LN
+    assert not torch.allclose(mae(p * 2, t), mae(p, t))
+    torch.testing.assert_close(mae(p, t * 3 + 1), mae(p, t), rtol=1e-4,
+                               atol=0)
