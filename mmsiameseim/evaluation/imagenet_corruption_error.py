@@ -67,7 +67,8 @@ class ImageNetCorruptionError(BaseMetric):
         missing = [(c, s) for c in corruptions for s in self.severities
                    if (c, s) not in counts]
         if missing:
-            raise ValueError(f'no samples for (corruption, severity) {missing}')
+            raise ValueError(
+                f'no samples for (corruption, severity) {missing}')
         not_seen = sorted(set(self.alexnet_errors) - set(corruptions))
         if not_seen:
             MMLogger.get_current_instance().warning(

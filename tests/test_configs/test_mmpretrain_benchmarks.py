@@ -2,7 +2,6 @@
 to end (2 training iterations + evaluation, or a test) on the smoke data
 with the overrides a user would pass through --cfg-options."""
 import math
-import os
 import os.path as osp
 
 import pytest
@@ -105,6 +104,53 @@ def test_robustness_configs_test_the_finetuned_model():
     assert c.test_evaluator.type == 'ImageNetCorruptionError'
     assert len(c.test_evaluator.alexnet_errors) == 15
     assert c.test_evaluator.alexnet_errors['gaussian_noise'] == 0.886428
+
+
+def test_full_size_models_and_optimizers_build():
+    """ViT-B/16 as configured: layer-wise decay 0.65 over 12 blocks, no decay
+    on norms/biases/embeddings; the linear probe trains the head only."""
+    from mmengine.optim import build_optim_wrapper
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import MODELS
+
+    import mmsiameseim  # noqa: F401
+    init_default_scope('mmpretrain')
+    cfg = load(FT)
+    model = MODELS.build(cfg.model)
+    groups = {g['param_name']: g for g in build_optim_wrapper(
+        model, cfg.optim_wrapper).optimizer.param_groups}
+    assert len(model.backbone.layers) == 12
+    scale = {n: g['lr_scale'] for n, g in groups.items()}
+    assert scale['backbone.patch_embed.projection.weight'] == \
+        pytest.approx(0.65**13)
+    assert scale['backbone.layers.0.attn.qkv.weight'] == \
+        pytest.approx(0.65**12)
+    assert scale['backbone.layers.11.attn.qkv.weight'] == pytest.approx(0.65)
+    assert scale['head.fc.weight'] == 1.0
+    for name in ('backbone.cls_token', 'backbone.pos_embed',
+                 'backbone.layers.3.ln1.weight', 'backbone.ln2.weight',
+                 'backbone.layers.3.attn.qkv.bias', 'head.fc.bias'):
+        assert groups[name]['weight_decay'] == 0.0, name
+    assert groups['backbone.layers.3.attn.qkv.weight']['weight_decay'] == \
+        0.05
+    drop = [m.drop_prob for m in model.backbone.modules()
+            if type(m).__name__ == 'DropPath']
+    assert max(drop) == pytest.approx(0.1)  # linearly up to 0.1
+
+    cfg = load(LIN)
+    model = MODELS.build(cfg.model)
+    model.train()
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable == {'head.fc.weight', 'head.fc.bias'}
+    # mmpretrain's ViT returns to train mode with the model; with no dropout
+    # or drop path the frozen features are then the eval-mode features
+    x = torch.randn(1, 3, 224, 224)
+    with torch.no_grad():
+        train_feat = model.backbone(x)[0]
+        model.eval()
+        torch.testing.assert_close(model.backbone(x)[0], train_feat)
+    optim = build_optim_wrapper(model, cfg.optim_wrapper).optimizer
+    assert type(optim).__name__ == 'LARS'
 
 
 # ---------------------------------------------------------------- end to end

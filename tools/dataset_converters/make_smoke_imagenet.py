@@ -133,8 +133,9 @@ def corrupt(img, name, severity, rng):
         flakes = (rng.random((h, w)) < 0.02 + 0.1 * s).astype(np.float32)
         x = np.maximum(x * (1 - 0.3 * s), cv2.blur(flakes, (2, 2))[..., None])
     elif name == 'frost':
-        ice = cv2.GaussianBlur(rng.random((h, w)).astype(np.float32), (5, 5), 1)
-        x = (1 - 0.15 * severity / 2) * x + 0.6 * s * ice[..., None]
+        ice = rng.random((h, w)).astype(np.float32)
+        ice = cv2.GaussianBlur(ice, (5, 5), 1)
+        x = (1 - 0.4 * s) * x + 0.6 * s * ice[..., None]
     elif name == 'fog':
         fog = cv2.resize(rng.random((4, 4)).astype(np.float32), (w, h),
                          interpolation=cv2.INTER_CUBIC)
