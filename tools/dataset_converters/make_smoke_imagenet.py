@@ -7,7 +7,8 @@ on-disk layouts written here, so each can run end to end on a CPU:
 
     <out>/imagenet/{train,val}/<wnid>/<wnid>_<n>.JPEG
     <out>/imagenet/meta/{train,val}.txt      mmpretrain ImageNet lists
-    <out>/imagenet/1percent.txt              SimCLR-style 1 % list
+    <out>/imagenet/1percent.txt              SimCLR-style 1 % list (1 % of
+                                             each class, at least 1 image)
     <out>/imagenet-a/<wnid>/*.jpg            a subset of the classes
     <out>/imagenet-r/<wnid>/*.jpg            another subset
     <out>/imagenet-sketch/sketch/<wnid>/*.JPEG
