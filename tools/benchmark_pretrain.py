@@ -2,13 +2,15 @@
 
     python tools/benchmark_pretrain.py [--arch b] [--batch 8] [--img-size 224]
         [--steps 5] [--warmup 2] [--precision fp32|bf16|fp16] [--device cpu]
-        [--json]
+        [--models siameseim,siameseim-lowres,mae] [--target-size 112] [--json]
 
 Both models are built in this process and timed alternately on synthetic
 inputs; a step is forward + backward + optimizer step (+ the momentum update
 for SiameseIM). Prints arch, batch, image size, precision, device, step time
 (median and min-max), images/s, peak memory (resident set on CPU,
-max_memory_allocated on GPU) and the SiameseIM / MAE step-time ratio.
+max_memory_allocated on GPU) and the SiameseIM / MAE step-time ratio;
+``siameseim-lowres`` is the efficient target option (view b encoded at
+``--target-size``, the predictor predicting that grid).
 """
 import argparse
 import json
@@ -62,15 +64,17 @@ def vit_arch(arch):
                 feedforward_channels=4 * dims)
 
 
-def siameseim_cfg(arch, img, patch=16):
+def siameseim_cfg(arch, img, patch=16, target_img=None):
     dims, depth, heads = ARCHS[arch]
     grid = img // patch
+    target_grid = target_img // patch if target_img else None
     return dict(
         type='SiameseIM',
         backbone=dict(type='SiameseIMViT', arch=vit_arch(arch),
                       img_size=img, patch_size=patch),
         neck=dict(type='RelPosDecoderNeck', in_channels=dims,
-                  embed_dims=dims, grid_size=grid, projector_depth=2,
+                  embed_dims=dims, grid_size=grid,
+                  target_grid_size=target_grid, projector_depth=2,
                   predictor_depth=4, num_heads=16 if dims % 16 == 0 else
                   heads),
         head=dict(type='UniGradHead'))
@@ -89,7 +93,7 @@ def mae_cfg(arch, img, patch=16):
                   loss=dict(type='PixelReconstructionLoss', criterion='L2')))
 
 
-def siameseim_batch(batch, img, patch, device):
+def siameseim_batch(batch, img, patch, device, target_img=None):
     from mmpretrain.structures import DataSample
     grid = img // patch
     n_mask = int(round(0.6 * grid * grid))
@@ -105,8 +109,8 @@ def siameseim_batch(batch, img, patch, device):
         ds.set_field(rng.random(2) < 0.5, 'flips')
         ds.set_field((256, 256), 'ori_shape', field_type='metainfo')
         samples.append(ds)
-    views = [torch.randn(batch, 3, img, img, device=device)
-             for _ in range(2)]
+    views = [torch.randn(batch, 3, size, size, device=device)
+             for size in (img, target_img or img)]
     return dict(inputs=views, data_samples=samples)
 
 
@@ -161,7 +165,12 @@ def main(argv=None):
     parser.add_argument('--precision', default='fp32',
                         choices=['fp32', 'bf16', 'fp16'])
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
-    parser.add_argument('--models', default='siameseim,mae')
+    parser.add_argument('--models', default='siameseim,mae',
+                        help='any of siameseim, siameseim-lowres (view b '
+                        'encoded at --target-size), mae')
+    parser.add_argument('--target-size', type=int, default=None,
+                        help='view b size for siameseim-lowres (default '
+                        'half of --img-size)')
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
     args = parser.parse_args(argv)
@@ -177,6 +186,12 @@ def main(argv=None):
             model = MODELS.build(siameseim_cfg(args.arch, args.img_size))
             data = siameseim_batch(args.batch, args.img_size, 16,
                                    args.device)
+        elif name == 'siameseim-lowres':  # the efficient target option
+            target = args.target_size or args.img_size // 2
+            model = MODELS.build(
+                siameseim_cfg(args.arch, args.img_size, target_img=target))
+            data = siameseim_batch(args.batch, args.img_size, 16,
+                                   args.device, target_img=target)
         elif name == 'mae':
             model = MODELS.build(mae_cfg(args.arch, args.img_size))
             data = mae_batch(args.batch, args.img_size, args.device)
@@ -214,8 +229,12 @@ def main(argv=None):
     by = {r['model']: r for r in rows}
     ratio = by['siameseim']['step_s_median'] / by['mae']['step_s_median'] \
         if {'siameseim', 'mae'} <= set(by) else None
+    gain = by['siameseim-lowres']['images_per_s'] / by['siameseim'][
+        'images_per_s'] if {'siameseim', 'siameseim-lowres'} <= set(by) \
+        else None
     if args.json:
-        print(json.dumps(dict(rows=rows, siameseim_over_mae=ratio)))
+        print(json.dumps(dict(rows=rows, siameseim_over_mae=ratio,
+                              lowres_target_speedup=gain)))
         return
     head = ('model', 'arch', 'batch', 'img', 'prec', 'device', 'step s (med)',
             'min-max', 'img/s', f'peak mem MB ({rows[0]["peak_mem_kind"]})')
@@ -228,6 +247,8 @@ def main(argv=None):
               f'{r["images_per_s"]:.2f} | {r["peak_mem_mb"]:.0f}')
     if ratio:
         print(f'SiameseIM / MAE step time: {ratio:.2f}x')
+    if gain:
+        print(f'low-resolution target / default images/s: {gain:.2f}x')
 
 
 if __name__ == '__main__':

@@ -33,6 +33,9 @@ PRETRAIN_CFGS = {
     'fashionmnist.py',
     'mocov3': 'configs/pretrain/peers/mocov3_vit-tiny-p4_1xb64-bf16-coslr-'
     '1e_fashionmnist.py',
+    # the efficient target option (view b at 16 px: 16 target tokens)
+    'siameseim-target16': 'configs/pretrain/siameseim-target16_vit-tiny-p4_'
+    '1xb64-bf16-coslr-1e_fashionmnist.py',
 }
 PROBE_CFG = 'configs/benchmarks/mmpretrain/' \
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py'
@@ -399,7 +402,7 @@ def parse_args(argv=None):
     parser.add_argument('--compare', default='',
                         type=lambda s: [m.strip() for m in s.split(',')],
                         help='peers to pretrain and evaluate identically, '
-                        'e.g. mae,mocov3')
+                        'e.g. mae,mocov3,siameseim-target16')
     parser.add_argument('--epochs', type=int, default=None,
                         help='override the pretraining epochs')
     parser.add_argument('--knn-train', type=int, default=20000)

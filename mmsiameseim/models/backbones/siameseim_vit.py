@@ -2,6 +2,7 @@ from typing import Optional, Union
 
 import torch
 from mmpretrain.models.selfsup.mae import MAEViT
+from mmpretrain.models.utils import resize_pos_embed
 from mmpretrain.registry import MODELS
 
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
@@ -85,12 +86,19 @@ class SiameseIMViT(MAEViT):
             Tensor: Tokens (B, 1 + visible patches, C), cls token first.
         """
         B = x.shape[0]
-        x = self.patch_embed(x)[0]
-        x = x + self.pos_embed[:, 1:]
+        x, grid = self.patch_embed(x)
+        pos_embed = self.pos_embed
+        if tuple(grid) != tuple(self.patch_resolution):
+            # a view at another resolution (the low-resolution target
+            # option): the table is resized as mmpretrain's ViT does
+            pos_embed = resize_pos_embed(pos_embed, self.patch_resolution,
+                                         grid, mode=self.interpolate_mode,
+                                         num_extra_tokens=1)
+        x = x + pos_embed[:, 1:]
         if mask is not None:
             keep = ~mask.reshape(B, -1)
             x = x[keep].reshape(B, -1, x.shape[-1])
-        cls = self.cls_token.expand(B, -1, -1) + self.pos_embed[:, :1]
+        cls = self.cls_token.expand(B, -1, -1) + pos_embed[:, :1]
         x = torch.cat([cls, x], dim=1)
         for layer in self.layers:
             x = layer(x)

@@ -1,0 +1,15 @@
+# The efficient target option (the paper's "Limitations" remedy, not in the
+# paper's results): view b is cropped to 112 px, so the target branch
+# encodes 7 x 7 = 49 tokens instead of 196 and the predictor predicts that
+# grid (its relative positions still place each of view b's patches in
+# view a). Everything else is the default 1600-epoch config.
+_base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'
+
+model = dict(neck=dict(target_grid_size=7))
+train_dataloader = dict(dataset=dict(pipeline=[
+    dict(type='StrictLoadImageFromFile'),
+    dict(type='TwoViewRandomResizedCrop', size=224, target_size=112),
+    {{_base_.per_view_colour}},
+    {{_base_.blockwise_mask}},
+    {{_base_.pack_inputs}},
+]))
