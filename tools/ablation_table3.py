@@ -274,7 +274,7 @@ def parse_args(argv=None):
     parser.add_argument('--data-root', default='data/fashion_mnist')
     parser.add_argument('--rows', default='',
                         help='comma-separated rows, e.g. a,f,i (default all)')
-    parser.add_argument('--train-images', type=int, default=20000,
+    parser.add_argument('--train-images', type=int, default=16000,
                         help='pretraining images per row (1 epoch)')
     parser.add_argument('--knn-train', type=int, default=10000)
     parser.add_argument('--probe-train', type=int, default=10000)
