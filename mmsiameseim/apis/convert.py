@@ -72,12 +72,19 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         no counterpart in our format).
 
     Raises:
-        ValueError: The checkpoint is neither format.
+        FileNotFoundError: No such file.
+        ValueError: The file is not a checkpoint, or neither format.
     """
     if isinstance(checkpoint, str):
         import mmsiameseim  # noqa: F401  (mmengine checkpoint globals)
-        checkpoint = torch.load(checkpoint, map_location='cpu',
-                                weights_only=True)
+        try:
+            checkpoint = torch.load(checkpoint, map_location='cpu',
+                                    weights_only=True)
+        except FileNotFoundError:
+            raise
+        except Exception as e:  # noqa: BLE001  (any unpickling error)
+            raise ValueError('cannot be read as a PyTorch checkpoint '
+                             f'({type(e).__name__}: {str(e)[:300]})') from e
     if not isinstance(checkpoint, dict):
         raise ValueError(f'expected a checkpoint dict, got '
                          f'{type(checkpoint).__name__}')

@@ -157,5 +157,15 @@ def test_wrong_checkpoints_are_refused_naming_keys(tmp_path, tool):
     message = str(exit_.value.code)
     assert 'not an mmpretrain VisionTransformer' in message
     assert 'conv1.weight' in message and 'cls_token' in message
+
+    not_a_checkpoint = tmp_path / 'notes.txt'
+    not_a_checkpoint.write_text('not a checkpoint')
+    with pytest.raises(SystemExit) as exit_:
+        main([str(not_a_checkpoint), str(tmp_path / 'out.pth')])
+    assert str(exit_.value.code).startswith(
+        f'{not_a_checkpoint}: cannot be read as a PyTorch checkpoint')
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path / 'absent.pth'), str(tmp_path / 'out.pth')])
+    assert 'No such file' in str(exit_.value.code)
     assert not (tmp_path / 'out.pth').exists()
 

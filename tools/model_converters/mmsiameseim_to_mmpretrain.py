@@ -27,7 +27,7 @@ def main(argv=None):
     from mmsiameseim.apis.convert import format_report, to_mmpretrain_backbone
     try:
         state, report = to_mmpretrain_backbone(args.src)
-    except ValueError as e:
+    except (ValueError, FileNotFoundError) as e:
         sys.exit(f'{args.src}: {e}')
     os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
     torch.save(dict(state_dict=state,
