@@ -110,3 +110,13 @@ def test_missing_listed_image_is_a_clear_error(setup, capsys):
     assert str(exit_.value.code) == (
         f'error: 1 of the 12 images listed in {data}/1percent.txt are '
         f'missing, the first: {missing}')
+
+
+def test_random_init_features_are_not_cached(setup, capsys):
+    tmp_path, data, _, config = setup
+    _tool_main()([str(config), '--data-root', str(data), '--cache-dir',
+                  str(tmp_path / 'cache'), '--c-grid', '1'])
+    printed = capsys.readouterr().out
+    assert 'no checkpoint: a randomly initialised backbone' in printed
+    assert 'few-shot top-1' in printed
+    assert not (tmp_path / 'cache').exists()

@@ -18,7 +18,8 @@ tools/model_converters/mmsiameseim_to_mmpretrain.py).
 Features are cached per split in --cache-dir, keyed by the checkpoint
 (path, size, modification time), the model and pipeline config and the
 list of images, so a second run with another --c-grid or --cv-folds only
-refits the classifier.
+refits the classifier. Without --checkpoint (random init) nothing is
+cached.
 """
 import argparse
 import json
@@ -95,6 +96,10 @@ def run(args):
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
     cache_dir = None if args.cache_dir == 'none' else args.cache_dir
     ckpt_id = checkpoint_identity(args.checkpoint)
+    if ckpt_id is None and cache_dir is not None:
+        print('no checkpoint: a randomly initialised backbone, whose '
+              'features are not cached')
+        cache_dir = None
 
     model = None
     features = {}
