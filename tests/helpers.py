@@ -82,3 +82,48 @@ class TwoViewSamples(Dataset):
     def __getitem__(self, i):
         return dict(inputs=[self.views[0][i], self.views[1][i]],
                     data_samples=self.samples[i])
+
+
+def make_tiny_imagenet(root, per_class_train=4, listed_per_class=2,
+                       per_class_val=4, size=40):
+    """An ImageNet-layout folder of 3 classes whose images differ in colour:
+    ``train/<wnid>/<wnid>_<n>.JPEG``, ``val/*.JPEG`` with ``meta/val.txt``
+    and a SimCLR-style ``1percent.txt`` listing some training images.
+
+    Returns:
+        list: The file names in ``1percent.txt``.
+    """
+    import os
+
+    import numpy as np
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    wnids = ['n09000001', 'n02000002', 'n05000003']  # not in label order
+    colours = {'n02000002': (200, 40, 40), 'n05000003': (40, 200, 40),
+               'n09000001': (40, 40, 200)}
+
+    def image(wnid):
+        pixels = np.array(colours[wnid]) + rng.normal(0, 25, (size, size, 3))
+        return Image.fromarray(pixels.clip(0, 255).astype(np.uint8))
+
+    listed, val_lines = [], []
+    os.makedirs(os.path.join(root, 'val'), exist_ok=True)
+    os.makedirs(os.path.join(root, 'meta'), exist_ok=True)
+    for wnid in wnids:
+        os.makedirs(os.path.join(root, 'train', wnid), exist_ok=True)
+        for n in range(per_class_train):
+            name = f'{wnid}_{n}.JPEG'
+            image(wnid).save(os.path.join(root, 'train', wnid, name))
+            if n < listed_per_class:
+                listed.append(name)
+        label = sorted(wnids).index(wnid)
+        for n in range(per_class_val):
+            name = f'ILSVRC2012_val_{label}{n:04d}.JPEG'
+            image(wnid).save(os.path.join(root, 'val', name))
+            val_lines.append(f'{name} {label}')
+    listed.sort()
+    with open(os.path.join(root, '1percent.txt'), 'w') as f:
+        f.write('\n'.join(listed) + '\n')
+    with open(os.path.join(root, 'meta', 'val.txt'), 'w') as f:
+        f.write('\n'.join(val_lines) + '\n')
+    return listed

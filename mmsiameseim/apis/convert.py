@@ -1,0 +1,216 @@
+"""Export the pretrained ViT of a checkpoint to mmpretrain or timm keys.
+
+Accepted inputs:
+
+- our checkpoints (mmengine ``{'state_dict': ...}``, or a bare state dict)
+  whose ``backbone.*`` keys are an mmpretrain ``VisionTransformer``; every
+  other key (``neck.*``, ``head.*``, ``target.*`` ...) is dropped;
+- the authors' released checkpoint (``{'model': ...}`` with ``blocks.*``,
+  ``mm_blocks.*``, ``decoder_*`` ...), first mapped to our keys by
+  :func:`convert_official_state_dict`.
+
+Anything else is refused with the keys at fault. The final norm: SiameseIM
+pretrains without one (neither the authors' encoder nor ours has it), so the
+output has none and the target model must be built without it
+(mmpretrain ``final_norm=False``, timm ``final_norm=False``); a backbone
+that does have one (``ln1``) exports it (timm ``norm``).
+"""
+import re
+from collections import Counter, OrderedDict
+from typing import Dict, Tuple, Union
+
+import torch
+
+from .official import REQUIRED as OFFICIAL_REQUIRED
+from .official import convert_official_state_dict, load_official_state_dict
+
+# mmpretrain VisionTransformer key -> timm VisionTransformer key
+_TOP_LEVEL = {
+    'cls_token': 'cls_token',
+    'pos_embed': 'pos_embed',
+    'patch_embed.projection.weight': 'patch_embed.proj.weight',
+    'patch_embed.projection.bias': 'patch_embed.proj.bias',
+}
+_FINAL_NORM = {
+    'ln1.weight': 'norm.weight',
+    'ln1.bias': 'norm.bias',
+}
+_PER_LAYER = {
+    'ln1.weight': 'norm1.weight',
+    'ln1.bias': 'norm1.bias',
+    'attn.qkv.weight': 'attn.qkv.weight',
+    'attn.qkv.bias': 'attn.qkv.bias',
+    'attn.proj.weight': 'attn.proj.weight',
+    'attn.proj.bias': 'attn.proj.bias',
+    'ln2.weight': 'norm2.weight',
+    'ln2.bias': 'norm2.bias',
+    'ffn.layers.0.0.weight': 'mlp.fc1.weight',
+    'ffn.layers.0.0.bias': 'mlp.fc1.bias',
+    'ffn.layers.1.weight': 'mlp.fc2.weight',
+    'ffn.layers.1.bias': 'mlp.fc2.bias',
+}
+_LAYER_KEY = re.compile(r'layers\.(\d+)\.(.+)')
+
+Checkpoint = Union[str, dict]
+
+
+def _short(keys, n=20) -> str:
+    keys = sorted(keys)
+    return str(keys[:n]) + (f' ... ({len(keys)} in all)'
+                            if len(keys) > n else '')
+
+
+def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
+    """Read a checkpoint and bring it to our key names.
+
+    Args:
+        checkpoint (str | dict): Path, or an already loaded checkpoint.
+
+    Returns:
+        tuple: (state dict with our keys, report dict with ``source`` and,
+        for official inputs, ``official_skipped``: official keys that have
+        no counterpart in our format).
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: The file is not a checkpoint, or neither format.
+    """
+    if isinstance(checkpoint, str):
+        import mmsiameseim  # noqa: F401  (mmengine checkpoint globals)
+        try:
+            checkpoint = torch.load(checkpoint, map_location='cpu',
+                                    weights_only=True)
+        except FileNotFoundError:
+            raise
+        except Exception as e:  # noqa: BLE001  (any unpickling error)
+            raise ValueError('cannot be read as a PyTorch checkpoint '
+                             f'({type(e).__name__}: {str(e)[:300]})') from e
+    if not isinstance(checkpoint, dict):
+        raise ValueError(f'expected a checkpoint dict, got '
+                         f'{type(checkpoint).__name__}')
+    state = checkpoint.get('state_dict', checkpoint.get('model', checkpoint))
+    if not isinstance(state, dict):
+        raise ValueError('the checkpoint holds no state dict (looked under '
+                         f"'state_dict' and 'model'); its keys are "
+                         f'{_short(checkpoint)}')
+    state = {k[7:] if k.startswith('module.') else k: v
+             for k, v in state.items()}
+    if any(k.startswith('backbone.') for k in state):
+        return state, dict(source='mmsiameseim/mmpretrain (backbone.*)')
+    if all(k in state for k in OFFICIAL_REQUIRED):
+        ours, skipped = convert_official_state_dict(
+            load_official_state_dict(state))
+        return ours, dict(source='official SiameseIM',
+                          official_skipped=skipped)
+    raise ValueError(
+        'unrecognised checkpoint: it has no backbone.* keys (an mmsiameseim '
+        'or mmpretrain checkpoint) and lacks the official SiameseIM keys '
+        f'{[k for k in OFFICIAL_REQUIRED if k not in state]}; its keys are '
+        f'{_short(state)}')
+
+
+def extract_vit_backbone(state: dict) -> Tuple['OrderedDict', dict]:
+    """The ``backbone.*`` part of ``state`` as an mmpretrain ViT state dict.
+
+    Returns:
+        tuple: (backbone state dict without the prefix, report with the
+        ``dropped`` key count per top-level prefix and the ``arch`` read off
+        the shapes).
+
+    Raises:
+        ValueError: The backbone is not a complete mmpretrain
+            ``VisionTransformer`` (missing or unrecognised keys named).
+    """
+    backbone = OrderedDict((k[9:], v) for k, v in state.items()
+                           if k.startswith('backbone.'))
+    dropped = Counter(k.split('.')[0] for k in state
+                      if not k.startswith('backbone.'))
+    layers = sorted({int(m.group(1)) for k in backbone
+                     for m in [_LAYER_KEY.fullmatch(k)] if m})
+    expected = set(_TOP_LEVEL) | {f'layers.{i}.{s}' for i in layers
+                                  for s in _PER_LAYER}
+    optional = set(_FINAL_NORM)
+    missing = sorted(expected - set(backbone))
+    unknown = sorted(set(backbone) - expected - optional)
+    if missing or unknown or layers != list(range(len(layers))) or \
+            not layers:
+        raise ValueError(
+            'backbone.* is not an mmpretrain VisionTransformer: missing '
+            f'{_short(missing)}, unrecognised {_short(unknown)}, layer '
+            f'indices {layers}')
+    patch = backbone['patch_embed.projection.weight']
+    num_patches = backbone['pos_embed'].shape[1] - 1
+    grid = int(round(num_patches**0.5))
+    if grid * grid != num_patches:
+        raise ValueError(f'backbone.pos_embed has {num_patches} patch '
+                         'positions plus cls: not a square grid')
+    arch = dict(embed_dims=int(patch.shape[0]),
+                num_layers=len(layers),
+                feedforward_channels=int(
+                    backbone['layers.0.ffn.layers.0.0.weight'].shape[0]),
+                img_size=int(grid * patch.shape[2]),
+                patch_size=int(patch.shape[2]),
+                in_channels=int(patch.shape[1]),
+                final_norm='ln1.weight' in backbone)
+    return backbone, dict(dropped=dict(dropped), arch=arch)
+
+
+def to_mmpretrain_backbone(checkpoint: Checkpoint) -> Tuple[dict, dict]:
+    """Our or the official checkpoint -> mmpretrain ``VisionTransformer``.
+
+    Keys keep the ``backbone.`` prefix, so the output loads with
+    ``init_cfg=dict(type='Pretrained', checkpoint=OUT, prefix='backbone.')``
+    and into an ``ImageClassifier`` (its head is not provided).
+
+    Returns:
+        tuple: (state dict, report).
+    """
+    state, report = load_pretrained_state(checkpoint)
+    backbone, info = extract_vit_backbone(state)
+    report.update(info)
+    report['kept'] = len(backbone)
+    report['renamed'] = 0
+    report['not_provided'] = ['head.*'] + (
+        [] if info['arch']['final_norm'] else ['backbone.ln1.* (final norm)'])
+    return OrderedDict(('backbone.' + k, v)
+                       for k, v in backbone.items()), report
+
+
+def to_timm_vit(checkpoint: Checkpoint) -> Tuple[dict, dict]:
+    """Our or the official checkpoint -> timm ``VisionTransformer`` keys
+    (``vit_base_patch16_224`` for a ViT-B/16 at 224).
+
+    Returns:
+        tuple: (state dict, report).
+    """
+    state, report = load_pretrained_state(checkpoint)
+    backbone, info = extract_vit_backbone(state)
+    report.update(info)
+    out = OrderedDict()
+    for key, value in backbone.items():
+        m = _LAYER_KEY.fullmatch(key)
+        if m:
+            out[f'blocks.{m.group(1)}.{_PER_LAYER[m.group(2)]}'] = value
+        else:
+            out[_TOP_LEVEL.get(key) or _FINAL_NORM[key]] = value
+    report['kept'] = len(out)
+    report['renamed'] = sum(a != b for a, b in zip(backbone, out))
+    report['not_provided'] = ['head.*'] + (
+        [] if info['arch']['final_norm'] else ['norm.* (final norm)'])
+    return out, report
+
+
+def format_report(report: dict) -> str:
+    """Human-readable summary of a conversion report."""
+    lines = [f"source: {report['source']}",
+             f"kept {report['kept']} backbone tensors "
+             f"({report['renamed']} renamed)"]
+    dropped = report.get('dropped', {})
+    lines.append(f'dropped {sum(dropped.values())} tensors: ' + (', '.join(
+        f'{p}.* ({n})' for p, n in sorted(dropped.items())) or 'none'))
+    if report.get('official_skipped'):
+        lines.append('official keys without a counterpart (not needed by '
+                     f"the encoder): {report['official_skipped']}")
+    lines.append(f"not provided: {', '.join(report['not_provided'])}")
+    lines.append(f"architecture read off the shapes: {report['arch']}")
+    return '\n'.join(lines)

@@ -1,0 +1,54 @@
+import hashlib
+import json
+import os
+import os.path as osp
+from typing import Callable, Optional, Tuple
+
+import numpy as np
+import torch
+
+Features = Tuple[torch.Tensor, torch.Tensor]
+
+
+def cache_digest(key: dict) -> str:
+    """A short hash of a JSON-able description (objects fall back to str)."""
+    text = json.dumps(key, sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def cached_features(cache_dir: Optional[str], name: str, key: dict,
+                    extract: Callable[[], Features]) -> Features:
+    """Features of one split, extracted once per ``key``.
+
+    They are stored in ``<cache_dir>/<name>-<hash of key>.npz``; a later
+    call with an equal key reads that file instead of calling ``extract``.
+    Put into ``key`` everything the features depend on (weights, model and
+    pipeline config, the sample list), and nothing else, so that e.g. a
+    sweep over classifier settings reuses them.
+
+    Args:
+        cache_dir (str, optional): Cache folder; None always extracts.
+        name (str): Split name, part of the file name.
+        key (dict): JSON-able description of the features.
+        extract (callable): Returns (features, labels) when not cached.
+
+    Returns:
+        tuple: features (N, D) and labels (N,).
+    """
+    if cache_dir is None:
+        return extract()
+    path = osp.join(cache_dir, f'{name}-{cache_digest(key)}.npz')
+    if osp.isfile(path):
+        with np.load(path) as f:
+            feats, labels = f['feats'], f['labels']
+        print(f'loaded cached features of {len(labels)} {name} images '
+              f'from {path}')
+        return torch.from_numpy(feats), torch.from_numpy(labels)
+    feats, labels = extract()
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = path[:-len('.npz')] + '.tmp.npz'  # complete files only
+    np.savez(tmp, feats=feats.numpy(), labels=labels.numpy(),
+             key=json.dumps(key, sort_keys=True, default=str))
+    os.replace(tmp, path)
+    print(f'cached the {name} features in {path}')
+    return feats, labels
