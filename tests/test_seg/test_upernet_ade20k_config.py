@@ -1,0 +1,67 @@
+"""The full-size ADE20k config holds the paper's hyper-parameters
+(appendix, "Hyper-parameters for ADE20k semantic segmentation")."""
+import os
+
+import pytest
+from mmengine import Config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+CONFIG = os.path.join(
+    ROOT, 'configs', 'benchmarks', 'mmseg',
+    'upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py')
+
+
+@pytest.fixture(scope='module')
+def cfg():
+    return Config.fromfile(CONFIG)
+
+
+def test_backbone_is_vit_base_16_with_relative_positions(cfg):
+    assert cfg.custom_imports == dict(imports=['mmsiameseim.seg'],
+                                      allow_failed_imports=False)
+    backbone = cfg.model.backbone
+    assert backbone.type == 'SiameseIMMAE'  # mmseg MAE: relative pos. bias
+    assert (backbone.num_layers, backbone.embed_dims, backbone.num_heads,
+            backbone.mlp_ratio, backbone.patch_size) == (12, 768, 12, 4, 16)
+    assert backbone.img_size == (512, 512)
+    assert backbone.drop_path_rate == 0.1
+    assert backbone.norm_cfg == dict(type='LN', eps=1e-6)
+    assert backbone.init_cfg == dict(type='Pretrained', checkpoint='',
+                                     prefix='backbone.')
+    assert cfg.model.decode_head.type == 'UPerHead'
+    assert cfg.model.decode_head.num_classes == 150
+    assert cfg.model.auxiliary_head.num_classes == 150
+
+
+def test_data_is_ade20k_512_crops_with_the_papers_augmentation(cfg):
+    assert cfg.train_dataloader.dataset.type == 'ADE20KDataset'
+    assert cfg.train_dataloader.dataset.data_root == \
+        'data/ade/ADEChallengeData2016'
+    steps = {t.type: t for t in cfg.train_dataloader.dataset.pipeline}
+    assert steps['RandomCrop'].crop_size == (512, 512)
+    assert {'RandomFlip', 'PhotoMetricDistortion'} <= set(steps)
+    assert cfg.model.data_preprocessor.size == (512, 512)
+
+
+def test_schedule_batch_optimizer_and_sliding_test(cfg):
+    # Batch 16 = 8 GPUs x 2 (the file name's 8xb2).
+    assert cfg.train_dataloader.batch_size * 8 == 16
+    assert cfg.train_cfg.type == 'IterBasedTrainLoop'
+    assert cfg.train_cfg.max_iters == 160000
+    wrapper = cfg.optim_wrapper
+    assert wrapper.type == 'AmpOptimWrapper'
+    assert wrapper.optimizer == dict(type='AdamW', lr=1e-4,
+                                     betas=(0.9, 0.999), weight_decay=0.05)
+    assert wrapper.constructor == 'LayerDecayOptimizerConstructor'
+    assert wrapper.paramwise_cfg == dict(num_layers=12,
+                                         layer_decay_rate=0.65)
+    warmup, decay = cfg.param_scheduler
+    assert (warmup.type, warmup.by_epoch, warmup.begin, warmup.end) == \
+        ('LinearLR', False, 0, 1500)
+    # Linear decay: polynomial of power 1 to 0 at the last iteration.
+    assert (decay.type, decay.power, decay.eta_min, decay.by_epoch,
+            decay.begin, decay.end) == ('PolyLR', 1.0, 0.0, False, 1500,
+                                        160000)
+    assert cfg.model.test_cfg == dict(mode='slide', crop_size=(512, 512),
+                                      stride=(341, 341))
