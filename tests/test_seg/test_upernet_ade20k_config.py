@@ -65,3 +65,38 @@ def test_schedule_batch_optimizer_and_sliding_test(cfg):
                                         160000)
     assert cfg.model.test_cfg == dict(mode='slide', crop_size=(512, 512),
                                       stride=(341, 341))
+
+
+@pytest.mark.slow
+def test_full_size_model_loads_a_vit_b_siameseim_checkpoint(cfg, tmp_path):
+    """The real geometry: a ViT-B/16 SiameseIM (224 px, 14x14 grid) into
+    the 512 px UperNet (32x32 grid). About 30 s on 2 cores; several GB."""
+    import torch
+
+    import mmsiameseim  # noqa: F401
+    from mmpretrain.registry import MODELS as PRETRAIN_MODELS
+    from mmseg.registry import MODELS
+    from mmseg.utils import register_all_modules
+    pretrain = Config.fromfile(os.path.join(
+        ROOT, 'configs', 'pretrain',
+        'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'))
+    siameseim = PRETRAIN_MODELS.build(pretrain.model)
+    siameseim.init_weights()
+    state = siameseim.state_dict()
+    del siameseim
+    torch.save({'meta': {}, 'state_dict': state}, tmp_path / 'vit-b.pth')
+
+    register_all_modules()
+    model_cfg = cfg.model.copy()
+    model_cfg.backbone.init_cfg.checkpoint = str(tmp_path / 'vit-b.pth')
+    backbone = MODELS.build(model_cfg.backbone)
+    backbone.init_weights()
+    loaded = backbone.state_dict()
+    for key in ('layers.11.attn.qkv.weight', 'layers.5.ffn.layers.1.bias',
+                'cls_token', 'patch_embed.projection.weight'):
+        assert torch.equal(loaded[key], state['backbone.' + key]), key
+    assert backbone.pos_embed.shape == (1, 32 * 32 + 1, 768)
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(torch.randn(1, 3, 512, 512))
+    assert [f.shape for f in features] == [(1, 768, 32, 32)] * 4

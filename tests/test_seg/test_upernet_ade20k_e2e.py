@@ -33,6 +33,7 @@ model.data_preprocessor.std=[90.02,90.02,90.02]
 model.test_cfg.crop_size=(64,64) model.test_cfg.stride=(42,42)
 optim_wrapper.type=OptimWrapper optim_wrapper.paramwise_cfg.num_layers=4
 train_cfg.max_iters=2 train_cfg.val_interval=2 default_hooks.logger.interval=1
+randomness.seed=0
 train_dataloader.num_workers=0 train_dataloader.persistent_workers=False
 train_dataloader.dataset.data_root={data}
 train_dataloader.dataset.pipeline.2.scale=(256,64)
