@@ -45,7 +45,8 @@ def siameseim_to_mmseg_mae(
 
     Returns:
         The converted state dict and a report with the key lists ``loaded``
-        (copied as they are), ``adapted`` (resized or channel-adapted),
+        (copied as they are), ``adapted`` (resized or channel-adapted, as
+        ``'key (old shape) -> (new shape)'``),
         ``new`` (target keys absent from the checkpoint: they keep the model's
         initialisation), ``dropped`` (backbone keys the target has no place
         for, e.g. a final norm when ``final_norm=False``) and ``ignored``

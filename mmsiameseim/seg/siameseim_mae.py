@@ -22,9 +22,9 @@ class SiameseIMMAE(MAE):
     missing backbone weight or a shape that cannot be adapted is an error.
 
     Args:
-        *args: ``MAE`` arguments.
-        **kwargs: ``MAE`` keyword arguments; ``init_cfg`` may also give
-            ``prefix`` (default ``'backbone.'``).
+        **kwargs: ``MAE``'s arguments. ``init_cfg`` may also give ``prefix``
+            (default ``'backbone.'``), the prefix of the backbone keys in
+            the checkpoint.
     """
 
     def init_weights(self) -> None:
