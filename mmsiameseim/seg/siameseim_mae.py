@@ -1,0 +1,57 @@
+from mmengine.logging import print_log
+from mmengine.runner.checkpoint import _load_checkpoint
+from mmseg.models.backbones import MAE
+from mmseg.registry import MODELS
+
+from .mae_checkpoint import format_report, siameseim_to_mmseg_mae
+
+
+@MODELS.register_module()
+class SiameseIMMAE(MAE):
+    """mmseg's ``MAE`` backbone that loads SiameseIM pretraining checkpoints.
+
+    The network is mmseg's ``MAE`` unchanged (BEiT-style blocks with layer
+    scale and a zero-initialised relative position bias per block, plus the
+    absolute position embedding); the class name keeps "MAE" so that mmseg's
+    ``LayerDecayOptimizerConstructor`` recognises it. With
+    ``init_cfg=dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
+    the checkpoint is converted by :func:`siameseim_to_mmseg_mae` (position
+    embedding resized, 1-channel patch embedding adapted) and every key is
+    accounted for in the log: loaded, adapted, new (model's own init),
+    dropped. Unlike ``MAE``, which loads with ``strict=False`` silently, a
+    missing backbone weight or a shape that cannot be adapted is an error.
+
+    Args:
+        **kwargs: ``MAE``'s arguments. ``init_cfg`` may also give ``prefix``
+            (default ``'backbone.'``), the prefix of the backbone keys in
+            the checkpoint.
+    """
+
+    def init_weights(self) -> None:
+        init_cfg = self.init_cfg
+        if not (isinstance(init_cfg, dict)
+                and init_cfg.get('type') == 'Pretrained'):
+            super().init_weights()
+            return
+        checkpoint = init_cfg.get('checkpoint')
+        if not checkpoint:
+            raise ValueError(
+                f'{type(self).__name__}: init_cfg.checkpoint is empty; pass '
+                'the SiameseIM checkpoint, e.g. --cfg-options '
+                'model.backbone.init_cfg.checkpoint=PATH')
+        # mmseg's own initialisation of every weight first, so that the keys
+        # the checkpoint does not have (layer scale, relative position bias)
+        # start exactly as in mmseg's MAE.
+        self.init_cfg = None
+        try:
+            super().init_weights()
+        finally:
+            self.init_cfg = init_cfg
+        ckpt = _load_checkpoint(checkpoint, map_location='cpu')
+        state_dict = ckpt.get('state_dict', ckpt)
+        converted, report = siameseim_to_mmseg_mae(
+            state_dict, self.state_dict(),
+            prefix=init_cfg.get('prefix', 'backbone.'))
+        missing, unexpected = self.load_state_dict(converted, strict=False)
+        assert not unexpected and sorted(missing) == sorted(report['new'])
+        print_log(format_report(report, source=checkpoint), logger='current')
