@@ -134,9 +134,16 @@ def measure_step_seconds(args):
                      'benchmark_pretrain.py'))
     bp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bp)
+    from mmengine.logging import MMLogger
     from mmpretrain.registry import MODELS
     model = MODELS.build(bp.siameseim_cfg('b', 224))
-    model.init_weights()
+    logger = MMLogger.get_current_instance()
+    level = logger.level
+    logger.setLevel('WARNING')  # init_weights logs every parameter
+    try:
+        model.init_weights()
+    finally:
+        logger.setLevel(level)
     data = bp.siameseim_batch(args.batch, 224, 16, args.device)
     precision = 'bf16' if args.dtype == 'bf16' else 'fp32'
     bench = bp.Bench('siameseim', model, data, argparse.Namespace(

@@ -68,10 +68,17 @@ class ChunkedUniGrad(torch.autograd.Function):
             grad.mul_(2.0 / (n * dims))
             ctx.save_for_backward(grad)
         ctx.pred_dtype = pred.dtype
+        ctx.chunk_rows = chunk_rows
         return ((pos + lambda_neg * neg) / (n * dims)).to(dtype)
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         (grad, ) = ctx.saved_tensors
-        grad_pred = (grad * grad_output).to(ctx.pred_dtype)
+        if ctx.pred_dtype == grad.dtype:
+            grad_pred = grad * grad_output
+        else:  # cast chunk by chunk: no full-size fp32 temporary
+            grad_pred = grad.new_empty(grad.shape, dtype=ctx.pred_dtype)
+            for s in range(0, grad.shape[0], ctx.chunk_rows):
+                rows = slice(s, s + ctx.chunk_rows)
+                grad_pred[rows] = grad[rows] * grad_output
         return grad_pred, None, None, None, None, None
