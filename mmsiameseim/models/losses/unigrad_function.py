@@ -4,6 +4,12 @@ import torch
 import torch.nn.functional as F
 
 
+def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """sum(a * b) in float64 without an a * b temporary (a (1, k) @ (k, 1)
+    matmul: several times faster than torch.dot on CPUs)."""
+    return (a.view(1, -1) @ b.view(-1, 1)).view(()).to(torch.float64)
+
+
 class ChunkedUniGrad(torch.autograd.Function):
     """UniGrad loss with a hand-written gradient, token rows in chunks.
 
@@ -59,9 +65,9 @@ class ChunkedUniGrad(torch.autograd.Function):
             # y - z goes straight into the gradient buffer when there is one
             diff = torch.sub(y, target_rows(s),
                              out=grad[rows] if need_grad else None)
-            pos += torch.dot(diff.view(-1), diff.view(-1)).to(torch.float64)
+            pos += _dot(diff, diff)
             corr_y = y @ corr
-            neg += torch.dot(corr_y.view(-1), y.view(-1)).to(torch.float64)
+            neg += _dot(corr_y, y)
             if need_grad:  # 2 (y - z) + 2 lambda C y, over n D below
                 diff.add_(corr_y, alpha=lambda_neg)
         if need_grad:
