@@ -4,7 +4,8 @@
         [--image-size 500 375] [--config PATH]
         [--step-images-per-s X | --pretrain-json FILE] [--profile] [--json]
 
-Runs in one process (no DataLoader workers), so the result is the rate of
+Runs in one process (no DataLoader workers) with one torch thread and
+OpenCV threading off (as mmengine sets it up), so the result is the rate of
 one worker. Two pipelines over the same JPEG files:
 
 * ``siameseim``: ``train_pipeline`` of the config (default
@@ -206,9 +207,14 @@ def main(argv=None):
                          'not both')
         step_rate = step_rate_from_json(args.pretrain_json)
 
+    import cv2
     import torch
     from mmengine.utils import ProgressBar
-    torch.set_num_threads(1)  # one worker process uses one core
+
+    # one worker process uses one core (mmengine's runner also turns
+    # OpenCV's threads off)
+    torch.set_num_threads(1)
+    cv2.setNumThreads(0)
     ours = build_siameseim_pipeline(args.config)
     totals = defaultdict(float)
     if args.profile:
