@@ -14,9 +14,8 @@ class PILColorJitter(ColorJitter):
     ``ColorJitter(backend='pillow')``, whose mmcv functions convert the BGR
     array to a PIL image and back (two strided channel flips) once per
     adjustment; here the four adjustments run on one PIL image (15-20 %
-    less time on a 224 x 224 view, measured with
-    tools/benchmark_pipeline.py --profile). Images that are not H x W x 3 uint8, and the 'cv2'
-    backend, go to ``ColorJitter``.
+    less time on a 224 x 224 photo crop). Images that are not H x W x 3
+    uint8, and the 'cv2' backend, go to ``ColorJitter``.
 
     Args:
         **kwargs: ``ColorJitter`` arguments (brightness, contrast,
