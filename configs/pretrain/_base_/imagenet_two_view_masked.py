@@ -7,7 +7,7 @@ data_root = 'data/imagenet/'
 colour_jitter = dict(
     type='RandomApply',
     transforms=[
-        dict(type='ColorJitter', brightness=0.4, contrast=0.4,
+        dict(type='PILColorJitter', brightness=0.4, contrast=0.4,
              saturation=0.2, hue=0.1)
     ],
     prob=0.8)

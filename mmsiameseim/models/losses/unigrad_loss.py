@@ -4,6 +4,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
+from .unigrad_function import ChunkedUniGrad
+
 _NORMS = ('mae-like', 'moco-like', 'none')
 
 
@@ -29,6 +31,12 @@ class UniGradLoss(nn.Module):
     ``((y @ C) * y).sum(-1)``, never as a tokens x tokens matrix. Runs in fp32
     with autocast off. The target receives no gradient.
 
+    With 'mae-like' and 'none' target norms the loss goes by default through
+    :class:`ChunkedUniGrad`: token rows in chunks and an analytic gradient,
+    so that backward keeps one tokens x D buffer instead of the several
+    temporaries autograd keeps for the formula above (double backward is
+    not supported on that path). 'moco-like' always uses autograd.
+
     Args:
         lambda_neg (float): Weight of the correlation term. Defaults to 0.02.
         target_norm (str): 'mae-like' (LayerNorm without affine on the
@@ -36,12 +44,19 @@ class UniGradLoss(nn.Module):
             affine over tokens, then l2, on both prediction and target) or
             'none'. Defaults to 'mae-like'.
         eps (float): Epsilon of the normalisation. Defaults to 1e-5.
+        memory_efficient (bool): Use the chunked analytic-gradient path for
+            'mae-like' and 'none'; False runs the plain autograd formula
+            (the reference). Defaults to True.
+        chunk_rows (int): Token rows per chunk of that path. Defaults to
+            2048.
     """
 
     def __init__(self,
                  lambda_neg: float = 0.02,
                  target_norm: str = 'mae-like',
-                 eps: float = 1e-5) -> None:
+                 eps: float = 1e-5,
+                 memory_efficient: bool = True,
+                 chunk_rows: int = 2048) -> None:
         super().__init__()
         if target_norm not in _NORMS:
             raise ValueError(
@@ -49,6 +64,10 @@ class UniGradLoss(nn.Module):
         self.lambda_neg = lambda_neg
         self.target_norm = target_norm
         self.eps = eps
+        if chunk_rows < 1:
+            raise ValueError(f'chunk_rows must be >= 1, got {chunk_rows}')
+        self.memory_efficient = memory_efficient
+        self.chunk_rows = chunk_rows
 
     def _normalise(self, y: torch.Tensor, z: torch.Tensor):
         if self.target_norm == 'mae-like':
@@ -66,6 +85,12 @@ class UniGradLoss(nn.Module):
         """Loss for predictions and targets of shape (..., D)."""
         with torch.autocast(device_type=pred.device.type, enabled=False):
             channels = pred.shape[-1]
+            if self.memory_efficient and self.target_norm != 'moco-like':
+                return ChunkedUniGrad.apply(
+                    pred.reshape(-1, channels), target.reshape(-1, channels),
+                    self.lambda_neg,
+                    self.eps if self.target_norm == 'mae-like' else None,
+                    _all_reduce_mean, self.chunk_rows)
             y = pred.reshape(-1, channels).float()
             z = target.detach().reshape(-1, channels).float()
             y, z = self._normalise(y, z)

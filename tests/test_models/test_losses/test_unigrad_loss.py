@@ -85,3 +85,87 @@ def test_moco_like_normalises_both_sides_mae_like_only_the_target():
     assert not torch.allclose(mae(p * 2, t), mae(p, t))
     torch.testing.assert_close(mae(p, t * 3 + 1), mae(p, t), rtol=1e-4,
                                atol=0)
+
+
+def _plain_loss(norm, **kw):
+    return MODELS.build(dict(type='UniGradLoss', target_norm=norm,
+                             memory_efficient=False, **kw))
+
+
+def _loss_and_grad(loss, pred, target):
+    pred = pred.detach().clone().requires_grad_()
+    out = loss(pred, target)
+    out.backward()
+    return out.detach(), pred.grad
+
+
+@pytest.mark.parametrize('norm', ['mae-like', 'none'])
+@pytest.mark.parametrize('shape,chunk', [((2, 6, 16), 2048),
+                                         ((3, 49, 32), 50),
+                                         ((4, 37, 24), 16),
+                                         ((10, 48), 7)])
+def test_chunked_path_matches_autograd_formula(norm, shape, chunk):
+    torch.manual_seed(0)
+    p, t = torch.randn(*shape), torch.randn(*shape) * 3 + 1
+    fast = MODELS.build(dict(type='UniGradLoss', target_norm=norm,
+                             lambda_neg=0.3, chunk_rows=chunk))
+    loss, grad = _loss_and_grad(fast, p, t)
+    ref_loss, ref_grad = _loss_and_grad(_plain_loss(norm, lambda_neg=0.3),
+                                        p, t)
+    torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=0)
+    # elementwise, relative to the gradient's scale (single entries cancel)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-5,
+                               atol=1e-5 * float(ref_grad.abs().max()))
+    # the 'mae-like' value equals the authors' diagonal form too
+    if norm == 'mae-like':
+        torch.testing.assert_close(
+            loss, _reference(p.double(), t.double(), lam=0.3).float(),
+            rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize('norm', ['mae-like', 'none'])
+def test_chunked_path_bf16_inputs_match_autograd(norm):
+    torch.manual_seed(0)
+    p = torch.randn(3, 20, 32).bfloat16()
+    t = (torch.randn(3, 20, 32) * 2).bfloat16()
+    fast = MODELS.build(dict(type='UniGradLoss', target_norm=norm,
+                             chunk_rows=25))
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        loss, grad = _loss_and_grad(fast, p, t)
+        ref_loss, ref_grad = _loss_and_grad(_plain_loss(norm), p, t)
+    assert loss.dtype == torch.float32 and grad.dtype == torch.bfloat16
+    torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=0)
+    # both fp32 gradients are rounded to bf16: equal up to that rounding
+    torch.testing.assert_close(grad, ref_grad)
+    rel = (grad.float() - ref_grad.float()).norm() / ref_grad.float().norm()
+    assert rel < 2**-8
+
+
+@pytest.mark.parametrize('norm', ['mae-like', 'none'])
+def test_chunked_path_gradcheck_fp64(norm):
+    torch.manual_seed(0)
+    p = torch.randn(2, 5, 6, dtype=torch.float64, requires_grad=True)
+    t = torch.randn(2, 5, 6, dtype=torch.float64)
+    loss = MODELS.build(dict(type='UniGradLoss', target_norm=norm,
+                             lambda_neg=0.5, chunk_rows=3))
+    assert torch.autograd.gradcheck(lambda x: loss(x, t), (p, ))
+
+
+def test_chunked_path_scales_upstream_gradient_and_skips_target():
+    torch.manual_seed(0)
+    p = torch.randn(2, 6, 8, requires_grad=True)
+    t = torch.randn(2, 6, 8, requires_grad=True)
+    fast = MODELS.build(dict(type='UniGradLoss', chunk_rows=5))
+    (3 * fast(p, t)).backward()
+    assert t.grad is None
+    _, ref_grad = _loss_and_grad(_plain_loss('mae-like'), p, t.detach())
+    torch.testing.assert_close(p.grad, 3 * ref_grad, rtol=1e-5, atol=1e-9)
+    # no gradient wanted: no buffer, same value
+    with torch.no_grad():
+        torch.testing.assert_close(fast(p, t), _plain_loss('mae-like')(p, t),
+                                   rtol=1e-5, atol=0)
+
+
+def test_chunk_rows_must_be_positive():
+    with pytest.raises(ValueError, match='chunk_rows'):
+        MODELS.build(dict(type='UniGradLoss', chunk_rows=0))

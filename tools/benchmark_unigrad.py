@@ -1,0 +1,227 @@
+"""Time and memory of the UniGrad loss, chunked path vs plain autograd.
+
+    python tools/benchmark_unigrad.py [--batch 32] [--tokens 196]
+        [--channels 768] [--repeats 7] [--dtype fp32|bf16] [--device cpu]
+        [--step-seconds S | --measure-step] [--json]
+
+Variants: 'chunked' (``UniGradLoss()``, the default analytic-gradient path)
+and 'autograd' (``UniGradLoss(memory_efficient=False)``, the formula through
+autograd). Time: median (and min-max) of forward + backward over
+``--repeats`` runs after one warm-up, both variants in this process, taken
+in turns. Extra memory: what forward + backward needs beyond its inputs
+(prediction, target) and its output (the prediction's gradient):
+
+* CPU: each variant runs in a fresh subprocess that allocates the inputs,
+  warms the kernels up on a tiny input, resets the kernel's peak resident
+  set (writing 5 to /proc/self/clear_refs, Linux), runs one forward +
+  backward at full size and reads the peak (VmHWM); peak minus the resident
+  set before, minus the gradient's size, is the extra memory. A fresh
+  process per variant keeps the other variant's freed pages out of the
+  reading (torch's CPU allocator keeps no statistics, ``ru_maxrss`` cannot
+  be reset and already holds the import-time peak, and ``torch.profiler``
+  reports allocations per op, not a peak). The child runs with
+  MALLOC_MMAP_THRESHOLD_=65536 so that glibc returns every freed block
+  above 64 kB at once (its heap otherwise keeps some freed temporaries
+  resident, which adds 10-30 MB of noise); RSS counts touched pages, so a
+  buffer filled chunk by chunk counts as it fills.
+* CUDA: ``torch.cuda.max_memory_allocated`` minus the allocation before the
+  call, minus the gradient's size.
+
+With ``--step-seconds S`` (a SiameseIM training step at the same batch, e.g.
+from tools/benchmark_pretrain.py) or ``--measure-step`` (times one ViT-B
+SiameseIM step at ``--batch`` with that tool's model and batch builders)
+the loss time is also given as a percentage of the step.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+VARIANTS = {'chunked': True, 'autograd': False}
+DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
+
+
+def build_loss(variant):
+    import mmsiameseim  # noqa: F401
+    from mmpretrain.registry import MODELS
+    return MODELS.build(dict(type='UniGradLoss',
+                             memory_efficient=VARIANTS[variant]))
+
+
+def make_inputs(args, scale=1):
+    shape = (max(1, args.batch // scale), args.tokens, args.channels)
+    dtype = DTYPES[args.dtype]
+    pred = torch.randn(shape, device=args.device).to(dtype)
+    target = torch.randn(shape, device=args.device).to(dtype)
+    return pred.requires_grad_(), target
+
+
+def sync(device):
+    if device == 'cuda':
+        torch.cuda.synchronize()
+
+
+def fwd_bwd(loss, pred, target, device):
+    pred.grad = None
+    sync(device)
+    t0 = time.perf_counter()
+    loss(pred, target).backward()
+    sync(device)
+    return time.perf_counter() - t0
+
+
+def extra_memory_mb(args, variant):
+    """Memory beyond inputs and output of one forward + backward (MB)."""
+    if args.device == 'cuda':
+        loss = build_loss(variant)
+        pred, target = make_inputs(args)
+        fwd_bwd(loss, pred, target, 'cuda')
+        pred.grad = None
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        fwd_bwd(loss, pred, target, 'cuda')
+        peak = torch.cuda.max_memory_allocated() - before
+        return (peak - pred.grad.nbytes) / 2**20
+    cmd = [sys.executable, os.path.abspath(__file__), '--_memory-child',
+           variant, '--batch', str(args.batch), '--tokens', str(args.tokens),
+           '--channels', str(args.channels), '--dtype', args.dtype]
+    # every block > 64 kB is mmapped, so freed temporaries leave the
+    # resident set at once (glibc otherwise keeps some on its heap)
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_='65536')
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                         env=env)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def memory_child(args, variant):
+    """Runs in a fresh process: prints the extra memory in MB."""
+    loss = build_loss(variant)
+    small_pred, small_target = make_inputs(args, scale=args.batch)
+    fwd_bwd(loss, small_pred[:, :8], small_target[:, :8], 'cpu')
+    pred, target = make_inputs(args)
+    before = _rss_bytes()
+    with open('/proc/self/clear_refs', 'w') as f:
+        f.write('5')  # peak RSS (VmHWM) := current RSS
+    fwd_bwd(loss, pred, target, 'cpu')
+    print((_peak_rss_bytes() - before - pred.grad.nbytes) / 2**20)
+
+
+def _rss_bytes():
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+
+
+def _peak_rss_bytes():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError('no VmHWM in /proc/self/status')
+
+
+def measure_step_seconds(args):
+    """Median step of the ViT-B SiameseIM of tools/benchmark_pretrain.py."""
+    spec = importlib.util.spec_from_file_location(
+        'benchmark_pretrain',
+        os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                     'benchmark_pretrain.py'))
+    bp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bp)
+    from mmengine.logging import MMLogger
+    from mmpretrain.registry import MODELS
+    model = MODELS.build(bp.siameseim_cfg('b', 224))
+    logger = MMLogger.get_current_instance()
+    level = logger.level
+    logger.setLevel('WARNING')  # init_weights logs every parameter
+    try:
+        model.init_weights()
+    finally:
+        logger.setLevel(level)
+    data = bp.siameseim_batch(args.batch, 224, 16, args.device)
+    precision = 'bf16' if args.dtype == 'bf16' else 'fp32'
+    bench = bp.Bench('siameseim', model, data, argparse.Namespace(
+        device=args.device, precision=precision))
+    bench.step()  # warm-up
+    return statistics.median(bench.step() for _ in range(2))
+
+
+def format_table(rows, step, batch):
+    """Markdown table of the rows (and the step time when given)."""
+    head = ('variant', 'B x N x C', 'dtype', 'device', 'fwd+bwd ms (med)',
+            'min-max', f'extra mem MB ({rows[0]["extra_mem_kind"]})',
+            '% of step')
+    lines = [' | '.join(head), '|'.join('---' for _ in head)]
+    for r in rows:
+        pct = f'{r["pct_of_step"]:.2f}' if step else '-'
+        lines.append(
+            f'{r["variant"]} | {r["batch"]} x {r["tokens"]} x '
+            f'{r["channels"]} | {r["dtype"]} | {r["device"]} | '
+            f'{r["fwd_bwd_ms_median"]:.1f} | {r["fwd_bwd_ms_min"]:.1f}-'
+            f'{r["fwd_bwd_ms_max"]:.1f} | {r["extra_mem_mb"]:.1f} | {pct}')
+    if step:
+        lines.append(f'step: {step:.3f} s (batch {batch})')
+    return '\n'.join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--batch', type=int, default=32)
+    parser.add_argument('--tokens', type=int, default=196)
+    parser.add_argument('--channels', type=int, default=768)
+    parser.add_argument('--repeats', type=int, default=7)
+    parser.add_argument('--dtype', default='fp32', choices=sorted(DTYPES))
+    parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
+    parser.add_argument('--step-seconds', type=float,
+                        help='one SiameseIM training step at this batch (s)')
+    parser.add_argument('--measure-step', action='store_true',
+                        help='time a ViT-B SiameseIM step at --batch here')
+    parser.add_argument('--json', action='store_true',
+                        help='print one JSON object instead of a table')
+    parser.add_argument('--_memory-child', dest='memory_child',
+                        choices=sorted(VARIANTS), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error('--repeats must be >= 1')
+    if args.step_seconds is not None and args.measure_step:
+        parser.error('give --step-seconds or --measure-step, not both')
+    if args.memory_child:
+        return memory_child(args, args.memory_child)
+
+    torch.manual_seed(0)
+    losses = {v: build_loss(v) for v in VARIANTS}
+    pred, target = make_inputs(args)
+    times = {v: [] for v in VARIANTS}
+    for v in VARIANTS:  # warm-up
+        fwd_bwd(losses[v], pred, target, args.device)
+    for _ in range(args.repeats):
+        for v in VARIANTS:
+            times[v].append(fwd_bwd(losses[v], pred, target, args.device))
+    step = measure_step_seconds(args) if args.measure_step \
+        else args.step_seconds
+
+    rows = []
+    for v in VARIANTS:
+        med = statistics.median(times[v])
+        rows.append(dict(
+            variant=v, batch=args.batch, tokens=args.tokens,
+            channels=args.channels, dtype=args.dtype, device=args.device,
+            fwd_bwd_ms_median=med * 1e3, fwd_bwd_ms_min=min(times[v]) * 1e3,
+            fwd_bwd_ms_max=max(times[v]) * 1e3,
+            extra_mem_mb=extra_memory_mb(args, v),
+            extra_mem_kind='max_memory_allocated' if args.device == 'cuda'
+            else 'peak RSS growth',
+            pct_of_step=100 * med / step if step else None))
+    if args.json:
+        print(json.dumps(dict(rows=rows, step_seconds=step)))
+        return
+    print(format_table(rows, step, args.batch))
+
+if __name__ == '__main__':
+    main()
