@@ -19,7 +19,8 @@ def test_writes_coco_and_lvis_layouts_with_exact_masks(tool, tmp_path, capsys):
     import cv2
     tool.make_datasets(FMNIST, str(tmp_path), num_train=3, num_val=2,
                        img_size=64)
-    coco = json.load(open(tmp_path / 'coco/annotations/instances_val2017.json'))
+    ann_dir = tmp_path / 'coco' / 'annotations'
+    coco = json.load(open(ann_dir / 'instances_val2017.json'))
     assert len(coco['images']) == 2 and len(coco['categories']) == 10
     for ann in coco['annotations']:
         mask = mask_util.decode(ann['segmentation'])
@@ -31,8 +32,9 @@ def test_writes_coco_and_lvis_layouts_with_exact_masks(tool, tmp_path, capsys):
                          coco['images'][0]['file_name']))
     assert img.shape == (64, 64, 3) and img.std() > 10  # real pixels
 
-    train = json.load(open(tmp_path / 'lvis_v1/annotations/lvis_v1_train.json'))
-    val = json.load(open(tmp_path / 'lvis_v1/annotations/lvis_v1_val.json'))
+    ann_dir = tmp_path / 'lvis_v1' / 'annotations'
+    train = json.load(open(ann_dir / 'lvis_v1_train.json'))
+    val = json.load(open(ann_dir / 'lvis_v1_val.json'))
     freq = {c['name']: c['frequency'] for c in train['categories']}
     assert freq['bag'] == freq['ankle_boot'] == 'r'
     assert set(freq.values()) == {'r', 'c', 'f'}

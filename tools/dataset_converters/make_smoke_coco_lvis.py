@@ -178,7 +178,8 @@ def write_lvis(out, rng, fmnist, num, size, split, train_counts=None):
                               class_plan=plans)
     all_ids = set(range(1, len(CLASSES) + 1))
     for img in images:
-        present = {a['category_id'] for a in anns if a['image_id'] == img['id']}
+        present = {a['category_id'] for a in anns
+                   if a['image_id'] == img['id']}
         img['coco_url'] = ('http://images.cocodataset.org/'
                            f'{split}2017/{img.pop("file_name")}')
         img['neg_category_ids'] = sorted(all_ids - present)
@@ -351,7 +352,8 @@ if __name__ == '__main__':
     for name, dataset in (('coco', 'coco'), ('lvis-v1', 'lvis')):
         opts = smoke_cfg_options(args.out, args.checkpoint, dataset,
                                  args.img_size)
-        print(f'\nCPU smoke run on {dataset}:\nPYTHONPATH=$PWD mim train mmdet '
+        print(f'\nCPU smoke run on {dataset}:\n'
+              'PYTHONPATH=$PWD mim train mmdet '
               'configs/benchmarks/mmdet/mask-rcnn_vitdet-b-siameseim-pre_'
               f'16xb4-lsj-100e_{name}.py --work-dir work_dirs/smoke_{name} '
               f'--cfg-options {format_cfg_options(opts)}')

@@ -1,4 +1,4 @@
-from typing import List
+from typing import List, Optional
 
 from mmdet.registry import OPTIM_WRAPPER_CONSTRUCTORS
 from mmengine.logging import MMLogger
@@ -42,13 +42,17 @@ class ViTLayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
       of these get no weight decay. Defaults to ``('pos_embed', )`` (ViTDet).
     """
 
+    def __init__(self, optim_wrapper_cfg: dict,
+                 paramwise_cfg: Optional[dict] = None):
+        super().__init__(optim_wrapper_cfg, paramwise_cfg)
+        for key in ('decay_rate', 'num_layers'):
+            if key not in self.paramwise_cfg:
+                raise KeyError(f'{type(self).__name__}: paramwise_cfg needs '
+                               f'{key!r}, got {sorted(self.paramwise_cfg)}')
+
     def add_params(self, params: List[dict], module: nn.Module,
                    **kwargs) -> None:
         cfg = self.paramwise_cfg
-        for key in ('decay_rate', 'num_layers'):
-            if key not in cfg:
-                raise KeyError(f'{type(self).__name__}: paramwise_cfg needs '
-                               f'{key!r}, got {sorted(cfg)}')
         decay_rate, num_layers = cfg['decay_rate'], cfg['num_layers']
         norm_decay_mult = cfg.get('norm_decay_mult', 0.)
         no_decay_names = tuple(cfg.get('no_decay_names', ('pos_embed', )))

@@ -81,12 +81,13 @@ def test_pretrained_pos_embed_of_another_grid_is_resized(tmp_path):
     state = {'backbone.' + k: v for k, v in vit.state_dict().items()}
     state['backbone.pos_embed'] = torch.randn(1, 1 + 4 * 4, 32)
     torch.save({'state_dict': state}, tmp_path / 'c.pth')
-    tiny_vit().load_pretrained(str(tmp_path / 'c.pth'))
     loaded = tiny_vit()
     result = loaded.load_pretrained(str(tmp_path / 'c.pth'))
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert loaded.pos_embed.shape == (1, 65, 32)
-    assert torch.equal(loaded.pos_embed[:, :1], state['backbone.pos_embed'][:, :1])
+    cls_pos = state['backbone.pos_embed'][:, :1]
+    assert torch.equal(loaded.pos_embed[:, :1], cls_pos)
+    assert not torch.equal(loaded.pos_embed, vit.pos_embed)
 
 
 def test_bad_checkpoints_give_clear_errors(tmp_path):
@@ -94,6 +95,7 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     with pytest.raises(KeyError, match="no key starts with 'backbone.'"):
         tiny_vit().load_pretrained(str(tmp_path / 'h.pth'))
     with pytest.raises(ValueError, match='init_cfg.checkpoint'):
-        tiny_vit(init_cfg=dict(type='Pretrained', checkpoint='')).init_weights()
+        tiny_vit(init_cfg=dict(type='Pretrained',
+                               checkpoint='')).init_weights()
     with pytest.raises(ValueError, match='global_attn_indexes'):
         tiny_vit(global_attn_indexes=(4, ))
