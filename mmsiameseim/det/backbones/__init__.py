@@ -1,0 +1,3 @@
+from .vitdet_vit import ViTDetViT
+
+__all__ = ['ViTDetViT']

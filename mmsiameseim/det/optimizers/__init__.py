@@ -1,0 +1,3 @@
+from .layer_decay_constructor import ViTLayerDecayOptimWrapperConstructor
+
+__all__ = ['ViTLayerDecayOptimWrapperConstructor']
