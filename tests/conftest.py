@@ -2,8 +2,23 @@ import os
 
 import pytest
 import torch
+from mmengine.registry import DefaultScope
 
 DATA = os.path.join(os.path.dirname(__file__), 'data')
+_SCOPES_AT_START = set(DefaultScope._instance_dict)
+
+
+@pytest.fixture(autouse=True)
+def restore_default_scope():
+    """A Runner or ``init_default_scope`` makes its scope (mmpretrain, mmdet,
+    mmseg) the current default scope for the rest of the process, and
+    registries then build from that scope's registry. After each test, drop
+    every scope made since the session started (by the test or by a module
+    or session fixture) so that each test builds from its own library's
+    registries."""
+    yield
+    for name in set(DefaultScope._instance_dict) - _SCOPES_AT_START:
+        del DefaultScope._instance_dict[name]
 
 
 @pytest.fixture(scope='session')
