@@ -17,6 +17,16 @@ from PIL import Image
 _original_adjust_hue = photometric.adjust_hue
 
 
+def shift_hue(pil: Image.Image, hue_factor: float) -> Image.Image:
+    """Shift the hue of an RGB PIL image by ``hue_factor`` (in [-0.5, 0.5])
+    of a turn, wrapping around on the uint8 hue channel as numpy 1 did."""
+    h, s, v = pil.convert('HSV').split()
+    np_h = np.array(h, dtype=np.uint8)
+    np_h += np.uint8(int(hue_factor * 255) % 256)  # uint8 wrap-around
+    return Image.merge('HSV', (Image.fromarray(np_h, 'L'), s, v)).convert(
+        'RGB')
+
+
 def adjust_hue(img: np.ndarray, hue_factor: float, backend=None) -> np.ndarray:
     """``mmcv.adjust_hue`` with a numpy-2-safe pillow path."""
     backend = backend or photometric.imread_backend
@@ -24,10 +34,7 @@ def adjust_hue(img: np.ndarray, hue_factor: float, backend=None) -> np.ndarray:
             or not isinstance(img, np.ndarray) or img.ndim != 3 \
             or img.dtype != np.uint8:
         return _original_adjust_hue(img, hue_factor, backend=backend)
-    h, s, v = Image.fromarray(img[..., ::-1], mode='RGB').convert('HSV').split()
-    np_h = np.array(h, dtype=np.uint8)
-    np_h += np.uint8(int(hue_factor * 255) % 256)  # uint8 wrap-around
-    out = Image.merge('HSV', (Image.fromarray(np_h, 'L'), s, v)).convert('RGB')
+    out = shift_hue(Image.fromarray(img[..., ::-1], mode='RGB'), hue_factor)
     return np.array(out, dtype=img.dtype)[..., ::-1]
 
 

@@ -5,6 +5,8 @@ from mmpretrain.datasets.transforms import ColorJitter
 from mmpretrain.registry import TRANSFORMS
 from PIL import Image, ImageEnhance
 
+from ...mmcv_hue_fix import shift_hue
+
 
 @TRANSFORMS.register_module()
 class PILColorJitter(ColorJitter):
@@ -38,16 +40,7 @@ class PILColorJitter(ColorJitter):
             elif index == 2 and saturation is not None:
                 pil = ImageEnhance.Color(pil).enhance(saturation)
             elif index == 3 and hue is not None:
-                pil = _shift_hue(pil, hue)
+                pil = shift_hue(pil, hue)
         results['img'] = np.ascontiguousarray(np.asarray(pil)[..., ::-1])
         return results
 
-
-def _shift_hue(pil: Image.Image, hue_factor: float) -> Image.Image:
-    """mmcv's pillow ``adjust_hue`` (with the numpy-2 wrap-around of
-    mmsiameseim.mmcv_hue_fix) on a PIL image."""
-    h, s, v = pil.convert('HSV').split()
-    np_h = np.array(h, dtype=np.uint8)
-    np_h += np.uint8(int(hue_factor * 255) % 256)
-    return Image.merge('HSV', (Image.fromarray(np_h, 'L'), s, v)).convert(
-        'RGB')
