@@ -28,6 +28,9 @@ import sys
 import cv2
 import numpy as np
 
+from mmsiameseim.datasets.fashion_mnist_arrays import \
+    load_fashion_mnist_arrays
+
 # Fashion-MNIST class -> ADE20k label id (1-based, as in the annotation PNGs;
 # mmseg's class index is id - 1). Ten distinct ids; only "bag" and "apparel"
 # carry the item's meaning, the rest are other textile/object classes.
@@ -43,23 +46,13 @@ FASHION_TO_ADE = {
     8: 116,  # Bag         -> bag
     9: 42,   # Ankle boot  -> box
 }
-SPLITS = dict(training=('train-images-idx3-ubyte', 'train-labels-idx1-ubyte'),
-              validation=('t10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte'))
+SPLITS = dict(training='train', validation='test')  # ADE -> Fashion-MNIST
 ITEM_THRESHOLD = 30  # pixel value above which an enlarged item is "drawn"
 
 
 def load_fashion_mnist(root, split):
     """Images (N, 28, 28) uint8 and labels (N,) of one split, un-gzipped."""
-    from mmpretrain.datasets.mnist import read_image_file, read_label_file
-    paths = [osp.join(root, name) for name in SPLITS[split]]
-    missing = [p for p in paths if not osp.isfile(p)]
-    if missing:
-        raise FileNotFoundError(
-            f'Fashion-MNIST files missing: {missing}. Install them with '
-            'tools/setup_env.sh (Debian package dataset-fashion-mnist, '
-            'un-gzipped) or pass --fashion-mnist DIR.')
-    return (read_image_file(paths[0]).numpy(),
-            read_label_file(paths[1]).numpy())
+    return load_fashion_mnist_arrays(root, SPLITS[split])
 
 
 def make_sample(images, labels, rng, size_range=(96, 128), max_items=3):

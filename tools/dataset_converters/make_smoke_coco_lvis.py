@@ -39,38 +39,20 @@ import numpy as np
 import pycocotools.mask as mask_util
 from mmengine.utils import ProgressBar
 
+from mmsiameseim.datasets.fashion_mnist_arrays import \
+    load_fashion_mnist_arrays
+
 CLASSES = ('tshirt_top', 'trouser', 'pullover', 'dress', 'coat', 'sandal',
            'shirt', 'sneaker', 'bag', 'ankle_boot')
 RARE = ('bag', 'ankle_boot')
 COMMON = ('shirt', 'sneaker')
-FMNIST_FILES = {
-    'train': ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte'),
-    'val': ('t10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte'),
-}
+FMNIST_SPLITS = {'train': 'train', 'val': 'test'}  # ours -> Fashion-MNIST
 MASK_THRESHOLD = 40  # pixel value above which an item pixel is the object
-
-
-def read_idx(path: str) -> np.ndarray:
-    """Read an (un-gzipped) IDX file of unsigned bytes."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    if data[:2] != b'\x00\x00' or data[2] != 0x08:
-        raise ValueError(f'{path} is not an unsigned-byte IDX file')
-    ndim = data[3]
-    shape = np.frombuffer(data, '>u4', ndim, 4).astype(int)
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
 def load_fashion_mnist(root: str, split: str):
     """Images (N, 28, 28) and labels (N, ) of one Fashion-MNIST split."""
-    paths = [osp.join(root, name) for name in FMNIST_FILES[split]]
-    missing = [p for p in paths if not osp.isfile(p)]
-    if missing:
-        raise FileNotFoundError(
-            f'Fashion-MNIST files missing: {missing}. Put the un-gzipped '
-            f'IDX files in {root} (tools/setup_env.sh does) or pass '
-            '--fashion-mnist.')
-    return read_idx(paths[0]), read_idx(paths[1])
+    return load_fashion_mnist_arrays(root, FMNIST_SPLITS[split])
 
 
 def make_background(rng, images, size: int) -> np.ndarray:
@@ -227,7 +209,7 @@ def make_datasets(fashion_mnist: str, out: str, num_train: int = 8,
             if json.load(f) == json.loads(json.dumps(meta)):
                 print(f'{out} already holds these datasets; nothing to do')
                 return
-    fmnist = {s: load_fashion_mnist(fashion_mnist, s) for s in FMNIST_FILES}
+    fmnist = {s: load_fashion_mnist(fashion_mnist, s) for s in FMNIST_SPLITS}
     for name in ('coco', 'lvis_v1', 'smoke_meta.json'):
         path = osp.join(out, name)
         if osp.isdir(path):

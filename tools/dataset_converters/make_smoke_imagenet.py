@@ -32,6 +32,9 @@ import sys
 import cv2
 import numpy as np
 
+from mmsiameseim.datasets.fashion_mnist_arrays import \
+    load_fashion_mnist_arrays
+
 # Fashion-MNIST label -> ImageNet-1k wnid of a clothing class.
 FMNIST_TO_WNID = (
     'n03595614',  # T-shirt/top -> jersey, T-shirt
@@ -53,33 +56,11 @@ CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise',
                'defocus_blur', 'glass_blur', 'motion_blur', 'zoom_blur',
                'snow', 'frost', 'fog', 'brightness', 'contrast',
                'elastic_transform', 'pixelate', 'jpeg_compression')
-FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
-                't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte')
-
-
-def read_idx(path):
-    """Read an un-gzipped idx file (the Fashion-MNIST format)."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    ndim = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], 'big')
-             for i in range(ndim)]
-    arr = np.frombuffer(data, np.uint8, offset=4 + 4 * ndim)
-    if arr.size != int(np.prod(shape)):
-        raise ValueError(f'{path}: truncated idx file')
-    return arr.reshape(shape)
 
 
 def load_fashion_mnist(root):
-    missing = [f for f in FMNIST_FILES if not osp.isfile(osp.join(root, f))]
-    if missing:
-        raise FileNotFoundError(
-            f'Fashion-MNIST files {missing} not found in {root!r}; pass '
-            '--fashion-mnist DIR with the un-gzipped idx files '
-            '(tools/setup_env.sh installs them to data/fashion_mnist)')
-    return {split: (read_idx(osp.join(root, f'{split}-images-idx3-ubyte')),
-                    read_idx(osp.join(root, f'{split}-labels-idx1-ubyte')))
-            for split in ('train', 't10k')}
+    return {split: load_fashion_mnist_arrays(root, name)
+            for split, name in (('train', 'train'), ('t10k', 'test'))}
 
 
 def to_rgb(img, size):
