@@ -5,6 +5,8 @@ from mmpretrain.models.selfsup.mae import MAEViT
 from mmpretrain.models.utils import resize_pos_embed
 from mmpretrain.registry import MODELS
 
+from ..utils.cpu_autocast_attention import \
+    use_fp32_attention_under_cpu_autocast
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
 
 
@@ -62,6 +64,7 @@ class SiameseIMViT(MAEViT):
         if not train_patch_embed:
             for p in self.patch_embed.parameters():
                 p.requires_grad = False
+        use_fp32_attention_under_cpu_autocast(self.layers)
 
     def init_weights(self) -> None:
         super().init_weights()

@@ -7,20 +7,23 @@ from mmpretrain.models.backbones.vision_transformer import \
     TransformerEncoderLayer
 from mmpretrain.registry import MODELS
 
+from ..utils.cpu_autocast_attention import \
+    use_fp32_attention_under_cpu_autocast
 from ..utils.relative_position import relative_sincos_embed
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
 
 
 def _blocks(depth: int, dims: int, num_heads: int, mlp_ratio: float,
             norm_cfg: dict) -> ModuleList:
-    return ModuleList([
-        TransformerEncoderLayer(
-            embed_dims=dims,
-            num_heads=num_heads,
-            feedforward_channels=int(dims * mlp_ratio),
-            qkv_bias=True,
-            norm_cfg=norm_cfg) for _ in range(depth)
-    ])
+    return use_fp32_attention_under_cpu_autocast(
+        ModuleList([
+            TransformerEncoderLayer(
+                embed_dims=dims,
+                num_heads=num_heads,
+                feedforward_channels=int(dims * mlp_ratio),
+                qkv_bias=True,
+                norm_cfg=norm_cfg) for _ in range(depth)
+        ]))
 
 
 class SiameseIMProjector(BaseModule):

@@ -1,3 +1,5 @@
+from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
+                                     use_fp32_attention_under_cpu_autocast)
 from .momentum_target import MomentumTarget
 from .relative_position import (crop_pair_offsets, relative_patch_centres,
                                 relative_sincos_embed)
@@ -5,6 +7,8 @@ from .sincos_pos_embed import build_rows_first_sincos_embed
 from .token_batchnorm import TokenBatchNorm
 
 __all__ = [
-    'MomentumTarget', 'crop_pair_offsets', 'relative_patch_centres',
-    'relative_sincos_embed', 'build_rows_first_sincos_embed', 'TokenBatchNorm'
+    'fp32_attention_under_cpu_autocast',
+    'use_fp32_attention_under_cpu_autocast', 'MomentumTarget',
+    'crop_pair_offsets', 'relative_patch_centres', 'relative_sincos_embed',
+    'build_rows_first_sincos_embed', 'TokenBatchNorm'
 ]
