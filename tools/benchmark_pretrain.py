@@ -1,22 +1,35 @@
 """Training-step speed of SiameseIM next to mmpretrain's MAE, same backbone.
 
     python tools/benchmark_pretrain.py [--arch b] [--batch 8] [--img-size 224]
-        [--steps 5] [--warmup 2] [--precision fp32|bf16|fp16] [--device cpu]
-        [--models siameseim,siameseim-lowres,mae] [--target-size 112] [--json]
+        [--steps 5] [--warmup 2] [--precision fp32[,bf16[,fp16]]]
+        [--device cpu] [--models siameseim,siameseim-lowres,mae,official]
+        [--target-size 112] [--official-repo PATH] [--json]
 
-Both models are built in this process and timed alternately on synthetic
-inputs; a step is forward + backward + optimizer step (+ the momentum update
-for SiameseIM). Prints arch, batch, image size, precision, device, step time
-(median and min-max), images/s, peak memory (resident set on CPU,
-max_memory_allocated on GPU) and the SiameseIM / MAE step-time ratio;
-``siameseim-lowres`` is the efficient target option (view b encoded at
-``--target-size``, the predictor predicting that grid).
+Every (model, precision) pair gets its own worker process; the workers take
+their timed steps in turns (one at a time, so all see the same machine
+noise). A step is forward + backward + optimizer step (+ the momentum update
+for SiameseIM) on synthetic inputs. Prints arch, batch, image size,
+precision, device, step time (median and min-max), images/s, GFLOP per step
+(forward + backward, counted once with ``torch.utils.flop_counter``; the
+attention counted through its matmul form), the GFLOP/s achieved, and peak
+memory: on CPU the worker's peak resident set (VmHWM: interpreter, model,
+optimizer state and the step), on GPU ``max_memory_allocated``. Then the
+SiameseIM / MAE ratios of step time and of FLOPs for each precision, each
+model's images/s gain over fp32, and the efficient target option's gain
+(``siameseim-lowres``: view b encoded at ``--target-size``, the predictor
+predicting that grid).
+
+``official`` times the authors' own implementation from a clone of
+OpenGVLab/Siamese-Image-Modeling at ``--official-repo`` (same ViT, same
+mask count and crop geometry; see ``tools/authors_siameseim.py``), and the
+summary adds its step time over MAE's and our images/s over theirs.
 """
 import argparse
+import multiprocessing
 import json
 import os
 import statistics
-import threading
+import sys
 import time
 
 import numpy as np
@@ -30,32 +43,13 @@ ARCHS = {  # embed dims, depth, heads
 }
 
 
-class PeakRSS:
-    """Samples the resident set size in a thread (CPU peak memory)."""
-
-    def __init__(self):
-        self.peak = 0
-        self._stop = threading.Event()
-        self._page = os.sysconf('SC_PAGE_SIZE')
-
-    def _rss(self):
-        with open('/proc/self/statm') as f:
-            return int(f.read().split()[1]) * self._page
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._rss())
-            time.sleep(0.002)
-
-    def __enter__(self):
-        self.peak = self._rss()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+def peak_rss_bytes():
+    """Peak resident set of this process (VmHWM), Linux."""
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError('no VmHWM in /proc/self/status')
 
 
 def vit_arch(arch):
@@ -93,21 +87,32 @@ def mae_cfg(arch, img, patch=16):
                   loss=dict(type='PixelReconstructionLoss', criterion='L2')))
 
 
+def synthetic_geometry(batch, grid):
+    """Masks (B, grid, grid; 60 % masked), crop boxes (B, 2, 4), flips
+    (B, 2) and source widths (B,) of a synthetic two-view batch."""
+    rng = np.random.default_rng(0)
+    n_mask = int(round(0.6 * grid * grid))
+    masks = np.zeros((batch, grid * grid), bool)
+    for mask in masks:
+        mask[rng.permutation(grid * grid)[:n_mask]] = True
+    boxes = np.tile(np.array([[10, 20, 200, 180], [40, 5, 150, 220]],
+                             np.float32), (batch, 1, 1))
+    flips = rng.random((batch, 2)) < 0.5
+    return dict(masks=masks.reshape(batch, grid, grid), boxes=boxes,
+                flips=flips, widths=np.full(batch, 256.))
+
+
 def siameseim_batch(batch, img, patch, device, target_img=None):
     from mmpretrain.structures import DataSample
-    grid = img // patch
-    n_mask = int(round(0.6 * grid * grid))
-    rng = np.random.default_rng(0)
+    geo = synthetic_geometry(batch, img // patch)
     samples = []
-    for _ in range(batch):
-        mask = np.zeros(grid * grid, bool)
-        mask[rng.permutation(grid * grid)[:n_mask]] = True
+    for i in range(batch):
         ds = DataSample()
-        ds.set_mask(torch.from_numpy(mask.reshape(grid, grid)))
-        ds.set_field(np.array([[10, 20, 200, 180], [40, 5, 150, 220]],
-                              np.float32), 'crop_boxes')
-        ds.set_field(rng.random(2) < 0.5, 'flips')
-        ds.set_field((256, 256), 'ori_shape', field_type='metainfo')
+        ds.set_mask(torch.from_numpy(geo['masks'][i]))
+        ds.set_field(geo['boxes'][i], 'crop_boxes')
+        ds.set_field(geo['flips'][i], 'flips')
+        ds.set_field((256, int(geo['widths'][i])), 'ori_shape',
+                     field_type='metainfo')
         samples.append(ds)
     views = [torch.randn(batch, 3, size, size, device=device)
              for size in (img, target_img or img)]
@@ -121,6 +126,8 @@ def mae_batch(batch, img, device):
 
 
 class Bench:
+    """One model's training step at one precision (``args.precision``,
+    ``args.device``)."""
 
     def __init__(self, name, model, data, args):
         self.name = name
@@ -132,27 +139,240 @@ class Bench:
             betas=(0.9, 0.95))
         self.scaler = torch.amp.GradScaler(
             'cuda', enabled=args.precision == 'fp16')
-        self.times = []
-        self.peak = 0
 
-    def step(self):
-        a = self.args
+    def _sync(self):
+        if self.args.device == 'cuda':
+            torch.cuda.synchronize()
+
+    def _forward_backward(self):
         dtype = {'bf16': torch.bfloat16, 'fp16': torch.float16}.get(
-            a.precision)
-        sync = torch.cuda.synchronize if a.device == 'cuda' else (
-            lambda: None)
-        sync()
-        t0 = time.perf_counter()
-        with torch.autocast(a.device, dtype=dtype or torch.float32,
+            self.args.precision)
+        with torch.autocast(self.args.device,
+                            dtype=dtype or torch.float32,
                             enabled=dtype is not None):
             losses = self.model(**self.data, mode='loss')
         loss = sum(v for k, v in losses.items() if 'loss' in k)
         self.opt.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
+
+    def step(self):
+        """Seconds of one training step."""
+        self._sync()
+        t0 = time.perf_counter()
+        self._forward_backward()
         self.scaler.step(self.opt)
         self.scaler.update()
-        sync()
+        self._sync()
         return time.perf_counter() - t0
+
+    def flops(self):
+        """FLOPs of one forward + backward. Attention goes through its
+        matmul form, which the counter knows (the CPU fused kernel it
+        does not); the optimizer step is not counted."""
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        from torch.utils.flop_counter import FlopCounterMode
+        counter = FlopCounterMode(display=False)
+        with counter, sdpa_kernel(SDPBackend.MATH):
+            self._forward_backward()
+        self.opt.zero_grad(set_to_none=True)
+        return counter.get_total_flops()
+
+
+def build_bench(name, precision, args):
+    """The model and synthetic batch called ``name`` (see --models)."""
+    import mmsiameseim  # noqa: F401
+    from mmengine.logging import MMLogger
+    from mmpretrain.registry import MODELS
+    torch.manual_seed(0)
+    bench_args = argparse.Namespace(**vars(args))
+    bench_args.precision = precision
+    if name == 'siameseim':
+        model = MODELS.build(siameseim_cfg(args.arch, args.img_size))
+        data = siameseim_batch(args.batch, args.img_size, 16, args.device)
+    elif name == 'siameseim-lowres':  # the efficient target option
+        target = args.target_size or args.img_size // 2
+        model = MODELS.build(
+            siameseim_cfg(args.arch, args.img_size, target_img=target))
+        data = siameseim_batch(args.batch, args.img_size, 16, args.device,
+                               target_img=target)
+    elif name == 'mae':
+        model = MODELS.build(mae_cfg(args.arch, args.img_size))
+        data = mae_batch(args.batch, args.img_size, args.device)
+    elif name == 'official':  # the authors' code, from --official-repo
+        import authors_siameseim
+        dims, depth, heads = ARCHS[args.arch]
+        model = authors_siameseim.build(args.official_repo, dims, depth,
+                                         heads, args.img_size)
+        geo = synthetic_geometry(args.batch, args.img_size // 16)
+        data = authors_siameseim.batch(geo['boxes'], geo['flips'],
+                                       geo['masks'], geo['widths'],
+                                       args.img_size, args.device)
+        return Bench(name, model, data, bench_args)
+    else:
+        raise ValueError(f'unknown model {name!r}')
+    logger = MMLogger.get_current_instance()
+    level = logger.level
+    logger.setLevel('WARNING')  # init_weights logs every parameter
+    try:
+        model.init_weights()
+    finally:
+        logger.setLevel(level)
+    return Bench(name, model, data, bench_args)
+
+
+def worker(conn, name, precision, args):
+    """Runs in its own process: builds one bench, then answers 'step',
+    'flops' and 'memory' until 'stop'."""
+    try:
+        bench = build_bench(name, precision, args)
+        conn.send('ready')
+        while True:
+            command = conn.recv()
+            if command == 'stop':
+                return
+            if command == 'step':
+                if args.device == 'cuda':
+                    torch.cuda.reset_peak_memory_stats()
+                conn.send(bench.step())
+            elif command == 'flops':
+                conn.send(bench.flops())
+            elif command == 'memory':
+                conn.send(torch.cuda.max_memory_allocated()
+                          if args.device == 'cuda' else peak_rss_bytes())
+    except (EOFError, BrokenPipeError):  # the parent has gone
+        return
+    except Exception as e:  # report, the parent raises
+        conn.send(RuntimeError(f'{name} ({precision}): '
+                               f'{type(e).__name__}: {e}'))
+
+
+class Worker:
+    """Parent-side handle of a worker process."""
+
+    def __init__(self, ctx, name, precision, args):
+        self.name, self.precision = name, precision
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=worker,
+                                   args=(child, name, precision, args),
+                                   daemon=True)
+        self.process.start()
+        self.times = []
+        self.ask(None)  # 'ready'
+
+    def ask(self, command):
+        if command is not None:
+            self.conn.send(command)
+        answer = self.conn.recv()
+        if isinstance(answer, Exception):
+            raise SystemExit(str(answer))
+        return answer
+
+    def stop(self):
+        self.conn.send('stop')
+        self.process.join()
+
+
+def pairs(args):
+    """(precision, model) of every worker. The authors' code has autocast
+    only through ``torch.cuda.amp`` (fp16 on CUDA), so it gets no bf16
+    worker."""
+    return [(precision, name) for precision in args.precision.split(',')
+            for name in args.models.split(',')
+            if not (name == 'official' and precision == 'bf16')]
+
+
+def run(args):
+    """Rows (one per model and precision) from worker processes."""
+    ctx = multiprocessing.get_context('spawn')
+    workers = []
+    try:
+        for precision, name in pairs(args):
+            workers.append(Worker(ctx, name, precision, args))
+        for w in workers:
+            for _ in range(args.warmup):
+                w.ask('step')
+        for _ in range(args.steps):  # in turns: all see the same noise
+            for w in workers:
+                w.times.append(w.ask('step'))
+        rows = []
+        for w in workers:
+            med = statistics.median(w.times)
+            flops = w.ask('flops')
+            rows.append(dict(
+                model=w.name, arch=f'vit-{args.arch}/16', batch=args.batch,
+                img_size=args.img_size, precision=w.precision,
+                device=args.device, step_s_median=med,
+                step_s_min=min(w.times), step_s_max=max(w.times),
+                images_per_s=args.batch / med, gflop_per_step=flops / 1e9,
+                gflop_per_s=flops / 1e9 / med,
+                peak_mem_mb=w.ask('memory') / 2**20,
+                peak_mem_kind='max_memory_allocated'
+                if args.device == 'cuda' else 'peak RSS of the worker'))
+    finally:
+        for w in workers:
+            if w.process.is_alive():
+                w.stop()
+    return rows
+
+
+def ratios(rows):
+    """SiameseIM / MAE per precision, gains over fp32 and of the low-res
+    target option."""
+    by = {(r['model'], r['precision']): r for r in rows}
+    out = dict(siameseim_over_mae={}, siameseim_over_mae_flops={},
+               official_over_mae={}, speedup_over_official={},
+               speedup_over_fp32={}, lowres_target_speedup={})
+    for (model, precision), r in by.items():
+        if model == 'siameseim' and ('mae', precision) in by:
+            mae = by['mae', precision]
+            out['siameseim_over_mae'][precision] = \
+                r['step_s_median'] / mae['step_s_median']
+            out['siameseim_over_mae_flops'][precision] = \
+                r['gflop_per_step'] / mae['gflop_per_step']
+        if model == 'official' and ('mae', precision) in by:
+            out['official_over_mae'][precision] = \
+                r['step_s_median'] / by['mae', precision]['step_s_median']
+        if model == 'official' and ('siameseim', precision) in by:
+            out['speedup_over_official'][precision] = \
+                r['step_s_median'] / by['siameseim', precision][
+                    'step_s_median']
+        if precision != 'fp32' and (model, 'fp32') in by:
+            out['speedup_over_fp32'][f'{model} {precision}'] = \
+                r['images_per_s'] / by[model, 'fp32']['images_per_s']
+        if model == 'siameseim-lowres' and ('siameseim', precision) in by:
+            out['lowres_target_speedup'][precision] = \
+                r['images_per_s'] / by['siameseim', precision]['images_per_s']
+    return out
+
+
+def format_table(rows, summary):
+    head = ('model', 'arch', 'batch', 'img', 'prec', 'device', 'step s (med)',
+            'min-max', 'img/s', 'GFLOP/step', 'GFLOP/s',
+            f'peak mem MB ({rows[0]["peak_mem_kind"]})')
+    lines = [' | '.join(head), '|'.join('---' for _ in head)]
+    for r in rows:
+        lines.append(
+            f'{r["model"]} | {r["arch"]} | {r["batch"]} | {r["img_size"]} | '
+            f'{r["precision"]} | {r["device"]} | {r["step_s_median"]:.3f} | '
+            f'{r["step_s_min"]:.3f}-{r["step_s_max"]:.3f} | '
+            f'{r["images_per_s"]:.2f} | {r["gflop_per_step"]:.0f} | '
+            f'{r["gflop_per_s"]:.1f} | {r["peak_mem_mb"]:.0f}')
+    for precision, ratio in summary['siameseim_over_mae'].items():
+        flops = summary['siameseim_over_mae_flops'][precision]
+        lines.append(f'SiameseIM / MAE ({precision}): step time {ratio:.2f}x'
+                     f', FLOPs {flops:.2f}x')
+    for precision, ratio in summary['official_over_mae'].items():
+        lines.append(f'authors\' SiameseIM / MAE ({precision}): step time '
+                     f'{ratio:.2f}x')
+    for precision, gain in summary['speedup_over_official'].items():
+        lines.append(f'ours over the authors\' ({precision}): {gain:.2f}x '
+                     'images/s')
+    for key, gain in summary['speedup_over_fp32'].items():
+        lines.append(f'{key} / fp32 images/s: {gain:.2f}x')
+    for precision, gain in summary['lowres_target_speedup'].items():
+        lines.append(f'low-resolution target / default images/s '
+                     f'({precision}): {gain:.2f}x')
+    return '\n'.join(lines)
 
 
 def main(argv=None):
@@ -163,92 +383,47 @@ def main(argv=None):
     parser.add_argument('--steps', type=int, default=5)
     parser.add_argument('--warmup', type=int, default=2)
     parser.add_argument('--precision', default='fp32',
-                        choices=['fp32', 'bf16', 'fp16'])
+                        help='comma-separated: fp32, bf16 (autocast), fp16 '
+                        '(AMP, CUDA only)')
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
     parser.add_argument('--models', default='siameseim,mae',
-                        help='any of siameseim, siameseim-lowres (view b '
-                        'encoded at --target-size), mae')
+                        help='comma-separated: siameseim, siameseim-lowres '
+                        '(view b encoded at --target-size), mae, official '
+                        '(the authors\' code, from --official-repo)')
+    parser.add_argument('--official-repo', default=None,
+                        help='root of a clone of OpenGVLab/Siamese-Image-'
+                        'Modeling, for --models official')
     parser.add_argument('--target-size', type=int, default=None,
                         help='view b size for siameseim-lowres (default '
                         'half of --img-size)')
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
     args = parser.parse_args(argv)
-    if args.precision == 'fp16' and args.device != 'cuda':
-        parser.error('fp16 AMP needs --device cuda (use bf16 on CPUs)')
-
-    import mmsiameseim  # noqa: F401
-    from mmpretrain.registry import MODELS
-    torch.manual_seed(0)
-    benches = []
+    for precision in args.precision.split(','):
+        if precision not in ('fp32', 'bf16', 'fp16'):
+            parser.error(f'--precision: unknown {precision!r} (fp32, bf16, '
+                         'fp16)')
+        if precision == 'fp16' and args.device != 'cuda':
+            parser.error('fp16 AMP needs --device cuda (use bf16 on CPUs)')
     for name in args.models.split(','):
-        if name == 'siameseim':
-            model = MODELS.build(siameseim_cfg(args.arch, args.img_size))
-            data = siameseim_batch(args.batch, args.img_size, 16,
-                                   args.device)
-        elif name == 'siameseim-lowres':  # the efficient target option
-            target = args.target_size or args.img_size // 2
-            model = MODELS.build(
-                siameseim_cfg(args.arch, args.img_size, target_img=target))
-            data = siameseim_batch(args.batch, args.img_size, 16,
-                                   args.device, target_img=target)
-        elif name == 'mae':
-            model = MODELS.build(mae_cfg(args.arch, args.img_size))
-            data = mae_batch(args.batch, args.img_size, args.device)
-        else:
-            parser.error(f'unknown model {name}')
-        model.init_weights()
-        benches.append(Bench(name, model, data, args))
-
-    for b in benches:
-        for _ in range(args.warmup):
-            b.step()
-    for _ in range(args.steps):  # alternate: both see the same noise
-        for b in benches:
-            if args.device == 'cuda':
-                torch.cuda.reset_peak_memory_stats()
-                b.times.append(b.step())
-                b.peak = max(b.peak, torch.cuda.max_memory_allocated())
-            else:
-                with PeakRSS() as rss:
-                    b.times.append(b.step())
-                b.peak = max(b.peak, rss.peak)
-
-    rows = []
-    for b in benches:
-        med = statistics.median(b.times)
-        rows.append(dict(
-            model=b.name, arch=f'vit-{args.arch}/16', batch=args.batch,
-            img_size=args.img_size, precision=args.precision,
-            device=args.device, step_s_median=med,
-            step_s_min=min(b.times), step_s_max=max(b.times),
-            images_per_s=args.batch / med,
-            peak_mem_mb=b.peak / 2**20,
-            peak_mem_kind='max_memory_allocated' if args.device == 'cuda'
-            else 'RSS'))
-    by = {r['model']: r for r in rows}
-    ratio = by['siameseim']['step_s_median'] / by['mae']['step_s_median'] \
-        if {'siameseim', 'mae'} <= set(by) else None
-    gain = by['siameseim-lowres']['images_per_s'] / by['siameseim'][
-        'images_per_s'] if {'siameseim', 'siameseim-lowres'} <= set(by) \
-        else None
+        if name not in ('siameseim', 'siameseim-lowres', 'mae', 'official'):
+            parser.error(f'--models: unknown {name!r} (siameseim, '
+                         'siameseim-lowres, mae, official)')
+    if 'official' in args.models.split(','):
+        if not args.official_repo or not os.path.isfile(
+                os.path.join(args.official_repo, 'models_sim.py')):
+            parser.error('--models official needs --official-repo: the '
+                         'root of a clone of OpenGVLab/Siamese-Image-Modeling'
+                         f' (no models_sim.py in {args.official_repo!r})')
+        if 'bf16' in args.precision.split(','):
+            print('note: no bf16 row for official (its autocast is '
+                  'torch.cuda.amp: fp32, or fp16 on CUDA)', file=sys.stderr)
+    rows = run(args)
+    summary = ratios(rows)
     if args.json:
-        print(json.dumps(dict(rows=rows, siameseim_over_mae=ratio,
-                              lowres_target_speedup=gain)))
-        return
-    head = ('model', 'arch', 'batch', 'img', 'prec', 'device', 'step s (med)',
-            'min-max', 'img/s', f'peak mem MB ({rows[0]["peak_mem_kind"]})')
-    print(' | '.join(head))
-    print('|'.join('---' for _ in head))
-    for r in rows:
-        print(f'{r["model"]} | {r["arch"]} | {r["batch"]} | {r["img_size"]} '
-              f'| {r["precision"]} | {r["device"]} | {r["step_s_median"]:.3f}'
-              f' | {r["step_s_min"]:.3f}-{r["step_s_max"]:.3f} | '
-              f'{r["images_per_s"]:.2f} | {r["peak_mem_mb"]:.0f}')
-    if ratio:
-        print(f'SiameseIM / MAE step time: {ratio:.2f}x')
-    if gain:
-        print(f'low-resolution target / default images/s: {gain:.2f}x')
+        print(json.dumps(dict(rows=rows, **summary)))
+    else:
+        print(format_table(rows, summary))
 
 
 if __name__ == '__main__':
