@@ -1,0 +1,108 @@
+"""The authors' SiameseIM training step, from a local checkout of their code.
+
+Used by ``tools/benchmark_pretrain.py --models official --official-repo
+PATH`` to time OpenGVLab/Siamese-Image-Modeling side by side with ours. We
+ship none of their code: point ``PATH`` at your own clone.
+
+Their code predates torch 2 and numpy 2; importing it here supplies the
+names it needs that are gone or moved (``torch._six.inf``, ``np.float``,
+timm 0.6's ``timm.models.layers.helpers``) and nothing else. Their model
+runs with the arguments of their ViT-B launch script
+(``configs/pretrain/dist_sim_base_1600ep.sh``): decoder width = encoder
+width, 16 decoder heads, projector 2 and predictor 4 blocks with BatchNorm,
+frozen patch embedding, λ = 0.02. Their loss all-reduces the correlation,
+so a one-process gloo group is started if none is.
+"""
+import argparse
+import math
+import os
+import sys
+import types
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+# the order of their ``rel_pos_21`` tuple
+REL_POS_ORDER = ('delta_i', 'delta_j', 'delta_h', 'delta_w', 'relative_flip',
+                 'flip_delta_j')
+
+
+def import_models_sim(repo: str):
+    """``models_sim`` of the authors' checkout at ``repo``."""
+    if not os.path.isfile(os.path.join(repo, 'models_sim.py')):
+        raise FileNotFoundError(
+            f'--official-repo {repo!r} has no models_sim.py: give the root '
+            'of a clone of OpenGVLab/Siamese-Image-Modeling')
+    if 'torch._six' not in sys.modules:  # removed in torch 2.0
+        sys.modules['torch._six'] = types.SimpleNamespace(inf=math.inf)
+    if not hasattr(np, 'float'):  # removed in numpy 1.24
+        np.float = float
+    try:  # their timm is 0.6; timm 1.x moved the helpers
+        import timm.models.layers.helpers  # noqa: F401
+    except ImportError:
+        import timm.layers.helpers
+        sys.modules['timm.models.layers.helpers'] = timm.layers.helpers
+    sys.path.insert(0, os.path.abspath(repo))
+    import models_sim
+    return models_sim
+
+
+def _ensure_process_group():
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        dist.init_process_group('gloo', store=dist.HashStore(), rank=0,
+                                world_size=1)
+
+
+class AuthorsStep(nn.Module):
+    """Their model behind the ``model(**data, mode='loss')`` call of our
+    benchmark; the momentum update is applied every step, as theirs does
+    without gradient accumulation."""
+
+    def __init__(self, model: nn.Module, momentum: float = 0.995) -> None:
+        super().__init__()
+        self.model = model
+        self.momentum = momentum
+
+    def forward(self, x1, x2, rel_pos, mask, mode='loss'):
+        loss, _ = self.model(x1, x2, rel_pos, self.momentum, True, mask=mask)
+        return dict(loss=loss)
+
+
+def build(repo: str, dims: int, depth: int, heads: int, img: int,
+          patch: int = 16) -> AuthorsStep:
+    """Their SiameseIM with the given ViT, random weights."""
+    from functools import partial
+    models_sim = import_models_sim(repo)
+    from util.misc import LayerNorm
+    _ensure_process_group()
+    args = argparse.Namespace(
+        decoder_embed_dim=dims, loss_type='sim', use_abs_pos_emb=True,
+        drop_path_rate=0., init_values=None, projector_depth=2,
+        predictor_depth=4, use_proj_ln=False, use_pred_ln=False,
+        train_patch_embed=False, online_ln=False, neg_weight=0.02,
+        with_blockwise_mask=True)
+    model = models_sim.SiameseIMViT(
+        img_size=img, patch_size=patch, embed_dim=dims, depth=depth,
+        num_heads=heads, decoder_num_heads=16 if dims % 16 == 0 else heads,
+        mlp_ratio=4, norm_layer=partial(LayerNorm, eps=1e-6), args=args)
+    return AuthorsStep(model)
+
+
+def batch(boxes: np.ndarray, flips: np.ndarray, masks: np.ndarray,
+          widths: np.ndarray, img: int, device: str) -> dict:
+    """Their inputs for crop boxes (B, 2, 4: top, left, h, w in the unflipped
+    source), flips (B, 2), masks (B, h, w; True = masked) and source widths
+    (B,); ``rel_pos`` is the tuple of six numbers their data pipeline
+    (``DataAugmentationForSIM``) returns."""
+    from mmsiameseim.models.utils import crop_pair_offsets
+    offsets = crop_pair_offsets(torch.as_tensor(boxes), torch.as_tensor(flips),
+                                torch.as_tensor(widths))
+    rel_pos = [offsets[k].to(device) for k in REL_POS_ORDER]
+    n = len(boxes)
+    return dict(x1=torch.randn(n, 3, img, img, device=device),
+                x2=torch.randn(n, 3, img, img, device=device),
+                rel_pos=rel_pos,
+                mask=torch.as_tensor(masks).to(device))
