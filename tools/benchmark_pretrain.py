@@ -13,16 +13,15 @@ precision, device, step time (median and min-max), images/s, GFLOP per step
 (forward + backward, counted once with ``torch.utils.flop_counter``; the
 attention counted through its matmul form), the GFLOP/s achieved, and peak
 memory: on CPU the worker's peak resident set (VmHWM: interpreter, model,
-optimizer state and the step), on GPU ``max_memory_allocated``. Then the
-SiameseIM / MAE ratios of step time and of FLOPs for each precision, each
-model's images/s gain over fp32, and the efficient target option's gain
+optimizer state and the step), on GPU ``max_memory_allocated``. Then, per
+precision, each model's step time and FLOPs over MAE's, each model's
+images/s gain over fp32, the efficient target option's gain
 (``siameseim-lowres``: view b encoded at ``--target-size``, the predictor
-predicting that grid).
+predicting that grid) and ours over the authors'.
 
 ``official`` times the authors' own implementation from a clone of
 OpenGVLab/Siamese-Image-Modeling at ``--official-repo`` (same ViT, same
-mask count and crop geometry; see ``tools/authors_siameseim.py``), and the
-summary adds its step time over MAE's and our images/s over theirs.
+mask count and crop geometry; see ``tools/authors_siameseim.py``).
 """
 import argparse
 import multiprocessing
@@ -316,32 +315,33 @@ def run(args):
 
 
 def ratios(rows):
-    """SiameseIM / MAE per precision, gains over fp32 and of the low-res
-    target option."""
+    """Per precision: each model's step time and FLOPs over MAE's; images/s
+    gains over fp32, of the low-resolution target over the default, and of
+    ours over the authors'."""
     by = {(r['model'], r['precision']): r for r in rows}
-    out = dict(siameseim_over_mae={}, siameseim_over_mae_flops={},
-               official_over_mae={}, speedup_over_official={},
-               speedup_over_fp32={}, lowres_target_speedup={})
+    out = dict(step_over_mae={}, flops_over_mae={}, speedup_over_fp32={},
+               lowres_target_speedup={}, speedup_over_official={})
+
+    def gain(model, base, precision):
+        return by[model, precision]['images_per_s'] / by[base, precision][
+            'images_per_s']
+
     for (model, precision), r in by.items():
-        if model == 'siameseim' and ('mae', precision) in by:
+        if model != 'mae' and ('mae', precision) in by:
             mae = by['mae', precision]
-            out['siameseim_over_mae'][precision] = \
+            out['step_over_mae'].setdefault(model, {})[precision] = \
                 r['step_s_median'] / mae['step_s_median']
-            out['siameseim_over_mae_flops'][precision] = \
+            out['flops_over_mae'].setdefault(model, {})[precision] = \
                 r['gflop_per_step'] / mae['gflop_per_step']
-        if model == 'official' and ('mae', precision) in by:
-            out['official_over_mae'][precision] = \
-                r['step_s_median'] / by['mae', precision]['step_s_median']
-        if model == 'official' and ('siameseim', precision) in by:
-            out['speedup_over_official'][precision] = \
-                r['step_s_median'] / by['siameseim', precision][
-                    'step_s_median']
         if precision != 'fp32' and (model, 'fp32') in by:
             out['speedup_over_fp32'][f'{model} {precision}'] = \
                 r['images_per_s'] / by[model, 'fp32']['images_per_s']
         if model == 'siameseim-lowres' and ('siameseim', precision) in by:
-            out['lowres_target_speedup'][precision] = \
-                r['images_per_s'] / by['siameseim', precision]['images_per_s']
+            out['lowres_target_speedup'][precision] = gain(
+                model, 'siameseim', precision)
+        if model == 'siameseim' and ('official', precision) in by:
+            out['speedup_over_official'][precision] = gain(
+                model, 'official', precision)
     return out
 
 
@@ -357,21 +357,19 @@ def format_table(rows, summary):
             f'{r["step_s_min"]:.3f}-{r["step_s_max"]:.3f} | '
             f'{r["images_per_s"]:.2f} | {r["gflop_per_step"]:.0f} | '
             f'{r["gflop_per_s"]:.1f} | {r["peak_mem_mb"]:.0f}')
-    for precision, ratio in summary['siameseim_over_mae'].items():
-        flops = summary['siameseim_over_mae_flops'][precision]
-        lines.append(f'SiameseIM / MAE ({precision}): step time {ratio:.2f}x'
-                     f', FLOPs {flops:.2f}x')
-    for precision, ratio in summary['official_over_mae'].items():
-        lines.append(f'authors\' SiameseIM / MAE ({precision}): step time '
-                     f'{ratio:.2f}x')
-    for precision, gain in summary['speedup_over_official'].items():
-        lines.append(f'ours over the authors\' ({precision}): {gain:.2f}x '
-                     'images/s')
-    for key, gain in summary['speedup_over_fp32'].items():
-        lines.append(f'{key} / fp32 images/s: {gain:.2f}x')
-    for precision, gain in summary['lowres_target_speedup'].items():
+    for model, by_precision in summary['step_over_mae'].items():
+        for precision, ratio in by_precision.items():
+            flops = summary['flops_over_mae'][model][precision]
+            lines.append(f'{model} / mae ({precision}): step time '
+                         f'{ratio:.2f}x, FLOPs {flops:.2f}x')
+    for key, value in summary['speedup_over_fp32'].items():
+        lines.append(f'{key} / fp32 images/s: {value:.2f}x')
+    for precision, value in summary['lowres_target_speedup'].items():
         lines.append(f'low-resolution target / default images/s '
-                     f'({precision}): {gain:.2f}x')
+                     f'({precision}): {value:.2f}x')
+    for precision, value in summary['speedup_over_official'].items():
+        lines.append(f'siameseim / official (the authors\') images/s '
+                     f'({precision}): {value:.2f}x')
     return '\n'.join(lines)
 
 

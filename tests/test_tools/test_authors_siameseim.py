@@ -127,7 +127,7 @@ def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
     assert official['step_s_median'] > 0 and official['gflop_per_step'] > 0
     assert res['speedup_over_official']['fp32'] == pytest.approx(
         official['step_s_median'] / rows['siameseim', 'fp32']['step_s_median'])
-    assert res['official_over_mae'] == {}
+    assert res['step_over_mae'] == {}
 
 
 def test_official_without_a_checkout_is_refused(tmp_path):
