@@ -23,15 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from benchmark_pretrain import ARCHS  # embed dims, depth, backbone heads
 from mmsiameseim.models.utils.cpu_autocast_attention import \
     fp32_attention_under_cpu_autocast
 
-ARCHS = {  # embed dims, depth, backbone heads
-    't': (192, 12, 3),
-    's': (384, 12, 6),
-    'b': (768, 12, 12),
-    'l': (1024, 24, 16),
-}
 VARIANTS = ('bf16 fused', 'bf16 math', 'fp32 fused')
 
 

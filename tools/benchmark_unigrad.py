@@ -110,7 +110,8 @@ def memory_child(args, variant):
     with open('/proc/self/clear_refs', 'w') as f:
         f.write('5')  # peak RSS (VmHWM) := current RSS
     fwd_bwd(loss, pred, target, 'cpu')
-    print((_peak_rss_bytes() - before - pred.grad.nbytes) / 2**20)
+    peak = _benchmark_pretrain().peak_rss_bytes()
+    print((peak - before - pred.grad.nbytes) / 2**20)
 
 
 def _rss_bytes():
@@ -118,36 +119,25 @@ def _rss_bytes():
         return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
 
 
-def _peak_rss_bytes():
-    with open('/proc/self/status') as f:
-        for line in f:
-            if line.startswith('VmHWM:'):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError('no VmHWM in /proc/self/status')
-
-
-def measure_step_seconds(args):
-    """Median step of the ViT-B SiameseIM of tools/benchmark_pretrain.py."""
+def _benchmark_pretrain():
+    """tools/benchmark_pretrain.py as a module (this tool also runs from a
+    test, where tools/ is not on the path)."""
     spec = importlib.util.spec_from_file_location(
         'benchmark_pretrain',
         os.path.join(os.path.dirname(os.path.abspath(__file__)),
                      'benchmark_pretrain.py'))
-    bp = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bp)
-    from mmengine.logging import MMLogger
-    from mmpretrain.registry import MODELS
-    model = MODELS.build(bp.siameseim_cfg('b', 224))
-    logger = MMLogger.get_current_instance()
-    level = logger.level
-    logger.setLevel('WARNING')  # init_weights logs every parameter
-    try:
-        model.init_weights()
-    finally:
-        logger.setLevel(level)
-    data = bp.siameseim_batch(args.batch, 224, 16, args.device)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def measure_step_seconds(args):
+    """Median step of the ViT-B SiameseIM of tools/benchmark_pretrain.py."""
     precision = 'bf16' if args.dtype == 'bf16' else 'fp32'
-    bench = bp.Bench('siameseim', model, data, argparse.Namespace(
-        device=args.device, precision=precision))
+    bench = _benchmark_pretrain().build_bench(
+        'siameseim', precision, argparse.Namespace(
+            arch='b', img_size=224, batch=args.batch, device=args.device,
+            target_size=None))
     bench.step()  # warm-up
     return statistics.median(bench.step() for _ in range(2))
 
