@@ -100,24 +100,7 @@ class Demo:
                 f'{done["checkpoint"]}')
             return done
         from mmengine.runner import Runner
-        cfg = self.pretrain_cfg(method)
-        cfg.work_dir = osp.join(self.wd, method)
-        cfg.train_dataloader.dataset.data_prefix = self.data_root + '/'
-        cfg.resume = True
-        if self.args.epochs:
-            self._set_epochs(cfg, self.args.epochs)
-        if self.smoke:  # a handful of iterations: no room for a warm-up
-            cfg.train_cfg.max_epochs = 1
-            cfg.param_scheduler = [
-                dict(type='CosineAnnealingLR', T_max=1, by_epoch=True,
-                     begin=0, end=1, convert_to_iter_based=True)
-            ]
-            cfg.train_dataloader.dataset.indices = self.args.smoke_images
-            cfg.train_dataloader.batch_size = 64
-            cfg.default_hooks.logger.interval = 2
-        if not bf16_capable():
-            say('this CPU has no native bf16: training in fp32')
-            cfg.optim_wrapper.dtype = 'float32'
+        cfg = self.pretrain_run_cfg(method)
         say(f'{method}: pretraining ({cfg.train_cfg.max_epochs} epochs, '
             f'work dir {cfg.work_dir}); progress and ETA below')
         resumed = osp.exists(osp.join(cfg.work_dir, 'last_checkpoint'))
@@ -139,6 +122,34 @@ class Demo:
             float(np.median(iter_times)) if iter_times else None)
         atomic_json(done_path, done)
         return done
+
+    def pretrain_run_cfg(self, method):
+        """``pretrain_cfg(method)`` with this run's work dir, data, epochs,
+        seed and precision."""
+        cfg = self.pretrain_cfg(method)
+        cfg.work_dir = osp.join(self.wd, method)
+        cfg.train_dataloader.dataset.data_prefix = self.data_root + '/'
+        cfg.resume = True
+        if self.args.epochs:
+            self._set_epochs(cfg, self.args.epochs)
+        if self.args.seed is not None:
+            cfg.randomness = dict(cfg.get('randomness', {}),
+                                  seed=self.args.seed)
+        if self.smoke:  # a handful of iterations: no room for a warm-up
+            cfg.train_cfg.max_epochs = 1
+            cfg.param_scheduler = [
+                dict(type='CosineAnnealingLR', T_max=1, by_epoch=True,
+                     begin=0, end=1, convert_to_iter_based=True)
+            ]
+            cfg.train_dataloader.dataset.indices = self.args.smoke_images
+            cfg.train_dataloader.batch_size = 64
+            cfg.default_hooks.logger.interval = 2
+        if not bf16_capable():
+            say('this CPU has no native bf16: training in fp32')
+            cfg.optim_wrapper.dtype = 'float32'
+        elif self.args.fp32:
+            cfg.optim_wrapper.dtype = 'float32'
+        return cfg
 
     def pretrain_cfg(self, method):
         """The pretraining config of ``method`` (subclasses swap it)."""
@@ -405,6 +416,11 @@ def parse_args(argv=None):
                         'e.g. mae,mocov3,siameseim-target16')
     parser.add_argument('--epochs', type=int, default=None,
                         help='override the pretraining epochs')
+    parser.add_argument('--seed', type=int, default=None,
+                        help='pretraining seed (default: the config\'s, 0); '
+                        'evaluation always uses seed 0')
+    parser.add_argument('--fp32', action='store_true',
+                        help='pretrain in fp32 even on a CPU with bf16')
     parser.add_argument('--knn-train', type=int, default=20000)
     parser.add_argument('--probe-train', type=int, default=20000)
     parser.add_argument('--probe-epochs', type=int, default=3)

@@ -49,3 +49,30 @@ def test_missing_dataset_gives_one_clear_message(tmp_path):
     assert out.returncode != 0
     assert 'Fashion-MNIST is missing' in out.stderr
     assert 'dataset-fashion-mnist' in out.stderr
+
+
+def _load_demo_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        'demo_tool', os.path.join(ROOT, 'tools', 'demo.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
+def test_seed_and_fp32_options_reach_the_pretraining_config(tmp_path, method):
+    demo = _load_demo_module()
+    default = demo.Demo(demo.parse_args(['--work-dir', str(tmp_path)]))
+    cfg = default.pretrain_run_cfg(method)
+    assert cfg.randomness.seed == 0
+    assert cfg.work_dir == str(tmp_path / method)
+
+    args = demo.parse_args(
+        ['--work-dir', str(tmp_path), '--seed', '3', '--fp32'])
+    cfg = demo.Demo(args).pretrain_run_cfg(method)
+    assert cfg.randomness.seed == 3
+    assert cfg.optim_wrapper.dtype == 'float32'
+    # the seed replaces only the seed: rank offsets stay as configured
+    assert cfg.randomness.get('diff_rank_seed') == default.pretrain_run_cfg(
+        method).randomness.get('diff_rank_seed')
