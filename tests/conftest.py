@@ -32,14 +32,9 @@ def parity_fixture():
 def smoke_imagenet(tmp_path_factory):
     """The tiny ImageNet / A / R / Sketch / C layouts from real Fashion-MNIST
     pixels (tools/dataset_converters/make_smoke_imagenet.py)."""
-    import importlib.util
+    from tests.helpers import load_tool
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    spec = importlib.util.spec_from_file_location(
-        'make_smoke_imagenet',
-        os.path.join(root, 'tools', 'dataset_converters',
-                     'make_smoke_imagenet.py'))
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_tool('dataset_converters/make_smoke_imagenet.py')
     out = tmp_path_factory.mktemp('smoke')
     assert tool.main(['--fashion-mnist',
                       os.path.join(root, 'data', 'fashion_mnist'),

@@ -1,6 +1,22 @@
 """Shared helpers for the tests."""
+import importlib.util
+import os
+
 import torch
 from torch.utils.data import Dataset
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_tool(relpath):
+    """Import a script under ``tools/`` (e.g. ``'demo.py'``) as a module, to
+    call it in this process instead of a fresh interpreter."""
+    path = os.path.join(ROOT, 'tools', relpath)
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def fixture_samples(fx, idx=None):

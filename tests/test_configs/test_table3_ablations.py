@@ -2,7 +2,6 @@
 (configs/pretrain/ablations): its switches are the paper's, it builds, and it
 trains one step on CPU."""
 import copy
-import importlib.util
 import os
 
 import numpy as np
@@ -13,6 +12,7 @@ from mmengine.dataset import default_collate
 from mmpretrain.registry import MODELS, TRANSFORMS
 
 import mmsiameseim  # noqa: F401
+from tests.helpers import load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -38,15 +38,7 @@ PAPER_TABLE3 = {
 }
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        'ablation_table3', os.path.join(ROOT, 'tools', 'ablation_table3.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool('ablation_table3.py')
 ROWS = TOOL.row_configs()
 
 

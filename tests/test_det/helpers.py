@@ -1,8 +1,9 @@
 """Shared pieces of the mmdet-side tests."""
-import importlib.util
 import os
 
 import torch
+
+from tests.helpers import load_tool as _load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -39,8 +40,4 @@ def save_demo_pretrain_checkpoint(path):
 
 def load_tool(name):
     """Import a script of tools/dataset_converters as a module."""
-    path = os.path.join(ROOT, 'tools', 'dataset_converters', f'{name}.py')
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _load_tool(f'dataset_converters/{name}.py')

@@ -3,7 +3,6 @@
 Their code is not shipped; a stand-in checkout (their module layout, their
 constructor and forward signatures, and the three imports that broke on
 today's torch, numpy and timm) proves the loading and the call."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,6 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+
+from tests.helpers import load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -76,11 +77,7 @@ def stand_in_repo(tmp_path):
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location(
-        'authors_siameseim', os.path.join(TOOLS, 'authors_siameseim.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool('authors_siameseim.py')
 
 
 def test_rel_pos_is_their_tuple_for_the_parity_fixture(parity_fixture):

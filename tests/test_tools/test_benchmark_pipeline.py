@@ -1,4 +1,3 @@
-import importlib.util
 import json
 import math
 import os
@@ -7,16 +6,15 @@ import sys
 
 import pytest
 
+from tests.helpers import load_tool
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'benchmark_pipeline.py')
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location('benchmark_pipeline', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool('benchmark_pipeline.py')
 
 
 def test_tiny_run_with_profile_and_step_rate_from_json(tmp_path):

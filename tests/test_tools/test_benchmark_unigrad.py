@@ -1,4 +1,3 @@
-import importlib.util
 import json
 import os
 import subprocess
@@ -6,16 +5,15 @@ import sys
 
 import pytest
 
+from tests.helpers import load_tool
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'benchmark_unigrad.py')
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location('benchmark_unigrad', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool('benchmark_unigrad.py')
 
 
 def test_tiny_run_gives_rows_and_table():

@@ -1,6 +1,5 @@
 """Our and the authors' checkpoints through the export CLIs into plain
 mmpretrain and timm ViTs."""
-import importlib.util
 import os
 import subprocess
 import sys
@@ -8,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from tests.helpers import tiny_siameseim_cfg
+from tests.helpers import load_tool, tiny_siameseim_cfg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -45,11 +44,7 @@ def pretrain_ckpt(tmp_path_factory):
 def _tool(name):
     """The CLI's module, to call its ``main`` in this process (a fresh
     interpreter per call costs ~10 s here)."""
-    spec = importlib.util.spec_from_file_location(
-        name[:-3], os.path.join(TOOLS, name))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool(os.path.join('model_converters', name))
 
 
 def _mmpretrain_vit(**kwargs):

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from tests.helpers import load_tool
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
@@ -51,18 +53,9 @@ def test_missing_dataset_gives_one_clear_message(tmp_path):
     assert 'dataset-fashion-mnist' in out.stderr
 
 
-def _load_demo_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        'demo_tool', os.path.join(ROOT, 'tools', 'demo.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
 def test_seed_and_fp32_options_reach_the_pretraining_config(tmp_path, method):
-    demo = _load_demo_module()
+    demo = load_tool('demo.py')
     default = demo.Demo(demo.parse_args(['--work-dir', str(tmp_path)]))
     cfg = default.pretrain_run_cfg(method)
     assert cfg.randomness.seed == 0

@@ -1,5 +1,4 @@
 """The 1 % few-shot tool on a tiny ImageNet-layout folder and checkpoint."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -8,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from tests.helpers import make_tiny_imagenet, tiny_siameseim_cfg
+from tests.helpers import load_tool, make_tiny_imagenet, tiny_siameseim_cfg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -54,10 +53,7 @@ test_dataloader = dict(dataset=dict(metainfo=dict(classes=classes),
 
 
 def _tool_main():
-    spec = importlib.util.spec_from_file_location('fewshot_eval', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return load_tool('benchmarks/fewshot_eval.py').main
 
 
 def test_extracts_once_then_sweeps_c_from_the_cache(setup, monkeypatch,

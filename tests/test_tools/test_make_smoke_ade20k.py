@@ -1,10 +1,11 @@
 """tools/dataset_converters/make_smoke_ade20k.py on real Fashion-MNIST."""
 import hashlib
-import importlib.util
 import os
 
 import numpy as np
 import pytest
+
+from tests.helpers import load_tool as _load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -12,12 +13,7 @@ FASHION = os.path.join(ROOT, 'data', 'fashion_mnist')
 
 
 def load_tool():
-    path = os.path.join(ROOT, 'tools', 'dataset_converters',
-                        'make_smoke_ade20k.py')
-    spec = importlib.util.spec_from_file_location('make_smoke_ade20k', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _load_tool('dataset_converters/make_smoke_ade20k.py')
 
 
 def _digest(root):
