@@ -1,7 +1,7 @@
 """Table 3 of the paper in miniature: every ablation row on Fashion-MNIST.
 
     python tools/ablation_table3.py [--work-dir work_dirs/ablation_table3]
-                                    [--rows a,b,...] [--smoke]
+                                    [--rows a,b,...] [--seed S] [--smoke]
 
 Each row's config in configs/pretrain/ablations (ViT-B/16, ImageNet, 400
 epochs) is read, its switches (target type, views, colour augmentation, mask
@@ -283,8 +283,11 @@ def parse_args(argv=None):
     parser.add_argument('--smoke', action='store_true',
                         help='tiny subsets, for CI: checks every stage runs')
     parser.add_argument('--smoke-images', type=int, default=128)
+    parser.add_argument('--seed', type=int, default=None,
+                        help='pretraining seed of every row (default 0)')
     args = parser.parse_args(argv)
-    args.epochs = None  # the demo's option: every row trains 1 epoch
+    args.epochs = None  # the demo's options: every row trains 1 epoch,
+    args.fp32 = False   # in the demo's precision
     return args
 
 

@@ -160,3 +160,12 @@ def test_miniature_run_smoke(tmp_path):
         in text
     assert '| (g) - (j) | dense vs global loss | +1.6 |' in text
     assert (tmp_path / 'table3.png').stat().st_size > 10_000
+
+
+@pytest.mark.parametrize('argv, seed', [([], 0), (['--seed', '4'], 4)])
+def test_seed_option_reaches_the_row_pretraining(tmp_path, argv, seed):
+    args = TOOL.parse_args(['--work-dir', str(tmp_path)] + argv)
+    table = TOOL.Table3(args, {'g': ROWS['g']})
+    cfg = table.pretrain_run_cfg('table3g')
+    assert cfg.randomness.seed == seed
+    assert cfg.work_dir == str(tmp_path / 'table3g')
