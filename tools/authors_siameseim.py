@@ -18,6 +18,7 @@ import math
 import os
 import sys
 import types
+from typing import Optional
 
 import numpy as np
 import torch
@@ -29,12 +30,19 @@ REL_POS_ORDER = ('delta_i', 'delta_j', 'delta_h', 'delta_w', 'relative_flip',
                  'flip_delta_j')
 
 
+def checkout_problem(repo: Optional[str]) -> Optional[str]:
+    """Why ``repo`` is not a checkout of the authors' code, or None."""
+    if repo and os.path.isfile(os.path.join(repo, 'models_sim.py')):
+        return None
+    return (f'no models_sim.py in {repo!r}: give the root of a clone of '
+            'OpenGVLab/Siamese-Image-Modeling')
+
+
 def import_models_sim(repo: str):
     """``models_sim`` of the authors' checkout at ``repo``."""
-    if not os.path.isfile(os.path.join(repo, 'models_sim.py')):
-        raise FileNotFoundError(
-            f'--official-repo {repo!r} has no models_sim.py: give the root '
-            'of a clone of OpenGVLab/Siamese-Image-Modeling')
+    problem = checkout_problem(repo)
+    if problem:
+        raise FileNotFoundError(f'--official-repo: {problem}')
     if 'torch._six' not in sys.modules:  # removed in torch 2.0
         sys.modules['torch._six'] = types.SimpleNamespace(inf=math.inf)
     if not hasattr(np, 'float'):  # removed in numpy 1.24

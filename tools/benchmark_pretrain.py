@@ -26,7 +26,6 @@ mask count and crop geometry; see ``tools/authors_siameseim.py``).
 import argparse
 import multiprocessing
 import json
-import os
 import statistics
 import sys
 import time
@@ -408,11 +407,10 @@ def main(argv=None):
             parser.error(f'--models: unknown {name!r} (siameseim, '
                          'siameseim-lowres, mae, official)')
     if 'official' in args.models.split(','):
-        if not args.official_repo or not os.path.isfile(
-                os.path.join(args.official_repo, 'models_sim.py')):
-            parser.error('--models official needs --official-repo: the '
-                         'root of a clone of OpenGVLab/Siamese-Image-Modeling'
-                         f' (no models_sim.py in {args.official_repo!r})')
+        from authors_siameseim import checkout_problem
+        problem = checkout_problem(args.official_repo)
+        if problem:
+            parser.error(f'--models official needs --official-repo: {problem}')
         if 'bf16' in args.precision.split(','):
             print('note: no bf16 row for official (its autocast is '
                   'torch.cuda.amp: fp32, or fp16 on CUDA)', file=sys.stderr)
