@@ -23,7 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from benchmark_pretrain import ARCHS  # embed dims, depth, backbone heads
+# ARCHS: embed dims, depth and backbone heads of each --arch
+from benchmark_pretrain import ARCHS, add_shape_options
 from mmsiameseim.models.utils.cpu_autocast_attention import \
     fp32_attention_under_cpu_autocast
 
@@ -117,9 +118,7 @@ def format_table(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--arch', default='b', choices=sorted(ARCHS))
-    parser.add_argument('--batch', type=int, default=8)
-    parser.add_argument('--img-size', type=int, default=224)
+    add_shape_options(parser)
     parser.add_argument('--patch-size', type=int, default=16)
     parser.add_argument('--masked', type=int, default=118,
                         help='masked patches of view a')

@@ -24,8 +24,8 @@ OpenGVLab/Siamese-Image-Modeling at ``--official-repo`` (same ViT, same
 mask count and crop geometry; see ``tools/authors_siameseim.py``).
 """
 import argparse
-import multiprocessing
 import json
+import multiprocessing
 import statistics
 import sys
 import time
@@ -39,6 +39,14 @@ ARCHS = {  # embed dims, depth, heads
     'b': (768, 12, 12),
     'l': (1024, 24, 16),
 }
+
+
+def add_shape_options(parser):
+    """--arch, --batch and --img-size, by default the setting the targets
+    are stated at: ViT-B/16, batch 8, 224 px."""
+    parser.add_argument('--arch', default='b', choices=sorted(ARCHS))
+    parser.add_argument('--batch', type=int, default=8)
+    parser.add_argument('--img-size', type=int, default=224)
 
 
 def peak_rss_bytes():
@@ -374,9 +382,7 @@ def format_table(rows, summary):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--arch', default='b', choices=sorted(ARCHS))
-    parser.add_argument('--batch', type=int, default=8)
-    parser.add_argument('--img-size', type=int, default=224)
+    add_shape_options(parser)
     parser.add_argument('--steps', type=int, default=5)
     parser.add_argument('--warmup', type=int, default=2)
     parser.add_argument('--precision', default='fp32',
