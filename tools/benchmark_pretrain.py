@@ -329,9 +329,8 @@ def ratios(rows):
     out = dict(step_over_mae={}, flops_over_mae={}, speedup_over_fp32={},
                lowres_target_speedup={}, speedup_over_official={})
 
-    def gain(model, base, precision):
-        return by[model, precision]['images_per_s'] / by[base, precision][
-            'images_per_s']
+    def gain(row, base):
+        return row['images_per_s'] / base['images_per_s']
 
     for (model, precision), r in by.items():
         if model != 'mae' and ('mae', precision) in by:
@@ -341,14 +340,14 @@ def ratios(rows):
             out['flops_over_mae'].setdefault(model, {})[precision] = \
                 r['gflop_per_step'] / mae['gflop_per_step']
         if precision != 'fp32' and (model, 'fp32') in by:
-            out['speedup_over_fp32'][f'{model} {precision}'] = \
-                r['images_per_s'] / by[model, 'fp32']['images_per_s']
+            out['speedup_over_fp32'][f'{model} {precision}'] = gain(
+                r, by[model, 'fp32'])
         if model == 'siameseim-lowres' and ('siameseim', precision) in by:
             out['lowres_target_speedup'][precision] = gain(
-                model, 'siameseim', precision)
+                r, by['siameseim', precision])
         if model == 'siameseim' and ('official', precision) in by:
             out['speedup_over_official'][precision] = gain(
-                model, 'official', precision)
+                r, by['official', precision])
     return out
 
 
