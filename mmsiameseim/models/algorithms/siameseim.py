@@ -34,6 +34,21 @@ def _stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
     return torch.stack(values)
 
 
+def _check_equal_mask_counts(mask: torch.Tensor) -> None:
+    """The encoder packs the visible tokens of a batch into one (B, L, C)
+    tensor, which needs the same number of masked patches in every sample;
+    otherwise a reshape fails or, when the total happens to divide, mixes
+    tokens across samples."""
+    counts = mask.sum(1)
+    if bool((counts != counts[0]).any()):
+        raise ValueError(
+            'the masks of this batch hide different numbers of patches per '
+            f'sample ({counts.tolist()}); SiameseIM needs the same count in '
+            'every sample: generate them with '
+            'BlockwiseMaskGenerator(..., fixed_count=True) or '
+            'RandomPatchMaskGenerator')
+
+
 @MODELS.register_module()
 class SiameseIM(BaseSelfSupervisor):
     """Siamese Image Modeling (Tao et al., CVPR 2023).
@@ -108,6 +123,7 @@ class SiameseIM(BaseSelfSupervisor):
                  device: torch.device) -> Dict[str, torch.Tensor]:
         """Mask and crop-pair offsets of a batch, on ``device``."""
         mask = _stack_field(data_samples, 'mask').to(device).bool()
+        _check_equal_mask_counts(mask.flatten(1))
         boxes = _stack_field(data_samples, 'crop_boxes').float()
         flips = _stack_field(data_samples, 'flips').bool()
         widths = torch.tensor(

@@ -64,6 +64,22 @@ def test_missing_geometry_is_named():
         model.loss(views, samples)
 
 
+@pytest.mark.parametrize('counts', [(11, 9, 10, 10), (12, 10, 10, 8)])
+def test_unequal_mask_counts_are_refused_naming_the_counts(counts):
+    """(11, 9, 10, 10) has the total of four 10s: a reshape cannot notice,
+    tokens would mix across samples."""
+    model = _model()
+    views, samples = random_batch(4)
+    for sample, count in zip(samples, counts):
+        mask = torch.zeros(16, dtype=torch.bool)
+        mask[:count] = True
+        sample.set_mask(mask.view(4, 4))
+    with pytest.raises(ValueError) as err:
+        model.loss(views, samples)
+    assert str(list(counts)) in str(err.value)
+    assert 'fixed_count=True' in str(err.value)
+
+
 def test_backbone_keys_load_into_plain_vit():
     from mmpretrain.models import VisionTransformer
     model = _model()
