@@ -1,23 +1,53 @@
 import math
 from typing import Optional
 
+import torch
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
 
+def nonfinite_weights(checkpoint: dict) -> Optional[str]:
+    """None when every floating-point tensor of the checkpoint's
+    ``state_dict`` is finite, else where and how many are not."""
+    state = checkpoint.get('state_dict', {})
+    bad = [
+        name for name, value in state.items()
+        if isinstance(value, torch.Tensor) and value.is_floating_point()
+        and not bool(torch.isfinite(value).all())
+    ]
+    if not bad:
+        return None
+    meta = checkpoint.get('meta', {})
+    more = ', ...' if len(bad) > 3 else ''
+    return (f'iteration {meta.get("iter")} (epoch {meta.get("epoch")}): '
+            f'{len(bad)} of {len(state)} tensors hold NaN or inf '
+            f'({", ".join(bad[:3])}{more})')
+
+
 @HOOKS.register_module()
 class StopOnNonFiniteLossHook(Hook):
-    """Stop training with a clear error when the loss is NaN or infinite.
+    """Stop training with a clear error when the loss or the weights turn
+    NaN or infinite, before such a state reaches a checkpoint.
 
-    mmengine's ``CheckInvalidLossHook`` fails with a bare assertion; this hook
-    names the iteration and epoch. Checking reads the loss on the host, so on
-    GPUs set ``interval`` to the logging interval.
+    * The loss is read every ``interval`` iterations, before the
+      ``CheckpointHook`` of the same iteration runs (priority 'LOW').
+    * Every checkpoint is checked before it is written: one with non-finite
+      weights is not written (``last_checkpoint`` keeps pointing at the
+      last good one) and training stops, naming the iteration.
+    * A checkpoint loaded to resume or to start from is refused the same
+      way, before its weights reach the model.
+
+    mmengine's ``CheckInvalidLossHook`` fails with a bare assertion and runs
+    after the checkpoint hook. Reading the loss synchronises the device, so
+    on GPUs set ``interval`` to the logging interval: the checkpoint check
+    does not depend on it.
 
     Args:
-        interval (int): Check every ``interval`` iterations. Defaults to 1.
+        interval (int): Check the loss every ``interval`` iterations.
+            Defaults to 1.
     """
 
-    priority = 'VERY_LOW'
+    priority = 'LOW'
 
     def __init__(self, interval: int = 1) -> None:
         self.interval = interval
@@ -38,3 +68,19 @@ class StopOnNonFiniteLossHook(Hook):
                 f'{runner.epoch + 1}): training stopped. Lower the learning '
                 'rate, check the gradient clipping, or look for corrupt '
                 'inputs in this batch.')
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        problem = nonfinite_weights(checkpoint)
+        if problem:
+            raise FloatingPointError(
+                f'not saving the checkpoint of {problem}. Training stopped; '
+                'last_checkpoint still names the last good checkpoint. '
+                'Lower the learning rate or check the gradient clipping.')
+
+    def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        problem = nonfinite_weights(checkpoint)
+        if problem:
+            raise FloatingPointError(
+                f'refusing a checkpoint with non-finite weights, of '
+                f'{problem}. Resume from an earlier checkpoint '
+                '(--resume PATH) or start a new run.')
