@@ -1,2 +1,4 @@
 from .hooks import *  # noqa: F401,F403
 from .optimizers import *  # noqa: F401,F403
+from .runner import *  # noqa: F401,F403
+from .schedulers import *  # noqa: F401,F403

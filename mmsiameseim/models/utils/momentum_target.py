@@ -46,6 +46,8 @@ class MomentumTarget(CosineEMA):
             return self.momentum
         step = hub.get_info('iter')
         step = int(self.steps) if step is None else step
+        # never past the schedule's end (the cosine would rise again)
+        step = min(max(step, 0), max_iters)
         annealing = (cos(pi * step / float(max_iters)) + 1) / 2
         return self.end_momentum - (self.end_momentum -
                                     self.momentum) * annealing

@@ -1,0 +1,3 @@
+from .exact_resume_loop import ExactResumeEpochBasedTrainLoop
+
+__all__ = ['ExactResumeEpochBasedTrainLoop']

@@ -1,0 +1,143 @@
+import random
+from typing import Sequence
+
+import numpy as np
+import torch
+from mmengine.logging import print_log
+from mmengine.runner import EpochBasedTrainLoop, find_latest_checkpoint
+from mmpretrain.registry import LOOPS
+
+RNG_STATE_KEY = 'train_rng_state'
+
+
+def _rng_state() -> dict:
+    state = dict(python=random.getstate(), numpy=np.random.get_state(),
+                 torch=torch.get_rng_state())
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state['cuda'] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict) -> None:
+    random.setstate(state['python'])
+    np.random.set_state(state['numpy'])
+    torch.set_rng_state(state['torch'])
+    if 'cuda' in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state['cuda'])
+
+
+class _SkipFirst:
+    """A sampler that leaves out the first ``n`` indices of ``sampler`` and
+    keeps its length, so that batch indices and ``len(dataloader)`` stay
+    those of the whole epoch."""
+
+    def __init__(self, sampler, n: int) -> None:
+        self.sampler, self.n = sampler, n
+
+    def __iter__(self):
+        iterator = iter(self.sampler)
+        for _ in range(self.n):
+            next(iterator, None)
+        return iterator
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+
+@LOOPS.register_module()
+class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
+    """``EpochBasedTrainLoop`` that resumes exactly from a checkpoint taken
+    inside an epoch.
+
+    mmengine's loop replays the whole epoch after resuming from an iteration
+    checkpoint, so the run trains more iterations than its schedule (lr and
+    momentum schedules overrun). This loop:
+
+    * skips the batches of the resumed epoch that were already trained, in
+      that epoch's sampler order (indices are dropped before any data is
+      loaded), and keeps batch indices as in the uninterrupted epoch;
+    * keeps the host RNG state (python, numpy, torch, CUDA) after every step
+      in the message hub, so that every checkpoint carries it, and restores
+      it on resume. With ``num_workers=0`` the data augmentation then draws
+      exactly what the uninterrupted run draws; with worker processes the
+      remaining batches and the schedules are exact but the workers' random
+      draws restart from their seeds;
+    * refuses to "resume" a finished run instead of exiting without
+      training.
+
+    Args:
+        runner (Runner): The runner.
+        dataloader (DataLoader | dict): The training dataloader.
+        max_epochs (int): Total training epochs.
+        **kwargs: Other arguments of ``EpochBasedTrainLoop``.
+    """
+
+    def __init__(self, runner, dataloader, max_epochs: int, **kwargs) -> None:
+        super().__init__(runner, dataloader, max_epochs, **kwargs)
+        self._restore_rng = True
+
+    def run(self) -> torch.nn.Module:
+        if self._iter > 0 and self._iter >= self._max_iters:
+            path = (getattr(self.runner, '_load_from', None)
+                    or find_latest_checkpoint(self.runner.work_dir))
+            raise RuntimeError(
+                f'nothing to resume: the checkpoint {path} is of a finished '
+                f'run (epoch {self._epoch} of {self._max_epochs}, iteration '
+                f'{self._iter} of {self._max_iters}). Train in a new work '
+                'dir (--work-dir), or drop --resume / resume=True to start '
+                'over; to train longer, raise train_cfg.max_epochs.')
+        return super().run()
+
+    def run_epoch(self) -> None:
+        """Iterate one epoch, or what is left of it after a resume."""
+        self.runner.call_hook('before_train_epoch')
+        self.runner.model.train()
+        done = self._iter - self._epoch * len(self.dataloader)
+        batch_sampler = self.dataloader.batch_sampler
+        sampler = getattr(batch_sampler, 'sampler', None)
+        if done > 0:
+            if sampler is None:
+                raise RuntimeError(
+                    'cannot resume inside an epoch: the batch sampler '
+                    f'{type(batch_sampler).__name__} has no `sampler` '
+                    'attribute to skip the trained batches with')
+            print_log(
+                f'resuming inside epoch {self._epoch + 1}: skipping its '
+                f'{done} trained batches of {len(self.dataloader)}',
+                logger='current')
+            batch_sampler.sampler = _SkipFirst(
+                sampler, done * self.dataloader.batch_size)
+        # The saved state is the one the next batch drew from. At an epoch
+        # start, the uninterrupted run drew the dataloader's base seed from
+        # it; inside an epoch, it did not.
+        state = self.runner.message_hub.get_info(RNG_STATE_KEY)
+        restore = self._restore_rng and self._iter > 0 and state is not None
+        self._restore_rng = False
+        try:
+            if restore and done == 0:
+                _set_rng_state(state)
+            batches = iter(self.dataloader)
+            if restore and done > 0:
+                _set_rng_state(state)
+            for idx, data_batch in enumerate(batches, start=max(done, 0)):
+                self.run_iter(idx, data_batch)
+        finally:
+            if done > 0:
+                batch_sampler.sampler = sampler
+        self.runner.call_hook('after_train_epoch')
+        self._epoch += 1
+
+    def run_iter(self, idx: int, data_batch: Sequence[dict]) -> None:
+        """One step; the RNG state after it goes to the message hub before
+        the ``after_train_iter`` hooks, so a checkpoint they write has it."""
+        self.runner.call_hook(
+            'before_train_iter', batch_idx=idx, data_batch=data_batch)
+        outputs = self.runner.model.train_step(
+            data_batch, optim_wrapper=self.runner.optim_wrapper)
+        self.runner.message_hub.update_info(RNG_STATE_KEY, _rng_state())
+        self.runner.call_hook(
+            'after_train_iter',
+            batch_idx=idx,
+            data_batch=data_batch,
+            outputs=outputs)
+        self._iter += 1
