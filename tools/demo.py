@@ -135,12 +135,8 @@ class Demo:
         if self.args.seed is not None:
             cfg.randomness = dict(cfg.get('randomness', {}),
                                   seed=self.args.seed)
-        if self.smoke:  # a handful of iterations: no room for a warm-up
-            cfg.train_cfg.max_epochs = 1
-            cfg.param_scheduler = [
-                dict(type='CosineAnnealingLR', T_max=1, by_epoch=True,
-                     begin=0, end=1, convert_to_iter_based=True)
-            ]
+        if self.smoke:  # a handful of iterations (warm-up: one of them)
+            self._set_epochs(cfg, 1)
             cfg.train_dataloader.dataset.indices = self.args.smoke_images
             cfg.train_dataloader.batch_size = 64
             cfg.default_hooks.logger.interval = 2
@@ -159,7 +155,7 @@ class Demo:
     def _set_epochs(cfg, epochs):
         cfg.train_cfg.max_epochs = epochs
         for sched in cfg.param_scheduler:
-            if sched.get('type') == 'CosineAnnealingLR':
+            if sched.get('type', '').endswith('CosineAnnealingLR'):
                 sched.T_max = epochs - sched.begin
                 sched.end = epochs
 

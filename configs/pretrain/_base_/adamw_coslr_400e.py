@@ -20,5 +20,5 @@ param_scheduler = [
          eta_min=0., by_epoch=True, begin=warmup_epochs, end=max_epochs,
          convert_to_iter_based=True),
 ]
-train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
+train_cfg = dict(type='ExactResumeEpochBasedTrainLoop', max_epochs=max_epochs)
 auto_scale_lr = dict(base_batch_size=4096)
