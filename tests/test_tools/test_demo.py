@@ -69,3 +69,18 @@ def test_seed_and_fp32_options_reach_the_pretraining_config(tmp_path, method):
     # the seed replaces only the seed: rank offsets stay as configured
     assert cfg.randomness.get('diff_rank_seed') == default.pretrain_run_cfg(
         method).randomness.get('diff_rank_seed')
+
+
+@pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
+def test_pretraining_resumes_exactly_from_iteration_checkpoints(tmp_path,
+                                                                method):
+    """An interrupted demo continues from its last iteration checkpoint with
+    the exact-resume loop (tests/test_engine/test_exact_resume_loop.py)."""
+    demo = load_tool('demo.py')
+    cfg = demo.Demo(demo.parse_args(['--work-dir', str(tmp_path)
+                                     ])).pretrain_run_cfg(method)
+    assert cfg.resume is True
+    assert cfg.train_cfg.type == 'ExactResumeEpochBasedTrainLoop'
+    iteration_ckpts = [h for h in cfg.custom_hooks
+                       if h.type == 'CheckpointHook' and not h.by_epoch]
+    assert [h.interval for h in iteration_ckpts] == [200]
