@@ -338,6 +338,7 @@ class Worker:
         """Why the worker went away, for the message."""
         self.process.join(timeout=30)
         code = self.process.exitcode
+        hint = ''
         if code is None:
             why = 'closed its pipe but is still running'
         elif code < 0:
@@ -347,7 +348,7 @@ class Worker:
                 sig = f'signal {-code}'
             why = f'was killed by {sig} (exit code {code})'
             if -code == signal.SIGKILL:
-                why += (': most likely out of memory (the kernel\'s OOM '
+                hint = (': most likely out of memory (the kernel\'s OOM '
                         'killer sends SIGKILL; see dmesg). Run fewer workers'
                         ' at once with --max-workers 1, a smaller --batch, '
                         'or fewer --models/--precision')
@@ -357,7 +358,7 @@ class Worker:
         memory = (f'; MemAvailable now {available / 2**30:.1f} GiB'
                   if available is not None else '')
         return (f'benchmark_pretrain: worker {self.name} ({self.precision}) '
-                f'{why}, while {_DOING.get(command, command)}{memory}')
+                f'{why} while {_DOING.get(command, command)}{hint}{memory}')
 
     def stop(self):
         try:
