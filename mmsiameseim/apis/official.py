@@ -76,8 +76,11 @@ def read_checkpoint(path: str) -> dict:
     except FileNotFoundError:
         raise
     except Exception as e:  # noqa: BLE001  (any unpickling error)
-        with open(path, 'rb') as f:
-            head = f.read(60)
+        try:
+            with open(path, 'rb') as f:
+                head = f.read(60)
+        except OSError:  # a directory, unreadable
+            head = b''
         try:
             text = head.decode('utf-8')
         except UnicodeDecodeError as u:  # binary, or a cut last character
