@@ -143,3 +143,14 @@ def make_tiny_imagenet(root, per_class_train=4, listed_per_class=2,
     with open(os.path.join(root, 'meta', 'val.txt'), 'w') as f:
         f.write('\n'.join(val_lines) + '\n')
     return listed
+
+
+def save_resnet18_checkpoint(path, prefix='backbone.'):
+    """A wrong checkpoint for ViT loaders: torchvision's ResNet-18 (random
+    weights, nothing downloaded) with its keys under ``prefix``, saved as
+    mmengine saves a classifier. Returns its state dict."""
+    import torchvision
+    state = {prefix + k: v
+             for k, v in torchvision.models.resnet18().state_dict().items()}
+    torch.save({'meta': {}, 'state_dict': state}, path)
+    return state

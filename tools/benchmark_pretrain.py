@@ -3,12 +3,21 @@
     python tools/benchmark_pretrain.py [--arch b] [--batch 8] [--img-size 224]
         [--steps 5] [--warmup 2] [--precision fp32[,bf16[,fp16]]]
         [--device cpu] [--models siameseim,siameseim-lowres,mae,official]
-        [--target-size 112] [--official-repo PATH] [--json]
+        [--target-size 112] [--official-repo PATH] [--max-workers N]
+        [--json]
 
 Every (model, precision) pair gets its own worker process; the workers take
 their timed steps in turns (one at a time, so all see the same machine
-noise). A step is forward + backward + optimizer step (+ the momentum update
-for SiameseIM) on synthetic inputs. Prints arch, batch, image size,
+noise). Only as many workers are alive at once as the memory holds: the
+first one's peak resident set is measured after its warm-up, and another
+starts only while /proc/meminfo's MemAvailable (and on CUDA the device's
+free memory) exceeds 1.5 times the largest peak so far plus 512 MiB; the
+rest run in later groups (``--max-workers`` caps the group, 1 runs them in
+sequence). A worker that dies is named with its exit code or signal
+(SIGKILL: most likely the out-of-memory killer).
+
+A step is forward + backward + optimizer step (+ the momentum update for
+SiameseIM) on synthetic inputs. Prints arch, batch, image size,
 precision, device, step time (median and min-max), images/s, GFLOP per step
 (forward + backward, counted once with ``torch.utils.flop_counter``; the
 attention counted through its matmul form), the GFLOP/s achieved, and peak
@@ -26,6 +35,7 @@ mask count and crop geometry; see ``tools/authors_siameseim.py``).
 import argparse
 import json
 import multiprocessing
+import signal
 import statistics
 import sys
 import time
@@ -226,9 +236,42 @@ def build_bench(name, precision, args):
     return Bench(name, model, data, bench_args)
 
 
+def mem_available_bytes():
+    """MemAvailable of /proc/meminfo (Linux), or None."""
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+# Another worker starts only while the free memory covers this many times
+# the largest peak a worker has shown, plus the reserve: its own peak, and
+# the step of a running worker (they step in turns) above its idle size.
+HEADROOM = 1.5
+RESERVE_BYTES = 512 * 2**20
+
+
+def room_for_another(peaks, available):
+    """Whether one more worker fits beside the running ones.
+
+    Args:
+        peaks (list[int]): Peak bytes of the workers measured so far.
+        available (int | None): Free bytes now (MemAvailable, or the
+            device's free memory); None (unknown) means no.
+    """
+    if available is None or not peaks:
+        return False
+    return available >= HEADROOM * max(peaks) + RESERVE_BYTES
+
+
 def worker(conn, name, precision, args):
     """Runs in its own process: builds one bench, then answers 'step',
-    'flops' and 'memory' until 'stop'."""
+    'flops', 'memory' (the row's peak), 'rss' (peak resident set) and
+    'device_free' until 'stop'."""
     try:
         bench = build_bench(name, precision, args)
         conn.send('ready')
@@ -245,11 +288,22 @@ def worker(conn, name, precision, args):
             elif command == 'memory':
                 conn.send(torch.cuda.max_memory_allocated()
                           if args.device == 'cuda' else peak_rss_bytes())
+            elif command == 'rss':
+                conn.send(peak_rss_bytes())
+            elif command == 'device_free':
+                conn.send(torch.cuda.mem_get_info()[0]
+                          if args.device == 'cuda' else None)
     except (EOFError, BrokenPipeError):  # the parent has gone
         return
     except Exception as e:  # report, the parent raises
         conn.send(RuntimeError(f'{name} ({precision}): '
                                f'{type(e).__name__}: {e}'))
+
+
+_DOING = {None: 'starting (importing, building the model)',
+          'step': 'taking a training step', 'flops': 'counting FLOPs',
+          'memory': 'reporting its memory', 'rss': 'reporting its memory',
+          'device_free': 'reporting free device memory'}
 
 
 class Worker:
@@ -262,20 +316,60 @@ class Worker:
                                    args=(child, name, precision, args),
                                    daemon=True)
         self.process.start()
+        # Only the worker may hold its end: if it dies, recv() then ends
+        # with EOFError instead of waiting forever.
+        child.close()
         self.times = []
+        self.peak = None  # peak resident set after warm-up
         self.ask(None)  # 'ready'
 
     def ask(self, command):
-        if command is not None:
-            self.conn.send(command)
-        answer = self.conn.recv()
+        try:
+            if command is not None:
+                self.conn.send(command)
+            answer = self.conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            raise SystemExit(self.death(command)) from None
         if isinstance(answer, Exception):
             raise SystemExit(str(answer))
         return answer
 
+    def death(self, command):
+        """Why the worker went away, for the message."""
+        self.process.join(timeout=30)
+        code = self.process.exitcode
+        hint = ''
+        if code is None:
+            why = 'closed its pipe but is still running'
+        elif code < 0:
+            try:
+                sig = signal.Signals(-code).name
+            except ValueError:
+                sig = f'signal {-code}'
+            why = f'was killed by {sig} (exit code {code})'
+            if -code == signal.SIGKILL:
+                hint = (': most likely out of memory (the kernel\'s OOM '
+                        'killer sends SIGKILL; see dmesg). Run fewer workers'
+                        ' at once with --max-workers 1, a smaller --batch, '
+                        'or fewer --models/--precision')
+        else:
+            why = f'exited with code {code}'
+        available = mem_available_bytes()
+        memory = (f'; MemAvailable now {available / 2**30:.1f} GiB'
+                  if available is not None else '')
+        return (f'benchmark_pretrain: worker {self.name} ({self.precision}) '
+                f'{why} while {_DOING.get(command, command)}{hint}{memory}')
+
     def stop(self):
-        self.conn.send('stop')
-        self.process.join()
+        try:
+            self.conn.send('stop')
+        except OSError:  # already gone
+            pass
+        self.process.join(timeout=60)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        self.conn.close()
 
 
 def pairs(args):
@@ -287,35 +381,63 @@ def pairs(args):
             if not (name == 'official' and precision == 'bf16')]
 
 
+def start_group(ctx, todo, args, group):
+    """Start and warm up workers from ``todo`` (popped) into ``group`` while
+    they fit: one at least; another only while ``room_for_another`` says
+    the free memory (host, and on CUDA the device) holds one more worker of
+    the largest peak measured so far; never more than ``--max-workers``."""
+    host_peaks, device_peaks = [], []
+    while todo:
+        if group:
+            if len(group) >= args.max_workers:
+                break
+            if not room_for_another(host_peaks, mem_available_bytes()):
+                break
+            if args.device == 'cuda' and not room_for_another(
+                    device_peaks, group[0].ask('device_free')):
+                break
+        precision, name = todo.pop(0)
+        w = Worker(ctx, name, precision, args)
+        group.append(w)
+        for _ in range(args.warmup):
+            w.ask('step')
+        w.peak = w.ask('rss')
+        host_peaks.append(w.peak)
+        if args.device == 'cuda':
+            device_peaks.append(w.ask('memory'))
+
+
 def run(args):
-    """Rows (one per model and precision) from worker processes."""
+    """Rows (one per model and precision) from worker processes, in groups
+    of as many workers as the memory holds (all of them when it does)."""
     ctx = multiprocessing.get_context('spawn')
-    workers = []
+    todo, rows, group = pairs(args), [], []
     try:
-        for precision, name in pairs(args):
-            workers.append(Worker(ctx, name, precision, args))
-        for w in workers:
-            for _ in range(args.warmup):
-                w.ask('step')
-        for _ in range(args.steps):  # in turns: all see the same noise
-            for w in workers:
-                w.times.append(w.ask('step'))
-        rows = []
-        for w in workers:
-            med = statistics.median(w.times)
-            flops = w.ask('flops')
-            rows.append(dict(
-                model=w.name, arch=f'vit-{args.arch}/16', batch=args.batch,
-                img_size=args.img_size, precision=w.precision,
-                device=args.device, step_s_median=med,
-                step_s_min=min(w.times), step_s_max=max(w.times),
-                images_per_s=args.batch / med, gflop_per_step=flops / 1e9,
-                gflop_per_s=flops / 1e9 / med,
-                peak_mem_mb=w.ask('memory') / 2**20,
-                peak_mem_kind='max_memory_allocated'
-                if args.device == 'cuda' else 'peak RSS of the worker'))
+        while todo:
+            start_group(ctx, todo, args, group)
+            for _ in range(args.steps):  # in turns: all see the same noise
+                for w in group:
+                    w.times.append(w.ask('step'))
+            for w in group:
+                med = statistics.median(w.times)
+                flops = w.ask('flops')
+                rows.append(dict(
+                    model=w.name, arch=f'vit-{args.arch}/16',
+                    batch=args.batch, img_size=args.img_size,
+                    precision=w.precision, device=args.device,
+                    step_s_median=med, step_s_min=min(w.times),
+                    step_s_max=max(w.times), images_per_s=args.batch / med,
+                    gflop_per_step=flops / 1e9,
+                    gflop_per_s=flops / 1e9 / med,
+                    peak_mem_mb=w.ask('memory') / 2**20,
+                    peak_mem_kind='max_memory_allocated'
+                    if args.device == 'cuda' else 'peak RSS of the worker',
+                    workers_alive=len(group)))
+            for w in group:
+                w.stop()
+            group = []
     finally:
-        for w in workers:
+        for w in group:
             if w.process.is_alive():
                 w.stop()
     return rows
@@ -363,6 +485,11 @@ def format_table(rows, summary):
             f'{r["step_s_min"]:.3f}-{r["step_s_max"]:.3f} | '
             f'{r["images_per_s"]:.2f} | {r["gflop_per_step"]:.0f} | '
             f'{r["gflop_per_s"]:.1f} | {r["peak_mem_mb"]:.0f}')
+    alive = max(r['workers_alive'] for r in rows)
+    lines.append(f'workers alive at once: at most {alive} of {len(rows)}' + (
+        ' (all; timed in turns)' if alive == len(rows) else
+        ' (groups timed one after another, each in turns: --max-workers or '
+        'the free memory)'))
     for model, by_precision in summary['step_over_mae'].items():
         for precision, ratio in by_precision.items():
             flops = summary['flops_over_mae'][model][precision]
@@ -398,9 +525,17 @@ def main(argv=None):
     parser.add_argument('--target-size', type=int, default=None,
                         help='view b size for siameseim-lowres (default '
                         'half of --img-size)')
+    parser.add_argument('--max-workers', type=int, default=None,
+                        help='most worker processes alive at once (default: '
+                        'as many as the free memory holds, measured: see '
+                        'the module doc; 1 runs them in sequence)')
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
     args = parser.parse_args(argv)
+    if args.max_workers is None:
+        args.max_workers = len(pairs(args))
+    elif args.max_workers < 1:
+        parser.error('--max-workers: at least 1')
     for precision in args.precision.split(','):
         if precision not in ('fp32', 'bf16', 'fp16'):
             parser.error(f'--precision: unknown {precision!r} (fp32, bf16, '

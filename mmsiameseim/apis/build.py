@@ -5,7 +5,8 @@ from mmengine.logging import print_log
 from mmpretrain.registry import MODELS
 
 from .official import (_RECOMPUTED, _UNUSED, convert_official_state_dict,
-                       infer_official_arch, load_official_state_dict)
+                       infer_official_arch, load_official_state_dict,
+                       official_key, our_key)
 
 
 def siameseim_cfg_from_official_arch(arch: dict, num_heads: int,
@@ -69,31 +70,48 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
         SiameseIM: In training mode, ready to continue training: its next
         step applies a real momentum update to the loaded target.
     """
+    # errors name the file (given a path) and keys as the file does
+    at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
     state = load_official_state_dict(checkpoint)
-    arch = infer_official_arch(state)
+    try:
+        arch = infer_official_arch(state)
+    except ValueError as e:
+        raise ValueError(f'{at}{e}') from e
     model = MODELS.build(
         siameseim_cfg_from_official_arch(arch, num_heads, decoder_num_heads,
                                          **overrides))
     model.init_weights()
     converted, skipped = convert_official_state_dict(state)
+    origin = {our_key(k): k for k in state if our_key(k)}
+    origin['target.module.backbone.pos_embed'] = 'pos_embed'
+    token_bn = arch['decoder_norm'] == 'TokenBN'
     unknown = [k for k in skipped if k not in _RECOMPUTED + _UNUSED]
     ours = model.state_dict()
     non_persistent = {'target.steps'}
-    missing = sorted(set(ours) - set(converted) - non_persistent)
-    unexpected = sorted(set(converted) - set(ours)) + unknown
+    missing = sorted(
+        official_key(k, token_bn)
+        for k in set(ours) - set(converted) - non_persistent)
+    unexpected = sorted([origin[k] for k in set(converted) - set(ours)] +
+                        unknown)
     if missing or unexpected:
-        raise KeyError('official checkpoint does not match the SiameseIM it '
-                       f'describes: missing {missing}; unexpected '
-                       f'{unexpected}')
-    for key, value in converted.items():
-        if ours[key].shape != value.shape:
-            raise ValueError(f'{key}: checkpoint shape {tuple(value.shape)} '
-                             f'!= model shape {tuple(ours[key].shape)}')
+        found = [f'it lacks the official keys {missing}'] if missing else []
+        found += [f'it has keys SiameseIM has no place for: {unexpected}'
+                  ] if unexpected else []
+        raise ValueError(
+            f'{at}the official checkpoint does not match the SiameseIM '
+            f'its shapes describe ({arch}): ' + '; '.join(found))
+    wrong = [f'{origin[key]}: checkpoint shape {tuple(value.shape)}, '
+             f'expected {tuple(ours[key].shape)}'
+             for key, value in converted.items()
+             if ours[key].shape != value.shape]
+    if wrong:
+        raise ValueError(f'{at}tensors of the wrong shape for the '
+                         f'SiameseIM its other shapes describe: {wrong}')
     model.load_state_dict(converted, strict=False)
     if 'decoder_pos_embed' in state:
         ref = state['decoder_pos_embed'].to(model.neck.decoder_pos_embed)
         if not torch.allclose(ref, model.neck.decoder_pos_embed, atol=1e-5):
-            raise ValueError('the checkpoint\'s decoder_pos_embed is not the '
+            raise ValueError(f'{at}decoder_pos_embed is not the '
                              'rows-first sin-cos table this model rebuilds')
     print_log(
         f'built SiameseIM from an official checkpoint: {len(converted)} '

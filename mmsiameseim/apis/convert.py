@@ -17,12 +17,11 @@ that does have one (``ln1``) exports it (timm ``norm``).
 """
 import re
 from collections import Counter, OrderedDict
-from typing import Dict, Tuple, Union
-
-import torch
+from typing import Callable, Optional, Tuple, Union
 
 from .official import REQUIRED as OFFICIAL_REQUIRED
-from .official import convert_official_state_dict, load_official_state_dict
+from .official import (convert_official_state_dict, load_official_state_dict,
+                       official_key, read_checkpoint)
 
 # mmpretrain VisionTransformer key -> timm VisionTransformer key
 _TOP_LEVEL = {
@@ -75,23 +74,16 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         FileNotFoundError: No such file.
         ValueError: The file is not a checkpoint, or neither format.
     """
+    at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
     if isinstance(checkpoint, str):
-        import mmsiameseim  # noqa: F401  (mmengine checkpoint globals)
-        try:
-            checkpoint = torch.load(checkpoint, map_location='cpu',
-                                    weights_only=True)
-        except FileNotFoundError:
-            raise
-        except Exception as e:  # noqa: BLE001  (any unpickling error)
-            raise ValueError('cannot be read as a PyTorch checkpoint '
-                             f'({type(e).__name__}: {str(e)[:300]})') from e
+        checkpoint = read_checkpoint(checkpoint)
     if not isinstance(checkpoint, dict):
-        raise ValueError(f'expected a checkpoint dict, got '
+        raise ValueError(f'{at}expected a checkpoint dict, got '
                          f'{type(checkpoint).__name__}')
     state = checkpoint.get('state_dict', checkpoint.get('model', checkpoint))
     if not isinstance(state, dict):
-        raise ValueError('the checkpoint holds no state dict (looked under '
-                         f"'state_dict' and 'model'); its keys are "
+        raise ValueError(f'{at}the checkpoint holds no state dict (looked '
+                         "under 'state_dict' and 'model'); its keys are "
                          f'{_short(checkpoint)}')
     state = {k[7:] if k.startswith('module.') else k: v
              for k, v in state.items()}
@@ -103,14 +95,24 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         return ours, dict(source='official SiameseIM',
                           official_skipped=skipped)
     raise ValueError(
-        'unrecognised checkpoint: it has no backbone.* keys (an mmsiameseim '
-        'or mmpretrain checkpoint) and lacks the official SiameseIM keys '
-        f'{[k for k in OFFICIAL_REQUIRED if k not in state]}; its keys are '
-        f'{_short(state)}')
+        f'{at}unrecognised checkpoint: it has no backbone.* keys (an '
+        'mmsiameseim or mmpretrain checkpoint) and lacks the official '
+        f'SiameseIM keys {[k for k in OFFICIAL_REQUIRED if k not in state]}'
+        f'; its keys are {_short(state)}')
 
 
-def extract_vit_backbone(state: dict) -> Tuple['OrderedDict', dict]:
+def extract_vit_backbone(
+        state: dict,
+        key_name: Optional[Callable[[str], str]] = None
+) -> Tuple['OrderedDict', dict]:
     """The ``backbone.*`` part of ``state`` as an mmpretrain ViT state dict.
+
+    Args:
+        state (dict): A state dict with our key names.
+        key_name (callable, optional): Maps one of our ``backbone.*`` keys
+            to the name the user's file gives it (e.g.
+            :func:`~mmsiameseim.apis.official.official_key` for the authors'
+            checkpoints), for the error message. Defaults to our names.
 
     Returns:
         tuple: (backbone state dict without the prefix, report with the
@@ -127,16 +129,18 @@ def extract_vit_backbone(state: dict) -> Tuple['OrderedDict', dict]:
                       if not k.startswith('backbone.'))
     layers = sorted({int(m.group(1)) for k in backbone
                      for m in [_LAYER_KEY.fullmatch(k)] if m})
-    expected = set(_TOP_LEVEL) | {f'layers.{i}.{s}' for i in layers
+    depth = max(layers) + 1 if layers else 0
+    expected = set(_TOP_LEVEL) | {f'layers.{i}.{s}' for i in range(depth)
                                   for s in _PER_LAYER}
     optional = set(_FINAL_NORM)
     missing = sorted(expected - set(backbone))
     unknown = sorted(set(backbone) - expected - optional)
-    if missing or unknown or layers != list(range(len(layers))) or \
-            not layers:
+    if missing or unknown or not layers:
+        name = key_name or (lambda k: k[9:])
         raise ValueError(
             'backbone.* is not an mmpretrain VisionTransformer: missing '
-            f'{_short(missing)}, unrecognised {_short(unknown)}, layer '
+            f'{_short(name("backbone." + k) for k in missing)}, unrecognised '
+            f'{_short(name("backbone." + k) for k in unknown)}, layer '
             f'indices {layers}')
     patch = backbone['patch_embed.projection.weight']
     num_patches = backbone['pos_embed'].shape[1] - 1
@@ -155,6 +159,22 @@ def extract_vit_backbone(state: dict) -> Tuple['OrderedDict', dict]:
     return backbone, dict(dropped=dict(dropped), arch=arch)
 
 
+def _extract(state: dict, report: dict, checkpoint: Checkpoint):
+    """:func:`extract_vit_backbone`, its errors naming the file and the keys
+    as the file does (official names for the authors' checkpoints)."""
+    def official_name(key):
+        return official_key(key, token_bn=False)
+
+    official = report['source'] == 'official SiameseIM'
+    try:
+        return extract_vit_backbone(state,
+                                    official_name if official else None)
+    except ValueError as e:
+        if isinstance(checkpoint, str):
+            raise ValueError(f'{checkpoint}: {e}') from e
+        raise
+
+
 def to_mmpretrain_backbone(checkpoint: Checkpoint) -> Tuple[dict, dict]:
     """Our or the official checkpoint -> mmpretrain ``VisionTransformer``.
 
@@ -166,7 +186,7 @@ def to_mmpretrain_backbone(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         tuple: (state dict, report).
     """
     state, report = load_pretrained_state(checkpoint)
-    backbone, info = extract_vit_backbone(state)
+    backbone, info = _extract(state, report, checkpoint)
     report.update(info)
     report['kept'] = len(backbone)
     report['renamed'] = 0
@@ -184,7 +204,7 @@ def to_timm_vit(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         tuple: (state dict, report).
     """
     state, report = load_pretrained_state(checkpoint)
-    backbone, info = extract_vit_backbone(state)
+    backbone, info = _extract(state, report, checkpoint)
     report.update(info)
     out = OrderedDict()
     for key, value in backbone.items():

@@ -61,38 +61,99 @@ REQUIRED = ('cls_token', 'pos_embed', 'patch_embed.proj.weight',
             'decoder_pred.weight', 'mm_cls_token', 'mm_patch_embed.proj.weight')
 
 
+def read_checkpoint(path: str) -> dict:
+    """``torch.load`` a checkpoint file (weights only, on the CPU).
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: The file is not a PyTorch checkpoint; the message names
+            the file, the loader's error and, for a text file, how it
+            starts.
+    """
+    import mmsiameseim.compat  # noqa: F401  (mmengine checkpoint globals)
+    try:
+        return torch.load(path, map_location='cpu', weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # noqa: BLE001  (any unpickling error)
+        try:
+            with open(path, 'rb') as f:
+                head = f.read(60)
+        except OSError:  # a directory, unreadable
+            head = b''
+        try:
+            text = head.decode('utf-8')
+        except UnicodeDecodeError as u:  # binary, or a cut last character
+            text = head[:u.start].decode('utf-8') if u.start > 56 else ''
+        is_text = text and all(c.isprintable() or c.isspace() for c in text)
+        found = f'; it is text, starting {text!r}' if is_text else ''
+        raise ValueError(
+            f'{path}: cannot be read as a PyTorch checkpoint (a file written '
+            f'by torch.save was expected; torch.load says '
+            f'{type(e).__name__}: {str(e)[:300]}){found}') from e
+
+
 def load_official_state_dict(
         checkpoint: Union[str, Dict[str, torch.Tensor]]
 ) -> Dict[str, torch.Tensor]:
-    """Read an official checkpoint (path or dict, optionally under 'model')."""
+    """Read an official checkpoint (path or dict, optionally under 'model').
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: Not a checkpoint, or not the official format; the
+            message names the file (for a path), the official keys it lacks
+            and the keys it has.
+    """
+    at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
     if isinstance(checkpoint, str):
-        checkpoint = torch.load(checkpoint, map_location='cpu',
-                                weights_only=True)
+        checkpoint = read_checkpoint(checkpoint)
     if not isinstance(checkpoint, dict):
-        raise TypeError(f'expected a state dict, got {type(checkpoint)}')
+        raise ValueError(f'{at}expected a state dict (the official '
+                         "{'model': state_dict}), got "
+                         f'{type(checkpoint).__name__}')
     state = checkpoint.get('model', checkpoint.get('state_dict', checkpoint))
+    if not isinstance(state, dict):
+        raise ValueError(f"{at}its 'model' entry is a "
+                         f'{type(state).__name__}, not a state dict')
     state = {k[7:] if k.startswith('module.') else k: v
              for k, v in state.items()}
     missing = [k for k in REQUIRED if k not in state]
     if missing:
-        raise KeyError(
-            'not an official SiameseIM checkpoint: missing keys '
+        raise ValueError(
+            f'{at}not an official SiameseIM checkpoint: missing keys '
             f'{missing}; its keys are {sorted(state)[:40]}'
             f'{" ..." if len(state) > 40 else ""}')
     return state
 
 
+def _block_ids(state: Dict[str, torch.Tensor], prefix: str) -> list:
+    return sorted({int(m.group(1)) for k in state
+                   for m in [re.match(rf'{prefix}\.(\d+)\.', k)] if m})
+
+
 def _count_blocks(state: Dict[str, torch.Tensor], prefix: str) -> int:
-    ids = {int(m.group(1)) for k in state
-           for m in [re.match(rf'{prefix}\.(\d+)\.', k)] if m}
+    """Number of ``prefix.N.*`` blocks; they must be numbered 0..N-1."""
+    ids = _block_ids(state, prefix)
+    if ids != list(range(len(ids))):
+        absent = sorted(set(range(max(ids) + 1)) - set(ids))
+        raise ValueError(f'{prefix}: blocks {ids} are not numbered 0..'
+                         f'{max(ids)}: no {prefix}.N.* keys for N in '
+                         f'{absent}')
     return len(ids)
+
+
+def _need(state: Dict[str, torch.Tensor], key: str) -> torch.Tensor:
+    if key not in state:
+        raise ValueError(f'official key {key!r} is missing (needed to read '
+                         'the architecture off the weights)')
+    return state[key]
 
 
 def infer_official_arch(state: Dict[str, torch.Tensor]) -> dict:
     """Architecture of an official checkpoint, read off its tensor shapes."""
-    patch_w = state['patch_embed.proj.weight']
+    patch_w = _need(state, 'patch_embed.proj.weight')
     embed_dims, in_channels, patch_size = patch_w.shape[:3]
-    num_patches = state['pos_embed'].shape[1] - 1
+    num_patches = _need(state, 'pos_embed').shape[1] - 1
     grid = int(round(num_patches**0.5))
     if grid * grid != num_patches:
         raise ValueError(f'pos_embed has {num_patches} patches: not a square'
@@ -104,12 +165,60 @@ def infer_official_arch(state: Dict[str, torch.Tensor]) -> dict:
         img_size=int(grid * patch_size),
         grid_size=grid,
         depth=_count_blocks(state, 'blocks'),
-        mlp_ratio=state['blocks.0.mlp.fc1.weight'].shape[0] / embed_dims,
+        mlp_ratio=_need(state, 'blocks.0.mlp.fc1.weight').shape[0] /
+        embed_dims,
         final_norm='norm.weight' in state,
-        decoder_embed_dims=int(state['decoder_embed.weight'].shape[0]),
+        decoder_embed_dims=int(_need(state, 'decoder_embed.weight').shape[0]),
         projector_depth=_count_blocks(state, 'projector_decoder_blocks'),
         predictor_depth=_count_blocks(state, 'predictor_decoder_blocks'),
         decoder_norm='TokenBN' if any('.bn.' in k for k in state) else 'LN')
+
+
+def our_key(key: str) -> Union[str, None]:
+    """Our name of an official key; None for keys we do not load."""
+    new = _PLAIN.get(key)
+    if new is not None:
+        return new
+    for src, dst in _PREFIXES:
+        m = re.match(rf'{src}\.(\d+)\.(.+)', key)
+        if m:
+            for pat, rep in _BLOCK:
+                if re.fullmatch(pat, m.group(2)):
+                    return f'{dst}.{m.group(1)}.' + re.sub(
+                        pat, rep, m.group(2))
+            return None
+    return None
+
+
+def official_key(ours: str, token_bn: bool) -> str:
+    """The official name of one of our keys (inverse of :func:`our_key`),
+    to report a key the user's checkpoint lacks in its own naming.
+
+    Args:
+        ours: Our key, e.g. ``'backbone.layers.1.ln1.weight'``.
+        token_bn: Whether the checkpoint's projector/predictor blocks use
+            BatchNorm (their norms are then ``normN.bn.*``).
+    """
+    for official, mine in _PLAIN.items():
+        if mine == ours:
+            return official
+    if ours == 'target.module.backbone.pos_embed':
+        return 'pos_embed'  # the authors' target shares it
+    for src, dst in _PREFIXES:
+        m = re.fullmatch(rf'{re.escape(dst)}\.(\d+)\.(.+)', ours)
+        if not m:
+            continue
+        rest = m.group(2)
+        bn = '.bn' if token_bn and 'decoder' in src else ''
+        for mine, official in ((r'ln1\.(.+)', rf'norm1{bn}.\1'),
+                               (r'ln2\.(.+)', rf'norm2{bn}.\1'),
+                               (r'ffn\.layers\.0\.0\.(.+)', r'mlp.fc1.\1'),
+                               (r'ffn\.layers\.1\.(.+)', r'mlp.fc2.\1')):
+            if re.fullmatch(mine, rest):
+                rest = re.sub(mine, official, rest)
+                break
+        return f'{src}.{m.group(1)}.{rest}'
+    return ours
 
 
 def convert_official_state_dict(
@@ -122,17 +231,7 @@ def convert_official_state_dict(
     """
     out, skipped = OrderedDict(), []
     for key, value in state.items():
-        new = _PLAIN.get(key)
-        if new is None:
-            for src, dst in _PREFIXES:
-                m = re.match(rf'{src}\.(\d+)\.(.+)', key)
-                if m:
-                    for pat, rep in _BLOCK:
-                        if re.fullmatch(pat, m.group(2)):
-                            new = f'{dst}.{m.group(1)}.' + re.sub(
-                                pat, rep, m.group(2))
-                            break
-                    break
+        new = our_key(key)
         if new is None:
             skipped.append(key)
             continue

@@ -15,15 +15,24 @@ def build_frozen_backbone_model(cfg: Config,
     """The classifier of an mmpretrain config, in eval mode, with its
     backbone loaded from ``checkpoint`` (keys under ``backbone.``).
 
-    Without a checkpoint the backbone keeps its random initialisation
-    (``init_weights`` without the Pretrained entry), the floor of the demo.
+    The checkpoint is loaded by the config's ``Pretrained`` entry (its
+    prefix and options kept) with ``checkpoint`` set, or by a new one, of
+    scope ``mmsiameseim`` unless the entry names another: a file without
+    the backbone's weights is refused. Without a checkpoint the
+    backbone keeps its random initialisation (``init_weights`` without the
+    Pretrained entry), the floor of the demo.
     """
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     model_cfg = copy.deepcopy(cfg.model)
     init = model_cfg.backbone.get('init_cfg')
     if checkpoint:
-        model_cfg.backbone.init_cfg = dict(
-            type='Pretrained', checkpoint=checkpoint, prefix='backbone.')
+        if isinstance(init, dict) and init.get('type') == 'Pretrained':
+            model_cfg.backbone.init_cfg = {'_scope_': 'mmsiameseim',
+                                           **init, 'checkpoint': checkpoint}
+        else:
+            model_cfg.backbone.init_cfg = dict(
+                type='Pretrained', _scope_='mmsiameseim',
+                checkpoint=checkpoint, prefix='backbone.')
     elif isinstance(init, dict) and init.get('type') == 'Pretrained':
         model_cfg.backbone.init_cfg = None
     model = MODELS.build(model_cfg)

@@ -5,10 +5,15 @@ from typing import Dict, List, Tuple
 import torch
 from mmseg.models.backbones.vit import VisionTransformer as MMSegViT
 
+from ..models.utils.checkpoint_coverage import check_coverage, describe_keys
+
 # Keys that only mmseg's MAE has; they keep the model's own initialisation
 # (layer scale = ``init_values``, relative position bias = zeros, as MAE).
 _MAE_ONLY = ('gamma_1', 'gamma_2', 'relative_position_bias_table',
              'relative_position_index')
+# ... as patterns of their keys, with MAE's final norm (SiameseIM
+# pretrains without one): every other backbone weight must be supplied.
+_MAY_BE_NEW = tuple(f'*.{name}' for name in _MAE_ONLY) + ('ln1.*', )
 
 
 def _grid(num_tokens: int, key: str) -> int:
@@ -23,6 +28,8 @@ def siameseim_to_mmseg_mae(
     state_dict: Dict[str, torch.Tensor],
     target: Dict[str, torch.Tensor],
     prefix: str = 'backbone.',
+    source: str = 'the checkpoint',
+    allow_partial: bool = False,
 ) -> Tuple[Dict[str, torch.Tensor], Dict[str, List[str]]]:
     """Convert the ``prefix`` weights of a SiameseIM checkpoint for ``MAE``.
 
@@ -42,6 +49,10 @@ def siameseim_to_mmseg_mae(
         state_dict: The checkpoint's state dict (all of it).
         target: The MAE backbone's ``state_dict()``, for names and shapes.
         prefix: Prefix of the backbone keys in ``state_dict``.
+        source: The checkpoint file, for messages.
+        allow_partial: Accept a checkpoint that lacks backbone weights
+            besides the MAE-only ones (they keep the model's
+            initialisation; counts logged at WARNING). Defaults to False.
 
     Returns:
         The converted state dict and a report with the key lists ``loaded``
@@ -53,14 +64,21 @@ def siameseim_to_mmseg_mae(
         (checkpoint keys outside ``prefix``: neck, head, momentum target).
 
     Raises:
-        ValueError: no ``prefix`` keys, or a tensor whose shape cannot be
-            adapted (the message names the key and both shapes).
+        ValueError: no ``prefix`` keys; a backbone weight other than the
+            MAE-only ones (layer scale, relative position bias, final norm)
+            missing, e.g. a ResNet or a shallower ViT (the message names the
+            missing keys and what the file holds); or a tensor whose shape
+            cannot be adapted (the message names the key and both shapes).
     """
     backbone = {k[len(prefix):]: v for k, v in state_dict.items()
                 if k.startswith(prefix)}
     if not backbone:
-        raise ValueError(f'no "{prefix}*" keys in the checkpoint (first keys: '
-                         f'{list(state_dict)[:5]})')
+        raise ValueError(f'{source}: no "{prefix}*" keys; the file holds '
+                         f'{describe_keys(state_dict)}')
+    check_coverage(list(target), [k for k in backbone if k in target],
+                   model='mmseg MAE', source=f'{source} (prefix {prefix!r})',
+                   file_keys=state_dict, allow_missing=_MAY_BE_NEW,
+                   allow_partial=allow_partial)
     report = dict(loaded=[], adapted=[], new=[], dropped=[],
                   ignored=[k for k in state_dict if not k.startswith(prefix)])
     converted = {}
@@ -81,19 +99,13 @@ def siameseim_to_mmseg_mae(
               and value.shape[2:] == want[2:] and value.shape[0] == want[0]):
             value = value.repeat(1, want[1], 1, 1) / want[1]
         else:
-            raise ValueError(f'{prefix}{key}: checkpoint shape '
+            raise ValueError(f'{source}: {prefix}{key}: checkpoint shape '
                              f'{tuple(value.shape)} does not fit the model\'s '
                              f'{tuple(want)}')
         converted[key] = value.to(target[key].dtype)
         report['adapted'].append(
             f'{key} {tuple(backbone[key].shape)} -> {tuple(want)}')
     report['new'] = [k for k in target if k not in converted]
-    unexpected_new = [k for k in report['new']
-                      if k.split('.')[-1] not in _MAE_ONLY
-                      and not k.startswith('ln1.')]
-    if unexpected_new:
-        raise ValueError(f'the checkpoint lacks backbone weights the model '
-                         f'needs: {unexpected_new}')
     return converted, report
 
 

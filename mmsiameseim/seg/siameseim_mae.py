@@ -1,8 +1,8 @@
 from mmengine.logging import print_log
-from mmengine.runner.checkpoint import _load_checkpoint
 from mmseg.models.backbones import MAE
 from mmseg.registry import MODELS
 
+from ..models.utils.checkpoint_coverage import read_state_dict
 from .mae_checkpoint import format_report, siameseim_to_mmseg_mae
 
 
@@ -19,12 +19,16 @@ class SiameseIMMAE(MAE):
     embedding resized, 1-channel patch embedding adapted) and every key is
     accounted for in the log: loaded, adapted, new (model's own init),
     dropped. Unlike ``MAE``, which loads with ``strict=False`` silently, a
-    missing backbone weight or a shape that cannot be adapted is an error.
+    missing backbone weight (any but layer scale, relative position bias and
+    final norm: a ResNet, a shallower ViT) or a shape that cannot be adapted
+    is an error naming the file, the missing keys and what the file holds;
+    ``allow_partial=True`` in ``init_cfg`` accepts a partial checkpoint,
+    logging the counts at WARNING.
 
     Args:
         **kwargs: ``MAE``'s arguments. ``init_cfg`` may also give ``prefix``
             (default ``'backbone.'``), the prefix of the backbone keys in
-            the checkpoint.
+            the checkpoint, and ``allow_partial`` (default False).
     """
 
     def init_weights(self) -> None:
@@ -47,11 +51,11 @@ class SiameseIMMAE(MAE):
             super().init_weights()
         finally:
             self.init_cfg = init_cfg
-        ckpt = _load_checkpoint(checkpoint, map_location='cpu')
-        state_dict = ckpt.get('state_dict', ckpt)
+        state_dict = read_state_dict(checkpoint)
         converted, report = siameseim_to_mmseg_mae(
             state_dict, self.state_dict(),
-            prefix=init_cfg.get('prefix', 'backbone.'))
+            prefix=init_cfg.get('prefix', 'backbone.'), source=checkpoint,
+            allow_partial=init_cfg.get('allow_partial', False))
         missing, unexpected = self.load_state_dict(converted, strict=False)
         assert not unexpected and sorted(missing) == sorted(report['new'])
         print_log(format_report(report, source=checkpoint), logger='current')

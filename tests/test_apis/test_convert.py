@@ -91,3 +91,33 @@ def test_module_prefix_of_wrapped_models_is_stripped():
     state = {'module.backbone.cls_token': torch.zeros(1)}
     ours, report = load_pretrained_state({'state_dict': state})
     assert list(ours) == ['backbone.cls_token']
+
+
+@pytest.mark.parametrize('convert', [to_mmpretrain_backbone, to_timm_vit])
+@pytest.mark.parametrize('prefix', ['backbone.', ''])
+def test_resnet18_checkpoint_is_refused_naming_file_missing_and_held(
+        tmp_path, convert, prefix):
+    from tests.helpers import save_resnet18_checkpoint
+    path = tmp_path / 'resnet18.pth'
+    save_resnet18_checkpoint(path, prefix=prefix)
+    with pytest.raises(ValueError) as err:
+        convert(str(path))
+    message = str(err.value)
+    assert message.startswith(f'{path}: ')
+    if prefix:  # an mmpretrain ResNet classifier
+        assert 'not an mmpretrain VisionTransformer: missing' in message
+        assert "'cls_token'" in message and "'conv1.weight'" in message
+    else:  # a torchvision ResNet
+        assert 'unrecognised checkpoint' in message
+        assert "'cls_token'" in message and "'conv1.weight'" in message
+    assert not (tmp_path / 'out.pth').exists()
+
+
+def test_official_keys_missing_are_named_as_the_file_names_them(
+        parity_fixture):
+    official = dict(parity_fixture['official_state_dict'])
+    del official['blocks.1.mlp.fc2.bias']
+    with pytest.raises(ValueError) as err:
+        to_timm_vit({'model': official})
+    assert "'blocks.1.mlp.fc2.bias'" in str(err.value)
+    assert 'layers.1.ffn' not in str(err.value)

@@ -35,8 +35,8 @@ def test_finetune_config_has_the_appendix_numbers():
     assert (b.type, b.arch, b.patch_size, b.img_size) == (
         'VisionTransformer', 'base', 16, 224)
     assert b.drop_path_rate == 0.1
-    assert b.init_cfg == dict(type='Pretrained', checkpoint='',
-                              prefix='backbone.')
+    assert b.init_cfg == dict(type='Pretrained', _scope_='mmsiameseim',
+                              checkpoint='', prefix='backbone.')
     assert cfg.model.head.num_classes == 1000
     assert cfg.model.head.loss == dict(type='LabelSmoothLoss',
                                        label_smooth_val=0.1, mode='original')
@@ -84,6 +84,37 @@ def test_linear_probe_config_has_the_appendix_numbers():
     assert set(types(cfg.train_dataloader.dataset.pipeline)) == {
         'StrictLoadImageFromFile', 'RandomResizedCrop', 'RandomFlip',
         'PackInputs'}
+
+
+@pytest.mark.parametrize('name', [
+    FT, LIN, 'vit-base-p16_siameseim-pre_1percent-logreg_in1k.py',
+    'vit-tiny-p4_linear-probe-10e_fashionmnist.py'])
+def test_every_config_refuses_a_resnet18_checkpoint(name, tmp_path):
+    """The configs' Pretrained is mmsiameseim's strict one: a ResNet-18
+    stops the run (mmengine's own loads nothing and trains from random
+    weights)."""
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import MODELS
+
+    from tests.helpers import save_resnet18_checkpoint
+    cfg = load(name)
+    init = cfg.model.backbone.init_cfg
+    assert (init.type, init._scope_, init.prefix) == (
+        'Pretrained', 'mmsiameseim', 'backbone.')
+    path = tmp_path / 'resnet18.pth'
+    save_resnet18_checkpoint(path)
+    backbone = cfg.model.backbone
+    backbone.init_cfg.checkpoint = str(path)
+    if backbone.arch == 'base':  # the same code path, on a small ViT
+        backbone.update(arch=TINY, img_size=32)
+        if backbone.get('frozen_stages'):
+            backbone.frozen_stages = TINY['num_layers']
+    init_default_scope('mmpretrain')
+    model = MODELS.build(backbone)
+    with pytest.raises(ValueError, match=f"{path} \\(prefix 'backbone.'\\)"
+                       ': refusing to initialise VisionTransformer.*'
+                       'supplies 0 of the .*backbone.layer1 \\(24\\)'):
+        model.init_weights()
 
 
 def test_robustness_configs_test_the_finetuned_model():

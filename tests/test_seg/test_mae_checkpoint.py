@@ -132,10 +132,42 @@ def test_bad_checkpoints_fail_with_the_key_at_fault(tmp_path):
                        r'shape \(1, 1, 32\) does not fit the model.s '
                        r'\(1, 1, 64\)'):
         _seg_backbone(ckpt, embed_dims=64, num_heads=2).init_weights()
-    with pytest.raises(ValueError, match='lacks backbone weights.*layers.2'):
+    with pytest.raises(ValueError, match=r'supplies 28 of the 40 weights.*'
+                       r'missing 12: layers\.2\.'):
         _seg_backbone(ckpt, num_layers=3).init_weights()
     with pytest.raises(ValueError, match='init_cfg.checkpoint is empty'):
         _seg_backbone('').init_weights()
     torch.save({'state_dict': {'head.w': torch.zeros(1)}}, tmp_path / 'x.pt')
     with pytest.raises(ValueError, match='no "backbone.\\*" keys'):
         _seg_backbone(tmp_path / 'x.pt').init_weights()
+
+
+def test_resnet18_checkpoint_is_refused_naming_missing_and_held(tmp_path):
+    from tests.helpers import save_resnet18_checkpoint
+    ckpt = tmp_path / 'resnet18.pth'
+    save_resnet18_checkpoint(ckpt)
+    with pytest.raises(ValueError) as err:
+        _seg_backbone(ckpt).init_weights()
+    message = str(err.value)
+    assert message.startswith(f"{ckpt} (prefix 'backbone.'): refusing to "
+                              'initialise mmseg MAE')
+    assert 'supplies 0 of the 28 weights' in message
+    assert 'missing 28: cls_token' in message
+    assert 'the file holds 122 tensors: backbone.conv1 (1)' in message
+
+
+def test_partial_load_only_when_allowed(tmp_path, capsys):
+    from mmengine.logging import MMLogger
+    ckpt = tmp_path / 'pretrain.pth'
+    state = _pretrain_checkpoint(ckpt)
+    MMLogger.get_instance('test_seg_partial')
+    backbone = _seg_backbone(ckpt, num_layers=3, out_indices=[2],
+                             init_cfg=dict(type='Pretrained',
+                                           checkpoint=str(ckpt),
+                                           allow_partial=True))
+    backbone.init_weights()
+    logged = capsys.readouterr()
+    assert 'allow_partial: mmseg MAE loads 28 of the 40 weights' in \
+        logged.out + logged.err
+    torch.testing.assert_close(backbone.layers[1].attn.qkv.weight,
+                               state['backbone.layers.1.attn.qkv.weight'])

@@ -77,3 +77,116 @@ def test_bad_options_are_named(option, message):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert message in out.stderr
+
+
+def _spawned_workers(pid):
+    """Pids of the worker processes (multiprocessing spawn children) of
+    ``pid``."""
+    workers = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            with open(f'/proc/{entry}/cmdline', 'rb') as f:
+                cmdline = f.read()
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        if ppid == pid and b'spawn_main' in cmdline:
+            workers.append(int(entry))
+    return workers
+
+
+def _tool():
+    from tests.helpers import load_tool
+    return load_tool('benchmark_pretrain.py')
+
+
+def test_a_worker_that_dies_is_named_with_its_signal():
+    """A worker killed as the OOM killer kills (SIGKILL): the tool names
+    it, the signal and the likely cause, and exits 1 without a
+    traceback (before: a BrokenPipeError, or a parent waiting forever)."""
+    import signal
+    import time
+    proc = subprocess.Popen(
+        [sys.executable, TOOL, '--arch', 't', '--batch', '2', '--steps', '1',
+         '--warmup', '1', '--img-size', '32', '--json'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, OMP_NUM_THREADS='1'))
+    try:
+        deadline = time.monotonic() + 120
+        while not _spawned_workers(proc.pid):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        # the first worker (siameseim, fp32), while it is still starting
+        os.kill(_spawned_workers(proc.pid)[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err[-2000:]
+    assert 'worker siameseim (fp32) was killed by SIGKILL (exit code -9) ' \
+        'while starting (importing, building the model): most likely out ' \
+        'of memory' in err
+    assert 'Traceback' not in err and 'BrokenPipeError' not in err
+    assert out == ''
+
+
+def test_max_workers_one_keeps_one_worker_alive_at_a_time():
+    import time
+    proc = subprocess.Popen(
+        [sys.executable, TOOL, '--arch', 't', '--batch', '2', '--steps', '1',
+         '--warmup', '1', '--img-size', '32', '--max-workers', '1',
+         '--json'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, OMP_NUM_THREADS='1'))
+    most, seen = 0, set()
+    while proc.poll() is None:
+        alive = _spawned_workers(proc.pid)
+        most, seen = max(most, len(alive)), seen | set(alive)
+        time.sleep(0.02)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err[-2000:]
+    assert most == 1 and len(seen) == 2  # siameseim, then mae
+    rows = json.loads(out.strip().splitlines()[-1])['rows']
+    assert [(r['model'], r['workers_alive']) for r in rows] == [
+        ('siameseim', 1), ('mae', 1)]
+
+
+def test_another_worker_starts_only_while_memory_holds_it(monkeypatch):
+    """The grouping: with the free memory of a 24 GB machine and ViT-B
+    sized workers (peaks measured after warm-up), seven workers run in
+    groups of as many as fit, never all at once."""
+    import argparse
+    tool = _tool()
+    gib = 2**30
+    total, alive = 22 * gib, []  # free with no worker running
+
+    class FakeWorker:
+        def __init__(self, ctx, name, precision, args):
+            self.name, self.precision = name, precision
+            alive.append(self)
+
+        def ask(self, command):
+            return 5 * gib if command == 'rss' else 0.1
+
+    monkeypatch.setattr(tool, 'Worker', FakeWorker)
+    monkeypatch.setattr(tool, 'mem_available_bytes',
+                        lambda: total - 5 * gib * len(alive))
+    args = argparse.Namespace(warmup=1, device='cpu', max_workers=7)
+    todo = [(p, m) for p in ('fp32', 'bf16') for m in 'abcd'][:7]
+    sizes = []
+    while todo:
+        group = []
+        tool.start_group(None, todo, args, group)
+        sizes.append(len(group))
+        alive.clear()
+    # 22 GiB: a second worker needs 1.5 x 5 GiB + 0.5 GiB beside the first
+    # (17 GiB free: yes), a third beside two (12 GiB: yes), a fourth
+    # beside three (7 GiB: no)
+    assert sizes == [3, 3, 1]
+
+    assert tool.room_for_another([gib], 2 * gib)
+    assert not tool.room_for_another([gib], int(1.9 * gib))
+    assert not tool.room_for_another([gib], None)  # unknown: in sequence

@@ -27,8 +27,9 @@ def main(argv=None):
     from mmsiameseim.apis.convert import format_report, to_mmpretrain_backbone
     try:
         state, report = to_mmpretrain_backbone(args.src)
-    except (ValueError, FileNotFoundError) as e:
-        sys.exit(f'{args.src}: {e}')
+    except (ValueError, FileNotFoundError) as e:  # the message names src
+        sys.exit(str(e) if str(e).startswith(args.src) else
+                 f'{args.src}: {e}')
     os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
     torch.save(dict(state_dict=state,
                     meta=dict(converted_from=os.path.basename(args.src),

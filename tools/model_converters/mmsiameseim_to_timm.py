@@ -30,8 +30,9 @@ def main(argv=None):
     from mmsiameseim.apis.convert import format_report, to_timm_vit
     try:
         state, report = to_timm_vit(args.src)
-    except (ValueError, FileNotFoundError) as e:
-        sys.exit(f'{args.src}: {e}')
+    except (ValueError, FileNotFoundError) as e:  # the message names src
+        sys.exit(str(e) if str(e).startswith(args.src) else
+                 f'{args.src}: {e}')
     os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
     torch.save(state, args.dst)
     print(format_report(report))

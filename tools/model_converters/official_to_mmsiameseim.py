@@ -7,7 +7,9 @@ IN is the official format (``{'model': state_dict}`` as released, or a bare
 state dict). OUT is an mmengine checkpoint of our ``SiameseIM`` (online
 branch, predictor and momentum target) whose ``backbone.*`` keys load into a
 plain mmpretrain ``VisionTransformer`` with ``init_cfg=dict(type='Pretrained',
-checkpoint=OUT, prefix='backbone.')``.
+checkpoint=OUT, prefix='backbone.')``. A file that is not an official
+checkpoint is refused (exit status 1) with a message naming it, the keys
+that were expected and those it has, in its own (official) key names.
 """
 import argparse
 import os
@@ -35,8 +37,10 @@ def main(argv=None):
         state = load_official_state_dict(args.src)
         model = build_from_official(state, args.num_heads,
                                     args.decoder_num_heads)
-    except (KeyError, ValueError, TypeError) as e:
-        sys.exit(f'{args.src}: {e}')
+    except (ValueError, FileNotFoundError) as e:
+        # the file, what was expected and what it holds, in its own names
+        sys.exit(str(e) if str(e).startswith(args.src) else
+                 f'{args.src}: {e}')
     arch = infer_official_arch(state)
     cfg = siameseim_cfg_from_official_arch(arch, args.num_heads,
                                            args.decoder_num_heads)

@@ -29,7 +29,10 @@ model = dict(
         patch_size=16,
         final_norm=False,
         out_type='cls_token',
-        init_cfg=dict(type='Pretrained', checkpoint='', prefix='backbone.')),
+        # scope mmsiameseim: a checkpoint without the backbone's weights
+        # is refused (mmengine's Pretrained would load it and go on)
+        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
+                      checkpoint='', prefix='backbone.')),
     neck=None,
     head=None)
 

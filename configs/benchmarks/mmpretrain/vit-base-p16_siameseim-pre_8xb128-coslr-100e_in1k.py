@@ -24,8 +24,10 @@ model = dict(
         drop_path_rate=0.1,
         out_type='avg_featmap',
         final_norm=False,
-        init_cfg=dict(type='Pretrained', checkpoint=checkpoint,
-                      prefix='backbone.')),
+        # scope mmsiameseim: a checkpoint without the backbone's weights
+        # is refused (mmengine's Pretrained would load it and go on)
+        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
+                      checkpoint=checkpoint, prefix='backbone.')),
     neck=None,
     head=dict(
         type='LinearClsHead',

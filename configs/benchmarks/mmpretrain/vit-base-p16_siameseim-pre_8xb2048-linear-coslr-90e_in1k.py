@@ -24,8 +24,10 @@ model = dict(
         frozen_stages=12,
         out_type='avg_featmap',
         final_norm=False,
-        init_cfg=dict(type='Pretrained', checkpoint=checkpoint,
-                      prefix='backbone.')),
+        # scope mmsiameseim: a checkpoint without the backbone's weights
+        # is refused (mmengine's Pretrained would load it and go on)
+        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
+                      checkpoint=checkpoint, prefix='backbone.')),
     neck=dict(type='ClsBatchNormNeck', input_features=768, affine=False),
     head=dict(
         type='LinearClsHead',

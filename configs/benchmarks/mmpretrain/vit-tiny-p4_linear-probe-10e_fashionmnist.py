@@ -23,7 +23,10 @@ model = dict(
         final_norm=False,
         out_type='cls_token',
         frozen_stages=4,
-        init_cfg=dict(type='Pretrained', checkpoint='', prefix='backbone.')),
+        # scope mmsiameseim: a checkpoint without the backbone's weights
+        # is refused (mmengine's Pretrained would load it and go on)
+        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
+                      checkpoint='', prefix='backbone.')),
     neck=dict(type='ClsBatchNormNeck', input_features=embed_dims),
     head=dict(type='LinearClsHead', num_classes=10, in_channels=embed_dims,
               loss=dict(type='CrossEntropyLoss', loss_weight=1.0),

@@ -8,8 +8,11 @@ from mmcv.cnn.bricks.transformer import FFN, PatchEmbed
 from mmdet.registry import MODELS
 from mmengine.logging import MMLogger
 from mmengine.model import BaseModule
-from mmengine.runner.checkpoint import CheckpointLoader
 from torch import nn
+
+from ...models.utils.checkpoint_coverage import (check_coverage,
+                                                 describe_keys,
+                                                 read_state_dict, short_list)
 
 ARCHS = {
     'b': dict(embed_dims=768, num_layers=12, num_heads=12,
@@ -169,7 +172,10 @@ class ViTDetViT(BaseModule):
     names) directly: the position table is resized when the checkpoint's grid
     differs from ``pretrain_img_size``, a 1-channel patch embedding is
     replicated over RGB (weights / 3, so a gray image gives the same
-    response), and missing / unexpected keys are logged with their names.
+    response), and new / unused keys are logged with their names. A
+    checkpoint that lacks any weight but the relative position tables is
+    refused (see :meth:`load_pretrained`; ``allow_partial=True`` in
+    ``init_cfg`` accepts one, logging the counts).
 
     Args:
         arch (str | dict): ``'b'`` or a dict with ``embed_dims``,
@@ -187,6 +193,9 @@ class ViTDetViT(BaseModule):
             blocks. Defaults to 0.1.
         init_cfg (dict, optional): Initialisation / pretrained checkpoint.
     """
+
+    # Keys a pretraining checkpoint does not have (zero: no bias).
+    NEW_KEYS = ('layers.*.attn.rel_pos_h', 'layers.*.attn.rel_pos_w')
 
     def __init__(self,
                  arch='b',
@@ -251,37 +260,64 @@ class ViTDetViT(BaseModule):
 
     def init_weights(self):
         if self.init_cfg and self.init_cfg.get('type') == 'Pretrained':
-            self.load_pretrained(self.init_cfg['checkpoint'],
-                                 self.init_cfg.get('prefix', 'backbone.'))
+            self.load_pretrained(
+                self.init_cfg.get('checkpoint'),
+                self.init_cfg.get('prefix', 'backbone.'),
+                allow_partial=self.init_cfg.get('allow_partial', False))
             self._is_init = True
             return
         super().init_weights()
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
 
-    def load_pretrained(self, checkpoint: str, prefix: str = 'backbone.'):
+    def load_pretrained(self, checkpoint: str, prefix: str = 'backbone.',
+                        allow_partial: bool = False):
         """Load the ``prefix`` part of a checkpoint, adapting what differs
-        and logging every key that is adapted, missing or unused."""
+        and logging every key that is adapted, new or unused.
+
+        Every weight must come from the checkpoint except the relative
+        position tables (``layers.*.attn.rel_pos_h`` / ``_w``: new in
+        ViTDet, zero = no bias); a checkpoint that lacks others (a ResNet, a
+        detector, a ViT of another depth) or has a tensor of the wrong shape
+        is refused before anything is loaded, naming the missing keys and
+        what the file holds. ``allow_partial=True`` (``init_cfg``) loads a
+        checkpoint that lacks some, logging the counts at WARNING.
+
+        Raises:
+            KeyError: No key starts with ``prefix``.
+            ValueError: Too few weights, wrong shapes, or not a checkpoint.
+        """
         if not checkpoint:
             raise ValueError(
                 'ViTDetViT: init_cfg Pretrained has no checkpoint; pass '
                 '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
         logger = MMLogger.get_current_instance()
-        ckpt = CheckpointLoader.load_checkpoint(checkpoint, map_location='cpu')
-        ckpt = ckpt.get('state_dict', ckpt)
+        ckpt = read_state_dict(checkpoint)
         state = {k[len(prefix):]: v for k, v in ckpt.items()
                  if k.startswith(prefix)}
         if not state:
             raise KeyError(f'ViTDetViT: no key starts with {prefix!r} in '
-                           f'{checkpoint} (first keys: {list(ckpt)[:5]})')
+                           f'{checkpoint}; the file holds '
+                           f'{describe_keys(ckpt)}')
+        source = f'{checkpoint} (prefix {prefix!r})'
+        own = self.state_dict()
+        check_coverage(list(own), state, model='ViTDetViT', source=source,
+                       file_keys=ckpt, allow_missing=self.NEW_KEYS,
+                       allow_partial=allow_partial)
         self._adapt_pos_embed(state, logger)
         self._adapt_in_channels(state, logger)
+        wrong = [f'{k} {tuple(v.shape)} (model {tuple(own[k].shape)})'
+                 for k, v in state.items()
+                 if k in own and v.shape != own[k].shape]
+        if wrong:
+            raise ValueError(f'{source}: tensors of the wrong shape for '
+                             f'ViTDetViT: {short_list(wrong)}')
         result = self.load_state_dict(state, strict=False)
         logger.info(
             f'ViTDetViT: loaded {len(state) - len(result.unexpected_keys)} '
-            f'tensors from {checkpoint} (prefix {prefix!r}); '
-            f'{len(result.missing_keys)} missing (kept at init): '
-            f'{result.missing_keys}; {len(result.unexpected_keys)} '
-            f'unexpected (ignored): {result.unexpected_keys}')
+            f'tensors from {source}; {len(result.missing_keys)} new (kept '
+            f'at init): {result.missing_keys}; '
+            f'{len(result.unexpected_keys)} unused: '
+            f'{result.unexpected_keys}')
         return result
 
     def _adapt_pos_embed(self, state: dict, logger: MMLogger):

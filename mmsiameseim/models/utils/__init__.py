@@ -1,14 +1,18 @@
+from .checkpoint_coverage import (check_coverage, describe_keys,
+                                  read_state_dict)
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
 from .momentum_target import MomentumTarget
 from .relative_position import (crop_pair_offsets, relative_patch_centres,
                                 relative_sincos_embed)
 from .sincos_pos_embed import build_rows_first_sincos_embed
+from .strict_pretrained_init import StrictPretrainedInit
 from .token_batchnorm import TokenBatchNorm
 
 __all__ = [
     'fp32_attention_under_cpu_autocast',
     'use_fp32_attention_under_cpu_autocast', 'MomentumTarget',
     'crop_pair_offsets', 'relative_patch_centres', 'relative_sincos_embed',
-    'build_rows_first_sincos_embed', 'TokenBatchNorm'
+    'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
+    'describe_keys', 'read_state_dict', 'StrictPretrainedInit'
 ]

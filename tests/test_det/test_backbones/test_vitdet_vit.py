@@ -99,3 +99,46 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
                                checkpoint='')).init_weights()
     with pytest.raises(ValueError, match='global_attn_indexes'):
         tiny_vit(global_attn_indexes=(4, ))
+
+
+def test_resnet18_checkpoint_is_refused_naming_missing_and_held(tmp_path):
+    """Before: 'loaded 0 tensors; 171 missing' at INFO, and fine-tuning
+    from random weights."""
+    from tests.helpers import save_resnet18_checkpoint
+    ckpt = tmp_path / 'resnet18.pth'
+    save_resnet18_checkpoint(ckpt)
+    vit = tiny_vit(init_cfg=dict(type='Pretrained', checkpoint=str(ckpt),
+                                 prefix='backbone.'))
+    before = {k: v.clone() for k, v in vit.state_dict().items()}
+    with pytest.raises(ValueError) as err:
+        vit.init_weights()
+    message = str(err.value)
+    assert message.startswith(f"{ckpt} (prefix 'backbone.'): refusing to "
+                              'initialise ViTDetViT')
+    # 4 + 12 per block; the 8 relative position tables are new by design
+    assert 'supplies 0 of the 51 weights' in message
+    assert 'missing 51: pos_embed, patch_embed.projection.weight' in message
+    assert 'backbone.layer1 (24)' in message
+    # refused before anything was loaded
+    assert all(torch.equal(v, before[k]) for k, v in vit.state_dict().items())
+
+
+def test_a_shallower_vit_is_refused_unless_partial_loads_are_allowed(
+        tmp_path, capsys):
+    two = tiny_vit(arch=dict(embed_dims=32, num_layers=2, num_heads=4,
+                             feedforward_channels=64),
+                   global_attn_indexes=(1, ))
+    torch.save({'state_dict': {'backbone.' + k: v
+                               for k, v in two.state_dict().items()}},
+               tmp_path / 'two.pth')
+    with pytest.raises(ValueError, match=r'supplies 27 of the 51 weights.*'
+                       r'missing 24: layers\.2\.ln1\.weight'):
+        tiny_vit().load_pretrained(str(tmp_path / 'two.pth'))
+    MMLogger.get_instance('test_vitdet_partial')
+    vit = tiny_vit()
+    vit.load_pretrained(str(tmp_path / 'two.pth'), allow_partial=True)
+    logged = capsys.readouterr()
+    assert 'allow_partial: ViTDetViT loads 27 of the 51 weights' in \
+        logged.out + logged.err
+    assert torch.equal(vit.layers[1].attn.qkv.weight,
+                       two.layers[1].attn.qkv.weight)

@@ -1,0 +1,127 @@
+"""Refuse a pretrained checkpoint that does not supply the weights a model
+needs, naming what is missing and what the file holds.
+
+Shared by every loader of pretrained encoders: the ``Pretrained`` init of
+scope ``mmsiameseim`` (mmpretrain configs), ``ViTDetViT`` (mmdet) and
+``SiameseIMMAE`` (mmseg).
+"""
+import fnmatch
+import logging
+from collections import Counter
+from typing import Dict, Iterable, List, Sequence
+
+import torch
+from mmengine.logging import print_log
+
+
+def short_list(keys: Iterable[str], limit: int = 10) -> str:
+    """The first ``limit`` keys, and how many there are in all."""
+    keys = list(keys)
+    head = ', '.join(keys[:limit])
+    return head + (f', ... ({len(keys)} in all)' if len(keys) > limit else '')
+
+
+def describe_keys(keys: Iterable[str], depth: int = 2,
+                  limit: int = 12) -> str:
+    """What a state dict holds, grouped by the first ``depth`` name parts:
+    ``'122 tensors: backbone.conv1 (1), backbone.bn1 (5), ...'``."""
+    keys = list(keys)
+    groups = Counter('.'.join(k.split('.')[:depth]) for k in keys)
+    parts = [f'{name} ({n})' for name, n in list(groups.items())[:limit]]
+    if len(groups) > limit:
+        parts.append(f'... ({len(groups)} groups in all)')
+    return f'{len(keys)} tensors: ' + (', '.join(parts) or 'none')
+
+
+def read_state_dict(checkpoint: str,
+                    map_location: str = 'cpu') -> Dict[str, torch.Tensor]:
+    """The state dict of a checkpoint file (under ``'state_dict'`` if there
+    is one; a leading ``module.`` of wrapped models removed).
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: The file is not a PyTorch checkpoint or holds no
+            state dict; the message names the file.
+    """
+    from mmengine.runner.checkpoint import _load_checkpoint
+    try:
+        ckpt = _load_checkpoint(checkpoint, map_location=map_location)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # noqa: BLE001  (any unpickling error)
+        raise ValueError(f'{checkpoint}: cannot be read as a PyTorch '
+                         f'checkpoint ({type(e).__name__}: '
+                         f'{str(e)[:300]})') from e
+    state = ckpt.get('state_dict', ckpt) if isinstance(ckpt, dict) else ckpt
+    if not isinstance(state, dict):
+        raise ValueError(f'{checkpoint}: holds a {type(state).__name__}, '
+                         'not a state dict')
+    other = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
+    if other:
+        raise ValueError(f'{checkpoint}: holds no state dict of tensors '
+                         "(looked under 'state_dict' and at the top); "
+                         f'these keys are not tensors: {short_list(other)}')
+    return {k[7:] if k.startswith('module.') else k: v
+            for k, v in state.items()}
+
+
+def check_coverage(expected: Sequence[str],
+                   supplied: Iterable[str],
+                   *,
+                   model: str,
+                   source: str,
+                   file_keys: Iterable[str],
+                   allow_missing: Sequence[str] = (),
+                   allow_partial: bool = False) -> List[str]:
+    """Refuse a checkpoint that supplies too few of the weights a model
+    needs.
+
+    "Too few" is any: every key of ``expected`` must be in ``supplied``,
+    except those matching a pattern of ``allow_missing`` (keys that are
+    new by design, e.g. relative position tables a pretraining checkpoint
+    does not have). ``allow_partial=True`` accepts a checkpoint that lacks
+    some of the others (they keep their initialisation) and logs the
+    counts and names at WARNING; a checkpoint that supplies none of them is
+    refused even then.
+
+    Args:
+        expected: The model's keys (its ``state_dict()`` names).
+        supplied: The checkpoint's keys, in the model's naming (prefix
+            stripped, adapted).
+        model: The model's name, for messages.
+        source: The checkpoint file (and prefix), for messages.
+        file_keys: The keys of the whole file as the user wrote them, to say
+            what it holds.
+        allow_missing: ``fnmatch`` patterns of model keys that may be absent.
+        allow_partial: Accept a checkpoint lacking other keys too.
+
+    Returns:
+        list: The required keys the checkpoint lacks (empty unless
+        ``allow_partial``).
+
+    Raises:
+        ValueError: Too few weights; the message names the file, the count,
+            the missing keys and what the file holds.
+    """
+    supplied = set(supplied)
+    required = [k for k in expected
+                if not any(fnmatch.fnmatchcase(k, p) for p in allow_missing)]
+    missing = [k for k in required if k not in supplied]
+    found = len(required) - len(missing)
+    if missing and (not allow_partial or found == 0):
+        hint = '' if allow_partial else (
+            '. If a partial load is intended, set allow_partial=True in the '
+            'init_cfg')
+        raise ValueError(
+            f'{source}: refusing to initialise {model} from this '
+            f'checkpoint: it supplies {found} of the {len(required)} '
+            f'weights the model needs; missing {len(missing)}: '
+            f'{short_list(missing)}; the file holds '
+            f'{describe_keys(file_keys)}{hint}')
+    if missing:
+        print_log(
+            f'{source}: allow_partial: {model} loads {found} of the '
+            f'{len(required)} weights it needs; {len(missing)} keep their '
+            f'initialisation: {short_list(missing, 40)}',
+            logger='current', level=logging.WARNING)
+    return missing

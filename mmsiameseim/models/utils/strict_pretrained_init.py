@@ -1,0 +1,96 @@
+from typing import Optional, Sequence
+
+from mmengine.logging import print_log
+from mmengine.model.weight_init import PretrainedInit, update_init_info
+
+from ...registry import WEIGHT_INITIALIZERS
+from .checkpoint_coverage import (check_coverage, describe_keys,
+                                  read_state_dict, short_list)
+
+
+@WEIGHT_INITIALIZERS.register_module(name='Pretrained')
+class StrictPretrainedInit(PretrainedInit):
+    """mmengine's ``Pretrained`` initialisation that refuses a checkpoint
+    which does not supply the module's weights.
+
+    mmengine's ``PretrainedInit`` loads non-strictly and only logs what did
+    not match, so a wrong file (a ResNet, a detector, another ViT width)
+    leaves the backbone at random initialisation and training goes on. This
+    one loads the same way (``prefix`` stripped; the module's own
+    load hooks run, e.g. ``VisionTransformer`` resizing ``pos_embed``) but
+    first checks the keys (:func:`check_coverage`): every weight of the
+    module must come from the checkpoint except those matching
+    ``allow_missing``; a tensor of the wrong shape is refused too. The
+    errors name the file, the missing keys and what the file holds.
+
+    Select it in a config with the scope ``mmsiameseim`` (the type stays
+    ``'Pretrained'``, which mmengine's ``BaseModule`` and mmpretrain's
+    ``VisionTransformer`` recognise: it runs after every other
+    initialisation and the loaded position embedding is kept)::
+
+        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
+                      checkpoint=PATH, prefix='backbone.')
+
+    Args:
+        checkpoint (str): The checkpoint file (or URL).
+        prefix (str, optional): Prefix of the module's keys in the
+            checkpoint, e.g. ``'backbone.'``. None: the whole checkpoint.
+        map_location (str): Where to load the tensors. Defaults to 'cpu'.
+        allow_missing (Sequence[str]): ``fnmatch`` patterns of module keys
+            that may be absent from the checkpoint and keep their
+            initialisation. Defaults to ``('ln1.*', 'ln2.*')``: the final
+            norm and the pooled-feature norm of mmpretrain's
+            ``VisionTransformer``, which a SiameseIM encoder (pretrained
+            without a final norm) does not have; they start as identity.
+        allow_partial (bool): Accept a checkpoint that lacks other weights
+            too (they keep their initialisation; the counts and names are
+            logged at WARNING). A checkpoint that supplies none is refused
+            even then. Defaults to False.
+    """
+
+    def __init__(self,
+                 checkpoint: str,
+                 prefix: Optional[str] = None,
+                 map_location: str = 'cpu',
+                 allow_missing: Sequence[str] = ('ln1.*', 'ln2.*'),
+                 allow_partial: bool = False):
+        super().__init__(checkpoint, prefix=prefix,
+                         map_location=map_location)
+        self.allow_missing = tuple(allow_missing)
+        self.allow_partial = allow_partial
+
+    def __call__(self, module):
+        name = type(module).__name__
+        if not self.checkpoint:
+            raise ValueError(
+                f'{name}: init_cfg Pretrained has no checkpoint; pass '
+                '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
+        file_state = read_state_dict(self.checkpoint, self.map_location)
+        prefix = self.prefix or ''
+        state = {k[len(prefix):]: v for k, v in file_state.items()
+                 if k.startswith(prefix)}
+        source = f'{self.checkpoint} (prefix {prefix!r})'
+        if not state:
+            raise ValueError(f'{source}: no key starts with {prefix!r}; the '
+                             f'file holds {describe_keys(file_state)}')
+        expected = [k for k in module.state_dict()
+                    if not k.endswith('num_batches_tracked')]
+        missing = check_coverage(
+            expected, state, model=name, source=source,
+            file_keys=file_state, allow_missing=self.allow_missing,
+            allow_partial=self.allow_partial)
+        try:
+            result = module.load_state_dict(state, strict=False)
+        except RuntimeError as e:  # tensors of the wrong shape
+            raise ValueError(f'{source}: its tensors do not fit {name}: '
+                             f'{e}') from e
+        new = [k for k in result.missing_keys
+               if k not in missing and not k.endswith('num_batches_tracked')]
+        print_log(
+            f'{name}: loaded {len(state) - len(result.unexpected_keys)} '
+            f'tensors from {source}; new (kept at init): '
+            f'{short_list(new) or "none"}; unused in the file: '
+            f'{short_list(result.unexpected_keys) or "none"}',
+            logger='current')
+        if hasattr(module, '_params_init_info'):
+            update_init_info(module, init_info=self._get_init_info())
