@@ -112,7 +112,7 @@ def _check_probe_loads(name, checkpoint, pretrain_cfg):
     # vector per image of the head's width
     test = probe.test_dataloader.dataset
     test.data_prefix = DATA + '/'
-    feats, labels = extract_features(model, test, test.pipeline, [0, 1])
+    feats, _ = extract_features(model, test, test.pipeline, [0, 1])
     assert feats.shape == (2, probe.model.head.in_channels)
     data = model.data_preprocessor(
         pseudo_collate([DATASETS.build(dict(test, indices=2))[i]
