@@ -37,10 +37,82 @@ PRETRAIN_CFGS = {
     'siameseim-target16': 'configs/pretrain/siameseim-target16_vit-tiny-p4_'
     '1xb64-bf16-coslr-1e_fashionmnist.py',
 }
+# `--compare` also takes any config of the mix catalogue by name (its file
+# name without .py) or any pretraining config by path
+MIX_DIR = 'configs/pretrain/mix'
 PROBE_CFG = 'configs/benchmarks/mmpretrain/' \
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py'
 FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
                 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte')
+
+
+def pretrain_config_path(method):
+    """The pretraining config of a ``--compare`` entry, relative to the
+    repository root or absolute: a name above, a mix catalogue name, or a
+    config path. None when there is none."""
+    if method in PRETRAIN_CFGS:
+        return PRETRAIN_CFGS[method]
+    mix = osp.join(MIX_DIR, method + '.py')
+    if osp.isfile(osp.join(ROOT, mix)):
+        return mix
+    if method.endswith('.py') and osp.isfile(method):
+        return osp.abspath(method)
+    return None
+
+
+def method_name(method):
+    """Work-dir and report name of a ``--compare`` entry."""
+    return osp.splitext(osp.basename(method))[0] \
+        if method.endswith('.py') else method
+
+
+_VITS = ('SiameseIMViT', 'MAEViT', 'MoCoV3ViT', 'VisionTransformer')
+_SWINS = ('SimMIMSwinTransformer', 'SwinTransformer')
+
+
+def adapt_probe_model(probe, pretrain):
+    """Make the probe config's frozen backbone the plain mmpretrain
+    counterpart of ``pretrain``'s backbone (same arch and weights layout),
+    with the pretraining normalisation. ViTs give the last block's cls
+    token (no final norm) as for the demo; Swins the global average of the
+    last stage (no BatchNorm before the linear head)."""
+    from mmpretrain.registry import MODELS
+    src = copy.deepcopy(pretrain.backbone)
+    kind = src.pop('type')
+    arch = src.get('arch')
+    if isinstance(arch, str):
+        arch = MODELS.get(kind).arch_zoo[arch.lower()]
+    init = probe.backbone.init_cfg
+    if kind in _VITS:
+        keep = ('img_size', 'patch_size', 'qkv_bias', 'pre_norm',
+                'layer_scale_init_value', 'layer_cfgs')
+        backbone = dict(
+            type='VisionTransformer', arch=dict(arch),
+            in_channels=src.get('in_channels', src.get('patch_cfg', {}).get(
+                'in_channels', 3)),
+            final_norm=False, out_type='cls_token',
+            frozen_stages=arch['num_layers'],
+            **{k: src[k] for k in keep if k in src})
+        dims = arch['embed_dims']
+        probe.neck = dict(type='ClsBatchNormNeck', input_features=dims)
+    elif kind in _SWINS:
+        keep = ('img_size', 'in_channels', 'out_indices', 'stage_cfgs',
+                'patch_cfg', 'window_size', 'norm_cfg')
+        stages = len(arch['depths'])
+        backbone = dict(type='SwinTransformer', arch=dict(arch),
+                        frozen_stages=stages - 1,  # index of the last one
+                        **{k: src[k] for k in keep if k in src})
+        dims = arch['embed_dims'] * 2**(stages - 1)
+        probe.neck = dict(type='GlobalAveragePooling')
+    else:
+        sys.exit(f'--compare: no frozen-feature evaluation for a {kind} '
+                 f'backbone (supported: {", ".join(_VITS + _SWINS)})')
+    probe.backbone = dict(backbone, init_cfg=init)
+    probe.head.in_channels = dims
+    norm = pretrain.get('data_preprocessor') or {}
+    for key in ('mean', 'std'):
+        if key in norm:
+            probe.data_preprocessor[key] = norm[key]
 
 
 def say(msg):
@@ -90,6 +162,7 @@ class Demo:
         os.makedirs(self.wd, exist_ok=True)
         self.data_root = osp.abspath(args.data_root)
         self.smoke = args.smoke
+        self.cfg_paths = dict(PRETRAIN_CFGS)
 
     # ------------------------------------------------------------ pretrain
     def pretrain(self, method):
@@ -149,7 +222,7 @@ class Demo:
 
     def pretrain_cfg(self, method):
         """The pretraining config of ``method`` (subclasses swap it)."""
-        return Config.fromfile(osp.join(ROOT, PRETRAIN_CFGS[method]))
+        return Config.fromfile(osp.join(ROOT, self.cfg_paths[method]))
 
     @staticmethod
     def _set_epochs(cfg, epochs):
@@ -166,7 +239,7 @@ class Demo:
         from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                             logistic_regression_accuracy,
                                             weighted_knn_accuracy)
-        cfg = self._probe_cfg()
+        cfg = self._probe_cfg(method if checkpoint else None)
         if 'knn' not in result or 'fewshot' not in result:
             torch.manual_seed(0)
             model = build_frozen_backbone_model(cfg, checkpoint)
@@ -188,8 +261,12 @@ class Demo:
             say(f'{method}: linear probe {result["linear"]:.2f} %')
         return result
 
-    def _probe_cfg(self):
+    def _probe_cfg(self, method=None):
+        """The probe config, its backbone matched to ``method``'s
+        pretraining backbone (None: the demo's ViT)."""
         cfg = Config.fromfile(osp.join(ROOT, PROBE_CFG))
+        if method is not None:
+            adapt_probe_model(cfg.model, self.pretrain_cfg(method).model)
         for loader in (cfg.train_dataloader, cfg.val_dataloader,
                        cfg.test_dataloader):
             loader.dataset.data_prefix = self.data_root + '/'
@@ -242,7 +319,7 @@ class Demo:
 
     def _linear_probe(self, method, checkpoint):
         from mmengine.runner import Runner
-        cfg = self._probe_cfg()
+        cfg = self._probe_cfg(method if checkpoint else None)
         cfg.work_dir = osp.join(self.wd, method, 'linear_probe')
         if checkpoint:
             cfg.model.backbone.init_cfg.checkpoint = checkpoint
@@ -386,11 +463,18 @@ class Demo:
         check_dataset(self.data_root)
         os.makedirs(osp.join(self.wd, 'results'), exist_ok=True)
         t0 = time.time()
-        methods = ['siameseim'] + [m for m in self.args.compare if m]
-        for m in methods:
-            if m not in PRETRAIN_CFGS:
+        methods = ['siameseim']
+        for m in [m for m in self.args.compare if m]:
+            path = pretrain_config_path(m)
+            if path is None:
+                mix = sorted(f[:-3] for f in os.listdir(osp.join(ROOT,
+                                                                 MIX_DIR))
+                             if f.endswith('.py'))
                 sys.exit(f'--compare: unknown method {m!r}; choose from '
-                         f'{sorted(set(PRETRAIN_CFGS) - {"siameseim"})}')
+                         f'{sorted(set(PRETRAIN_CFGS) - {"siameseim"})}, '
+                         f'the mix catalogue {mix} or a config path')
+            methods.append(method_name(m))
+            self.cfg_paths[methods[-1]] = path
         pretrain = {m: self.pretrain(m) for m in methods}
         results = {m: self.evaluate(m, pretrain[m]['checkpoint'])
                    for m in methods}
@@ -409,7 +493,8 @@ def parse_args(argv=None):
     parser.add_argument('--compare', default='',
                         type=lambda s: [m.strip() for m in s.split(',')],
                         help='peers to pretrain and evaluate identically, '
-                        'e.g. mae,mocov3,siameseim-target16')
+                        'e.g. mae,mocov3,siameseim-target16, a config name '
+                        f'of {MIX_DIR}/ (without .py) or a config path')
     parser.add_argument('--epochs', type=int, default=None,
                         help='override the pretraining epochs')
     parser.add_argument('--seed', type=int, default=None,

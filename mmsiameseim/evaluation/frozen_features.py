@@ -62,7 +62,9 @@ def extract_features(model: torch.nn.Module,
             bf16 instructions).
 
     Returns:
-        tuple: features (N, D) float32 and labels (N,).
+        tuple: features (N, D) float32 and labels (N,). A backbone that
+        gives a feature map (N, C, H, W), e.g. a Swin, is averaged over
+        space (N, C); other outputs are flattened.
     """
     cfg = copy.deepcopy(dataset_cfg)
     cfg['pipeline'] = list(pipeline)
@@ -80,6 +82,8 @@ def extract_features(model: torch.nn.Module,
                             enabled=autocast_dtype is not None):
             out = model.extract_feat(data['inputs'], stage='backbone')
         out = out[-1] if isinstance(out, (tuple, list)) else out
+        if out.dim() == 4:
+            out = out.mean(dim=(2, 3))
         feats.append(out.float().reshape(out.shape[0], -1))
         labels.append(torch.stack(
             [s.gt_label for s in data['data_samples']]).reshape(-1))

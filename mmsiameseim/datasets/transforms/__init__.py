@@ -2,11 +2,12 @@ from .blockwise_mask import BlockwiseMaskGenerator
 from .per_view_transforms import PerViewTransforms
 from .pil_color_jitter import PILColorJitter
 from .random_patch_mask import RandomPatchMaskGenerator
+from .select_view import SelectView
 from .strict_loading import StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
     'BlockwiseMaskGenerator', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
-    'StrictLoadImageFromFile',
+    'SelectView', 'StrictLoadImageFromFile',
     'TwoViewRandomResizedCrop'
 ]

@@ -7,6 +7,7 @@ from mmpretrain.models.selfsup.base import BaseSelfSupervisor
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ..utils.encoder_interface import check_siameseim_parts
 from ..utils.momentum_target import MomentumTarget
 from ..utils.relative_position import crop_pair_offsets
 
@@ -59,8 +60,15 @@ class SiameseIM(BaseSelfSupervisor):
     (relative position embedding). The target branch is a momentum copy of
     the backbone and projector and sees all of view b.
 
+    The parts are checked when the model is built: the backbone must
+    implement the SiameseIM encoder interface
+    (:mod:`mmsiameseim.models.utils.encoder_interface`; ``SiameseIMViT``
+    does, for every mmpretrain ``VisionTransformer`` arch), and the neck's
+    widths and grid must match it.
+
     Args:
-        backbone (dict): Online encoder, e.g. ``SiameseIMViT``.
+        backbone (dict): Online encoder implementing the SiameseIM encoder
+            interface, e.g. ``SiameseIMViT``.
         neck (dict): ``RelPosDecoderNeck`` (projector + predictor).
         head (dict): ``UniGradHead``.
         base_momentum (float): Start momentum of the target (mmpretrain
@@ -97,6 +105,8 @@ class SiameseIM(BaseSelfSupervisor):
             raise ValueError("target_type must be 'feature' or 'pixel', got "
                              f'{target_type!r}')
         self.target_type = target_type
+        check_siameseim_parts(self.backbone, self.neck, self.head,
+                              target_type)
         self.target = MomentumTarget(
             self._online(), momentum=base_momentum, end_momentum=end_momentum
         ) if target_type == 'feature' else None

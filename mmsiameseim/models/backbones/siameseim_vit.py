@@ -1,8 +1,8 @@
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 import torch
 from mmpretrain.models.selfsup.mae import MAEViT
-from mmpretrain.models.utils import resize_pos_embed
+from mmpretrain.models.utils import build_norm_layer, resize_pos_embed
 from mmpretrain.registry import MODELS
 
 from ..utils.cpu_autocast_attention import \
@@ -18,11 +18,20 @@ class SiameseIMViT(MAEViT):
     pretrained checkpoint loads into a plain ``VisionTransformer`` with
     ``init_cfg=dict(type='Pretrained', prefix='backbone.')``.
 
+    Implements the SiameseIM encoder interface
+    (:mod:`mmsiameseim.models.utils.encoder_interface`): ``forward(x, mask)``
+    returns the cls token and the visible patch tokens.
+
     Differences from ``MAEViT``: the mask is given (a boolean patch mask per
     sample, True = masked, e.g. from ``BlockwiseMaskGenerator``) instead of
     drawn at random; the fixed position embedding uses the SiameseIM
     rows-first layout; the patch embedding can be frozen; no final norm by
-    default (the projector follows directly).
+    default (the projector follows directly). Every ``VisionTransformer``
+    arch ('s', 'b', 'l', 'h', 'eva-g', 'deit-t/s/b', 'dinov2-s/g' or a dict)
+    and the options that make sense for masked pretraining (qkv bias, layer
+    scale, pre-norm, dropout, drop path, per-layer configs) are accepted and
+    give the same weights and, without a mask, the same output as a
+    ``VisionTransformer`` built with them (``out_type='raw'``).
 
     Args:
         arch (str | dict): ViT architecture, see ``VisionTransformer``.
@@ -37,8 +46,24 @@ class SiameseIMViT(MAEViT):
         norm_cfg (dict): Norm config of the blocks.
             Defaults to ``dict(type='LN', eps=1e-6)``.
         drop_path_rate (float): Stochastic depth rate. Defaults to 0.
+        drop_rate (float): Dropout after the position embedding and in the
+            blocks. Defaults to 0.
+        qkv_bias (bool): Bias of the qkv projection. Defaults to True.
+        layer_scale_init_value (float): Initial layer scale of each block;
+            0 for none (e.g. 1e-5 for DINOv2-style blocks). Defaults to 0.
+        pre_norm (bool): A LayerNorm on the tokens before the blocks, and no
+            bias in the patch embedding (CLIP style), as in
+            ``VisionTransformer``. Defaults to False.
+        interpolate_mode (str): How the position embedding is resized for a
+            view at another resolution. Defaults to 'bicubic'.
+        layer_cfgs (dict | Sequence[dict]): Extra ``TransformerEncoderLayer``
+            options for every (dict) or each (list) block, e.g.
+            ``dict(ffn_type='swiglu_fused')``. Defaults to an empty dict.
         init_cfg (dict, optional): Initialization config. Defaults to None.
     """
+
+    #: declares the SiameseIM encoder interface (see ``encoder_interface``)
+    accepts_patch_mask = True
 
     def __init__(self,
                  arch: Union[str, dict] = 'b',
@@ -49,17 +74,37 @@ class SiameseIMViT(MAEViT):
                  final_norm: bool = False,
                  norm_cfg: dict = dict(type='LN', eps=1e-6),
                  drop_path_rate: float = 0.,
+                 drop_rate: float = 0.,
+                 qkv_bias: bool = True,
+                 layer_scale_init_value: float = 0.,
+                 pre_norm: bool = False,
+                 interpolate_mode: str = 'bicubic',
+                 layer_cfgs: Union[dict, Sequence[dict]] = dict(),
                  init_cfg: Optional[dict] = None) -> None:
+        # the options MAEViT does not forward reach VisionTransformer through
+        # its patch and layer configs, exactly where VisionTransformer puts
+        # them
+        block = dict(qkv_bias=qkv_bias,
+                     layer_scale_init_value=layer_scale_init_value)
+        if isinstance(layer_cfgs, dict):
+            layer_cfgs = {**block, **layer_cfgs}
+        else:
+            layer_cfgs = [{**block, **cfg} for cfg in layer_cfgs]
         super().__init__(
             arch=arch,
             img_size=img_size,
             patch_size=patch_size,
+            drop_rate=drop_rate,
             final_norm=final_norm,
             norm_cfg=norm_cfg,
             drop_path_rate=drop_path_rate,
             out_type='raw',
-            patch_cfg=dict(in_channels=in_channels),
+            interpolate_mode=interpolate_mode,
+            patch_cfg=dict(in_channels=in_channels, bias=not pre_norm),
+            layer_cfgs=layer_cfgs,
             init_cfg=init_cfg)
+        if pre_norm:
+            self.pre_norm = build_norm_layer(norm_cfg, self.embed_dims)
         self.train_patch_embed = train_patch_embed
         if not train_patch_embed:
             for p in self.patch_embed.parameters():
@@ -103,6 +148,7 @@ class SiameseIMViT(MAEViT):
             x = x[keep].reshape(B, -1, x.shape[-1])
         cls = self.cls_token.expand(B, -1, -1) + pos_embed[:, :1]
         x = torch.cat([cls, x], dim=1)
+        x = self.pre_norm(self.drop_after_pos(x))
         for layer in self.layers:
             x = layer(x)
         if self.final_norm:

@@ -88,7 +88,9 @@ class RelPosDecoderNeck(BaseModule):
                  norm_cfg: dict = dict(type='TokenBN'),
                  init_cfg: Optional[dict] = None) -> None:
         super().__init__(init_cfg=init_cfg)
+        self.in_channels = in_channels
         self.embed_dims = embed_dims
+        self.out_channels = out_channels or embed_dims
         self.grid_size = grid_size
         self.target_grid_size = target_grid_size
         self.projector = SiameseIMProjector(in_channels, embed_dims,
@@ -102,7 +104,7 @@ class RelPosDecoderNeck(BaseModule):
         self.pos_mlp = nn.Linear(2 * embed_dims, embed_dims)
         self.predictor_blocks = _blocks(predictor_depth, embed_dims,
                                         num_heads, mlp_ratio, norm_cfg)
-        self.pred = nn.Linear(embed_dims, out_channels or embed_dims)
+        self.pred = nn.Linear(embed_dims, self.out_channels)
 
     def init_weights(self) -> None:
         super().init_weights()

@@ -2,6 +2,7 @@ from .checkpoint_coverage import (check_coverage, describe_keys,
                                   read_state_dict)
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
+from .encoder_interface import check_masked_encoder, check_siameseim_parts
 from .momentum_target import MomentumTarget
 from .relative_position import (crop_pair_offsets, relative_patch_centres,
                                 relative_sincos_embed)
@@ -11,7 +12,8 @@ from .token_batchnorm import TokenBatchNorm
 
 __all__ = [
     'fp32_attention_under_cpu_autocast',
-    'use_fp32_attention_under_cpu_autocast', 'MomentumTarget',
+    'use_fp32_attention_under_cpu_autocast', 'check_masked_encoder',
+    'check_siameseim_parts', 'MomentumTarget',
     'crop_pair_offsets', 'relative_patch_centres', 'relative_sincos_embed',
     'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
     'describe_keys', 'read_state_dict', 'StrictPretrainedInit'
