@@ -172,7 +172,7 @@ try:
     ops = True
 except ImportError as e:
     if os.environ['MMSIAMESEIM_FULL'] == '1':
-        raise SystemExit(f"[setup] mmcv's compiled ops do not load: {e}")
+        raise SystemExit(f"[setup] mmcv's compiled ops do not load: {e}; make setup-full builds them")
     ops = False
 print(f'[setup] torch {torch.__version__}, torchvision {torchvision.__version__}, '
       f'mmengine {mmengine.__version__}, mmcv {mmcv.__version__} '
