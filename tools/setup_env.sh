@@ -122,8 +122,9 @@ if (( FULL && ! CHECK )); then
         -w "$WHEELS.tmp" . > "$SRC/build.log" 2>&1) \
         || { tail -n 40 "$SRC/build.log" >&2; echo "full build log: $SRC/build.log" >&2; false; }
       mv "$WHEELS.tmp"/mmcv-*.whl "$WHEELS"/ && rm -rf "$WHEELS.tmp" "$SRC"
-      pipq install -r requirements/runtime.txt
     fi
+    # Also after a build that was interrupted in an earlier run: back to torch's setuptools.
+    pipq install -r requirements/runtime.txt
     install_full_wheel
     pipq install -r requirements/mmcv_deps.txt
   fi
