@@ -18,7 +18,7 @@ BLOCK_UNDEFINED = '''
 class _Broken:
     def find_spec(self, name, path=None, target=None):
         if name == 'mmcv._ext':
-            raise ImportError('/x/mmcv/_ext.so: undefined symbol: _ZN3c104cuda')
+            raise ImportError('/x/mmcv/_ext.so: undefined symbol: _ZN3c10')
 sys.meta_path.insert(0, _Broken())
 '''
 
@@ -49,8 +49,9 @@ def test_dense_import_without_ops_names_setup_full(module, block, cause):
 def test_dense_config_without_ops_names_setup_full():
     """mmengine turns an ImportError in custom_imports into a PYTHONPATH
     hint; ours must reach the user unchanged."""
-    cfg = os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet',
-                       'mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_coco.py')
+    cfg = os.path.join(
+        ROOT, 'configs', 'benchmarks', 'mmdet',
+        'mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_coco.py')
     err = _run_without_ops(
         BLOCK_MISSING,
         f'from mmengine.config import Config; Config.fromfile({cfg!r})')

@@ -11,4 +11,5 @@ from mmsiameseim.full_stack import require_full_stack
 
 require_full_stack('mmsiameseim.det', 'mmdet')
 
-from . import backbones, evaluation, layers, necks, optimizers  # noqa: E402,F401
+from . import (backbones, evaluation, layers, necks,  # noqa: E402,F401
+               optimizers)
