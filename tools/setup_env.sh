@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# One set-up entry point: takes a fresh clone to a working environment.
+# One set-up entry point: takes a fresh clone to a working environment, in two stages.
 #
-#   bash tools/setup_env.sh            # create/refresh .venv, build or reuse mmcv, prepare Fashion-MNIST
-#   bash tools/setup_env.sh --check    # only verify an existing environment
+#   bash tools/setup_env.sh                   # the pretraining stack, enough for `make demo` (minutes):
+#                                             #   .venv, torch, mmcv 2.1.0 (the cached wheel with compiled
+#                                             #   ops if there is one, else mmcv-lite: the same Python files
+#                                             #   without ops), mmpretrain, mmdet/mmseg/mim, mmsiameseim,
+#                                             #   Fashion-MNIST
+#   bash tools/setup_env.sh --full            # + mmcv's compiled ops (built once, about 15 minutes on 2
+#                                             #   cores, then reused from the cache): `make setup-full`,
+#                                             #   `make test`
+#   bash tools/setup_env.sh --check [--full]  # only verify an existing environment (--full: ops required)
 #
 # Environment variables:
 #   MMSIAMESEIM_CACHE   where built wheels are cached (default ~/.cache/mmsiameseim);
@@ -18,7 +25,19 @@ CACHE=${MMSIAMESEIM_CACHE:-$HOME/.cache/mmsiameseim}
 FMNIST_DIR=${FMNIST_DIR:-$ROOT/data/fashion_mnist}
 TORCH_VERSION=$(sed -n 's/^torch==//p' requirements/runtime.txt)
 MMCV_VERSION=$(sed -n 's/^mmcv==//p' requirements/mmcv.txt)
+WHEELS="$CACHE/wheels/mmcv-$MMCV_VERSION-torch-$TORCH_VERSION-py311"
 STEP="start"
+
+FULL=0
+CHECK=0
+for arg in "$@"; do
+  case "$arg" in
+    --full) FULL=1 ;;
+    --check) CHECK=1 ;;
+    -h|--help) sed -n '2,/^set -Eeuo/{/^set -Eeuo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "[setup] unknown option '$arg' (expected --full, --check or --help)" >&2; exit 2 ;;
+  esac
+done
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 trap 'printf "\033[31m[setup] FAILED at step: %s (line %s)\033[0m\n" "$STEP" "$LINENO" >&2' ERR
@@ -28,6 +47,7 @@ step() { STEP="$1"; say "$1"; }
 # ---------------------------------------------------------------- venv
 step "virtual environment in .venv"
 if [[ ! -x "$VENV/bin/python" ]]; then
+  if (( CHECK )); then echo "no environment in $VENV: run 'bash tools/setup_env.sh' first" >&2; false; fi
   PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
   "$PY" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
     || { echo "Python 3.11 is required (got $("$PY" --version))" >&2; false; }
@@ -37,18 +57,57 @@ VPY="$VENV/bin/python"
 # pip, quiet, without the harmless "Location ... is ignored" notes of local indexes
 pipq() { "$VPY" -m pip --disable-pip-version-check -q "$@" 2> >(grep -v "^WARNING: Location" >&2 || true); }
 
+mmcv_ok() { "$VPY" -c "import mmcv; assert mmcv.__version__ == '$MMCV_VERSION'" 2>/dev/null; }
+ops_ok() { "$VPY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '$MMCV_VERSION'" 2>/dev/null; }
+have_wheel() { ls "$WHEELS"/mmcv-*.whl >/dev/null 2>&1; }
+# The full wheel replaces mmcv-lite. Both own the same mmcv/ files, so the lite
+# distribution goes first (removing either one later would break the other).
+install_full_wheel() {
+  say "installing $(ls "$WHEELS"/mmcv-*.whl)"
+  if "$VPY" -m pip --disable-pip-version-check show -q mmcv-lite >/dev/null 2>&1; then
+    pipq uninstall -y mmcv-lite
+  fi
+  pipq install --no-deps --force-reinstall "$WHEELS"/mmcv-*.whl
+}
+
 # A stamp over the requirement files makes a second run skip the installs.
 STAMP="$VENV/.mmsiameseim-setup"
 WANT=$(cat requirements/*.txt setup.cfg setup.py | sha256sum | cut -c1-16)
-if [[ "${1:-}" != "--check" && "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
+if (( ! CHECK )) && [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
   step "torch $TORCH_VERSION + runtime requirements"
   pipq install -r requirements/runtime.txt -r requirements/tests.txt
 
-  step "mmcv $MMCV_VERSION with ops (cached by torch version)"
-  WHEELS="$CACHE/wheels/mmcv-$MMCV_VERSION-torch-$TORCH_VERSION-py311"
-  if ! "$VPY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '$MMCV_VERSION'" 2>/dev/null; then
-    if ! ls "$WHEELS"/mmcv-*.whl >/dev/null 2>&1; then
-      say "no cached mmcv wheel in $WHEELS: building from source (about 9 minutes on 2 cores)"
+  step "mmcv $MMCV_VERSION (the cached wheel with ops if there is one, else mmcv-lite)"
+  if ops_ok; then
+    say "mmcv $MMCV_VERSION with compiled ops is installed"
+  elif have_wheel; then
+    install_full_wheel
+  elif ! mmcv_ok; then
+    say "no cached mmcv wheel in $WHEELS: installing mmcv-lite $MMCV_VERSION (the ops come with --full)"
+    pipq install --no-deps "mmcv-lite==$MMCV_VERSION"
+  fi
+  pipq install -r requirements/mmcv_deps.txt
+
+  step "mmdet, mmseg, mim and friends"
+  pipq install -r requirements/optional.txt
+  pipq install --no-deps openmim==0.3.9
+  pipq install $(grep -v -e '^#' -e '^openmim' requirements/mim.txt)
+
+  step "mmsiameseim (editable)"
+  pipq install --no-deps --no-build-isolation -e .
+  echo "$WANT" > "$STAMP"
+elif (( ! CHECK )); then
+  say "requirements unchanged since the last set-up: reusing .venv"
+fi
+
+# ---------------------------------------------------------------- compiled ops (--full)
+if (( FULL && ! CHECK )); then
+  step "mmcv $MMCV_VERSION compiled ops (built once, cached by torch version)"
+  if ops_ok; then
+    say "compiled ops are installed"
+  else
+    if ! have_wheel; then
+      say "no cached mmcv wheel in $WHEELS: building from source (about 15 minutes on 2 cores)"
       mkdir -p "$WHEELS"
       # mmcv's setup.py needs pkg_resources from setuptools<70; torch wants >=77 at run time,
       # so the old setuptools is only there for the build and replaced right after it.
@@ -63,24 +122,12 @@ if [[ "${1:-}" != "--check" && "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
         -w "$WHEELS.tmp" . > "$SRC/build.log" 2>&1) \
         || { tail -n 40 "$SRC/build.log" >&2; echo "full build log: $SRC/build.log" >&2; false; }
       mv "$WHEELS.tmp"/mmcv-*.whl "$WHEELS"/ && rm -rf "$WHEELS.tmp" "$SRC"
-      pipq install -r requirements/runtime.txt
-    else
-      say "reusing $(ls "$WHEELS"/mmcv-*.whl)"
     fi
-    pipq install --no-deps "$WHEELS"/mmcv-*.whl
+    # Also after a build that was interrupted in an earlier run: back to torch's setuptools.
+    pipq install -r requirements/runtime.txt
+    install_full_wheel
     pipq install -r requirements/mmcv_deps.txt
   fi
-
-  step "mmdet, mmseg, mim and friends"
-  pipq install -r requirements/optional.txt
-  pipq install --no-deps openmim==0.3.9
-  pipq install $(grep -v -e '^#' -e '^openmim' requirements/mim.txt)
-
-  step "mmsiameseim (editable)"
-  pipq install --no-deps --no-build-isolation -e .
-  echo "$WANT" > "$STAMP"
-else
-  say "requirements unchanged since the last set-up: reusing .venv"
 fi
 
 # ---------------------------------------------------------------- data
@@ -115,17 +162,32 @@ fi
 
 # ---------------------------------------------------------------- verify
 step "verify the environment"
-"$VPY" - <<'EOF'
+MMSIAMESEIM_FULL=$FULL "$VPY" - <<'EOF'
+import importlib
+import os
+
 import torch, torchvision, mmengine, mmcv, mmpretrain
-import mmcv.ops  # noqa: F401  (compiled ops are required by mmdet/mmseg models)
 import mmsiameseim
+try:
+    importlib.import_module('mmcv._ext')
+    ops = True
+except ImportError as e:
+    if os.environ['MMSIAMESEIM_FULL'] == '1':
+        raise SystemExit(f"[setup] mmcv's compiled ops do not load: {e}; make setup-full builds them")
+    ops = False
 print(f'[setup] torch {torch.__version__}, torchvision {torchvision.__version__}, '
-      f'mmengine {mmengine.__version__}, mmcv {mmcv.__version__} (ops), mmpretrain {mmpretrain.__version__}, '
-      f'mmsiameseim {mmsiameseim.__version__}')
+      f'mmengine {mmengine.__version__}, mmcv {mmcv.__version__} '
+      f'{"with compiled ops" if ops else "without compiled ops"}, '
+      f'mmpretrain {mmpretrain.__version__}, mmsiameseim {mmsiameseim.__version__}')
 try:
     import mmdet, mmseg
+    if ops:
+        import mmcv.ops  # noqa: F401  (what mmdet's and mmseg's models import)
     print(f'[setup] mmdet {mmdet.__version__}, mmseg {mmseg.__version__}')
 except ImportError as e:
     raise SystemExit(f'[setup] optional stack is broken: {e}')
+if not ops:
+    print('[setup] pretraining stack ready (make demo); the mmdet/mmseg models and '
+          "make test need mmcv's compiled ops: make setup-full builds them")
 EOF
 say "ready: activate with 'source .venv/bin/activate'"

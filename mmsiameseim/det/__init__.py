@@ -4,7 +4,12 @@ Imported only by mmdet configs through
 ``custom_imports=dict(imports=['mmsiameseim.det'])``; registers into mmdet's
 registries. Importing it also imports :mod:`mmsiameseim` (checkpoint
 compatibility layer used when loading our pretraining checkpoints).
+Without mmcv's compiled ops it stops at once, naming ``make setup-full``.
 """
 import mmsiameseim  # noqa: F401
+from mmsiameseim.full_stack import require_full_stack
 
-from . import backbones, evaluation, layers, necks, optimizers  # noqa: F401
+require_full_stack('mmsiameseim.det', 'mmdet')
+
+from . import (backbones, evaluation, layers, necks,  # noqa: E402,F401
+               optimizers)
