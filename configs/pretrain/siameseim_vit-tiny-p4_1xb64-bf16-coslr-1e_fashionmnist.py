@@ -37,27 +37,13 @@ model = dict(
         dict(type='Constant', layer='LayerNorm', val=1.0, bias=0.0)
     ])
 
-# Grayscale images: the MoCo-v3 colour set reduces to brightness jitter,
-# blur and (view b) solarisation; saturation, hue and grayscale do not apply.
-brightness = dict(type='Brightness', magnitude=0.4, prob=0.8,
-                  random_negative_prob=0.5)
-view_a_pipeline = [
-    brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.5),
-]
-view_b_pipeline = [
-    brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.1),
-    dict(type='Solarize', thr=128, prob=0.2),
-]
 train_pipeline = [
     dict(type='Pad', size=(img_size, img_size), pad_val=0),
     dict(type='TwoViewRandomResizedCrop', size=img_size, scale=(0.25, 1.0),
          flip_prob=0.5, interpolation='bicubic'),
     dict(type='PerViewTransforms',
-         pipelines=[view_a_pipeline, view_b_pipeline]),
+         pipelines=[{{_base_.view_a_pipeline}},
+                         {{_base_.view_b_pipeline}}]),
     dict(type='BlockwiseMaskGenerator', input_size=grid,
          num_masking_patches=38, min_num_patches=4, fixed_count=True),
     dict(type='PackInputs', algorithm_keys=['crop_boxes', 'flips'],

@@ -16,6 +16,23 @@ vit_arch = dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
 data_preprocessor = dict(
     type='SelfSupDataPreprocessor', mean=[72.94], std=[90.02])
 
+# The two views' colour transforms of SiameseIM and the two-view mix
+# configs. Grayscale images: the MoCo-v3 colour set reduces to brightness
+# jitter, blur and (view b) solarisation; saturation, hue and grayscale do
+# not apply.
+brightness = dict(type='Brightness', magnitude=0.4, prob=0.8,
+                  random_negative_prob=0.5)
+view_a_pipeline = [
+    brightness,
+    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
+         magnitude_std='inf', prob=0.5),
+]
+view_b_pipeline = [
+    brightness,
+    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
+         magnitude_std='inf', prob=0.1),
+    dict(type='Solarize', thr=128, prob=0.2),
+]
 train_dataloader = dict(
     batch_size=64,
     num_workers=1,

@@ -21,24 +21,12 @@ model = dict(
               loss=dict(type='UniGradLoss', lambda_neg=0.02,
                         target_norm='mae-like')))
 
-brightness = dict(type='Brightness', magnitude=0.4, prob=0.8,
-                  random_negative_prob=0.5)
-view_a_pipeline = [
-    brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.5),
-]
-view_b_pipeline = [
-    brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.1),
-    dict(type='Solarize', thr=128, prob=0.2),
-]
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='Pad', size=(32, 32), pad_val=0),
     dict(type='TwoViewRandomResizedCrop', size=32, scale=(0.25, 1.0),
          flip_prob=0.5, interpolation='bicubic'),
     dict(type='PerViewTransforms',
-         pipelines=[view_a_pipeline, view_b_pipeline]),
+         pipelines=[{{_base_.view_a_pipeline}},
+                   {{_base_.view_b_pipeline}}]),
     dict(type='PackInputs'),
 ]))

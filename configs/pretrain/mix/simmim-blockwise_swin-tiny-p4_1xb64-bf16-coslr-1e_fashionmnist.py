@@ -31,18 +31,11 @@ model = dict(
               loss=dict(type='PixelReconstructionLoss', criterion='L1',
                         channel=3)))
 
-brightness = dict(type='Brightness', magnitude=0.4, prob=0.8,
-                  random_negative_prob=0.5)
-view_a_pipeline = [
-    brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.5),
-]
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='Pad', size=(32, 32), pad_val=0),
     dict(type='TwoViewRandomResizedCrop', size=32, scale=(0.25, 1.0),
          flip_prob=0.5, interpolation='bicubic'),
-    dict(type='PerViewTransforms', pipelines=[view_a_pipeline, []]),
+    dict(type='PerViewTransforms', pipelines=[{{_base_.view_a_pipeline}}, []]),
     dict(type='BlockwiseMaskGenerator', input_size=grid,
          num_masking_patches=38, min_num_patches=4, fixed_count=True),
     dict(type='SelectView', index=0),
