@@ -61,6 +61,8 @@ class SiameseIMViT(MAEViT):
             patch_cfg=dict(in_channels=in_channels),
             init_cfg=init_cfg)
         self.train_patch_embed = train_patch_embed
+        # the fixed sin-cos table (init_weights) is never trained
+        self.pos_embed.requires_grad = False
         if not train_patch_embed:
             for p in self.patch_embed.parameters():
                 p.requires_grad = False
