@@ -398,6 +398,7 @@ def main(argv=None):
     for seed in args.seeds:
         run_dir = osp.join(wd, f'seed{seed}')
         demo = make_demo(args, seed, run_dir, indices)
+        os.makedirs(osp.join(run_dir, 'results'), exist_ok=True)
         for impl in args.impls:
             if impl == 'ours':
                 pre = demo.pretrain('ours')
