@@ -276,6 +276,9 @@ class Demo:
         cfg.param_scheduler[0].T_max = epochs
         cfg.param_scheduler[0].end = epochs
         cfg.randomness = dict(seed=0)
+        # scored once, by runner.test() below (a val loop would score the
+        # same images again at the end of training)
+        cfg.val_dataloader = cfg.val_cfg = cfg.val_evaluator = None
         if bf16_capable():  # the frozen forward dominates: run it in bf16
             cfg.optim_wrapper.type = 'AutocastOptimWrapper'
             cfg.optim_wrapper.dtype = 'bfloat16'

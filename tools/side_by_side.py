@@ -3,13 +3,14 @@
     python tools/side_by_side.py --official-repo PATH [--seeds 0,1,2]
         [--train-images 12800] [--epochs 1] [--knn-train 10000]
         [--probe-train 10000] [--probe-epochs 3] [--fewshot-fraction 0.01]
-        [--work-dir work_dirs/side_by_side] [--fp32]
+        [--test-images 10000] [--work-dir work_dirs/side_by_side] [--fp32]
 
 For each seed, both implementations pretrain on the same training images
 (``--train-images`` drawn once, seed 0, from the 60k) with the settings of
 ``configs/pretrain/siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py``
 and are then evaluated by ``tools/demo.py``'s own evaluation (its ``Demo``
-class: weighted kNN, linear probe, 1 % few-shot, on the 10k test images).
+class: weighted kNN, linear probe, 1 % few-shot, on the 10k test images or
+a fixed subset of ``--test-images``).
 
 * **Ours**: the config through mmengine's Runner (``Demo.pretrain``), seed
   ``--seed``.
@@ -290,6 +291,14 @@ def make_demo(args, seed, run_dir, indices):
             cfg.train_dataloader.dataset.indices = indices
             return cfg
 
+        def _subsets(self):
+            subsets = super()._subsets()
+            if args.test_images < 10000:  # the same test images every run
+                rng = np.random.default_rng(1)
+                subsets['test'] = np.sort(
+                    rng.choice(10000, args.test_images, replace=False))
+            return subsets
+
     demo_args = argparse.Namespace(
         work_dir=run_dir, data_root=args.data_root, compare=[],
         epochs=args.epochs, seed=seed, fp32=args.fp32,
@@ -334,7 +343,8 @@ def format_table(runs, args):
         f'{args.epochs} epoch(s) at batch 64; evaluation as tools/demo.py '
         f'with kNN on {args.knn_train} and the linear probe '
         f'({args.probe_epochs} epochs) on {args.probe_train} training '
-        f'images, {args.fewshot_fraction:.0%} few-shot, all on the 10k '
+        f'images, {args.fewshot_fraction:.0%} few-shot, all scored on '
+        f'{"the 10k" if args.test_images >= 10000 else args.test_images} '
         'test images.', '', 'Per run:', '',
         '| implementation | seed | kNN | linear | few-shot | images/s | '
         'pretraining wall s |', '|---|---|---|---|---|---|---|']
@@ -360,6 +370,9 @@ def main(argv=None):
     parser.add_argument('--probe-train', type=int, default=10000)
     parser.add_argument('--probe-epochs', type=int, default=3)
     parser.add_argument('--fewshot-fraction', type=float, default=0.01)
+    parser.add_argument('--test-images', type=int, default=10000,
+                        help='score on this many of the 10k test images '
+                        '(a fixed random subset when fewer)')
     parser.add_argument('--data-root', default='data/fashion_mnist')
     parser.add_argument('--work-dir', default='work_dirs/side_by_side')
     parser.add_argument('--fp32', action='store_true',
