@@ -243,19 +243,26 @@ def run_authors(args, seed, run_dir, settings_, indices, demo):
                 data_root=osp.abspath(args.data_root),
                 checkpoint=osp.join(out_dir, 'official.pth'))
     opts_path = osp.join(out_dir, 'opts.json')
-    with open(opts_path, 'w') as f:
-        json.dump(opts, f)
-    say(f'seed {seed}: the authors\' code pretraining '
-        f'({len(indices)} images x {args.epochs} epoch(s)), log '
-        f'{out_dir}/train.log')
-    with open(osp.join(out_dir, 'train.log'), 'w') as log:
-        proc = subprocess.run(
-            [sys.executable, osp.abspath(__file__), '--_authors-child',
-             opts_path], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    if proc.returncode:
-        sys.exit(f'the authors\' training failed (exit {proc.returncode}): '
-                 f'see {out_dir}/train.log')
-    with open(osp.join(out_dir, 'child.json')) as f:
+    child_path = osp.join(out_dir, 'child.json')
+    if osp.exists(child_path):  # trained, not yet converted
+        with open(opts_path) as f:
+            if json.load(f) != opts:
+                sys.exit(f'{out_dir} holds a run with other settings: '
+                         'delete it or use another --work-dir')
+    else:
+        with open(opts_path, 'w') as f:
+            json.dump(opts, f)
+        say(f'seed {seed}: the authors\' code pretraining '
+            f'({len(indices)} images x {args.epochs} epoch(s)), log '
+            f'{out_dir}/train.log')
+        with open(osp.join(out_dir, 'train.log'), 'w') as log:
+            proc = subprocess.run(
+                [sys.executable, osp.abspath(__file__), '--_authors-child',
+                 opts_path], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        if proc.returncode:
+            sys.exit(f'the authors\' training failed (exit '
+                     f'{proc.returncode}): see {out_dir}/train.log')
+    with open(child_path) as f:
         done = json.load(f)
     # their weights in our format, for the demo's evaluation
     import torch
@@ -386,9 +393,10 @@ def main(argv=None):
         with open(args.authors_child) as f:
             opts = json.load(f)
         done = authors_child(opts)
-        with open(osp.join(osp.dirname(args.authors_child), 'child.json'),
-                  'w') as f:
+        path = osp.join(osp.dirname(args.authors_child), 'child.json')
+        with open(path + '.tmp', 'w') as f:
             json.dump(done, f)
+        os.replace(path + '.tmp', path)
         return
     from authors_siameseim import checkout_problem
     bad = [i for i in args.impls if i not in IMPLS]
