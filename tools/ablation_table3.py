@@ -170,12 +170,26 @@ class Table3(Demo):
                               total_s=time.time() - start)
                 atomic_json(timing_path, timing)
             walls[row] = timing
-        path = self.write_report(results, walls)
+        floor = self.floor()
+        path = self.write_report(results, walls, floor)
         say(f'finished in {(time.time() - t0) / 60:.1f} min')
         say(f'table: {path}')
         return path
 
-    def write_report(self, results, walls):
+    def floor(self):
+        """The floor: row (i)'s run (the default SiameseIM; else the first
+        row's) at its own initial weights, saved before its first step,
+        evaluated like the rows."""
+        row = 'i' if 'i' in self.rows else next(iter(self.rows))
+        pre = self.pretrain(f'table3{row}')
+        path = pre.get('initial_weights')
+        if not path or not osp.exists(path):
+            sys.exit(f'row ({row}) finished before its initial weights were '
+                     f'saved; delete {osp.join(self.wd, "table3" + row)} '
+                     'to rerun it')
+        return row, self.evaluate(f'table3{row}_initial_weights', path)
+
+    def write_report(self, results, walls, floor=None):
         paper = paper_results()
         fig = osp.join(self.wd, 'table3.png')
         plot_table3(results, paper, fig)
@@ -209,6 +223,13 @@ class Table3(Demo):
                 f'{res["linear"]:.2f} | {res["fewshot"]:.2f} | '
                 f'{walls[row]["total_s"] / 60:.1f} min | {p.get("lin", "-")}'
                 f' | {p.get("ap_box", "-")} | {p.get("ap_mask", "-")} |')
+        if floor:
+            row, res = floor
+            lines += [
+                '', f'Floor: row ({row})\'s run at its own initial weights '
+                '(saved before its first step, evaluated the same way): kNN '
+                f'{res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
+                f'{res["fewshot"]:.2f}.']
         total = sum(w['total_s'] for w in walls.values())
         lines += [
             '', f'Total wall time of the rows: {total / 60:.1f} min '

@@ -6,6 +6,7 @@ ship none of their code: point ``PATH`` at your own clone.
 
 Their code predates torch 2 and numpy 2; importing it here supplies the
 names it needs that are gone or moved (``torch._six.inf``, ``np.float``,
+``np.int``,
 timm 0.6's ``timm.models.layers.helpers``) and nothing else. Their model
 runs with the arguments of their ViT-B launch script
 (``configs/pretrain/dist_sim_base_1600ep.sh``): decoder width = encoder
@@ -14,6 +15,7 @@ frozen patch embedding, λ = 0.02. Their loss all-reduces the correlation,
 so a one-process gloo group is started if none is.
 """
 import argparse
+import importlib
 import math
 import os
 import sys
@@ -47,6 +49,8 @@ def import_models_sim(repo: str):
         sys.modules['torch._six'] = types.SimpleNamespace(inf=math.inf)
     if not hasattr(np, 'float'):  # removed in numpy 1.24
         np.float = float
+    if not hasattr(np, 'int'):  # removed in numpy 1.24 (their mask code)
+        np.int = int
     try:  # their timm is 0.6; timm 1.x moved the helpers
         import timm.models.layers.helpers  # noqa: F401
     except ImportError:
@@ -55,6 +59,57 @@ def import_models_sim(repo: str):
     sys.path.insert(0, os.path.abspath(repo))
     import models_sim
     return models_sim
+
+
+def install_training_shims(repo: str,
+                           autocast_dtype: torch.dtype = torch.bfloat16):
+    """What their training code (``main_pretrain``, ``engine_pretrain``,
+    ``util.misc``) needs on a CPU-only, current stack, on top of
+    ``import_models_sim``'s: CUDA-only calls become their CPU meaning
+    (``torch.cuda.synchronize`` does nothing; ``torch.cuda.amp.autocast``,
+    their mixed precision, becomes CPU autocast to ``autocast_dtype``, and
+    its ``enabled=False`` regions stay fp32 as on a GPU; their logger's
+    cross-process reduction on 'cuda' is skipped in the one process), and a
+    missing
+    ``tensorboard`` (imported at the top of ``main_pretrain``) becomes a
+    stub. Call it before anything imports their modules, and only in a
+    process that runs their loop (tools/side_by_side.py starts one per
+    run)."""
+    if torch.cuda.is_available():
+        return
+    torch.cuda.synchronize = lambda *a, **k: None
+
+    def cpu_autocast(enabled=True, dtype=None, cache_enabled=True):
+        return torch.autocast('cpu', dtype=autocast_dtype, enabled=enabled,
+                              cache_enabled=cache_enabled)
+
+    torch.cuda.amp.autocast = cpu_autocast
+    # before their modules bind torch.cuda.amp.autocast as a decorator
+    import_models_sim(repo)
+    # their logger all-reduces its meters on 'cuda' when a process group
+    # exists (ours exists for their loss): one process has nothing to reduce
+    from util import misc
+    misc.SmoothedValue.synchronize_between_processes = lambda self: None
+    try:
+        importlib.import_module('torch.utils.tensorboard')
+    except ImportError:
+        sys.modules['torch.utils.tensorboard'] = types.SimpleNamespace(
+            SummaryWriter=None)
+
+
+def import_main_pretrain(repo: str):
+    """Their ``main_pretrain`` (for ``DataAugmentationForSIM``); it asserts
+    timm 0.6.12 at import, so that check sees the version it wants while the
+    module loads (their model and loop run on the installed timm)."""
+    import_models_sim(repo)
+    import timm
+    version = timm.__version__
+    timm.__version__ = '0.6.12'
+    try:
+        import main_pretrain
+    finally:
+        timm.__version__ = version
+    return main_pretrain
 
 
 def _ensure_process_group():
@@ -79,24 +134,42 @@ class AuthorsStep(nn.Module):
         return dict(loss=loss)
 
 
-def build(repo: str, dims: int, depth: int, heads: int, img: int,
-          patch: int = 16) -> AuthorsStep:
-    """Their SiameseIM with the given ViT, random weights."""
+def model_args(dims: int, projector_depth: int = 2,
+               predictor_depth: int = 4, neg_weight: float = 0.02,
+               **extra) -> argparse.Namespace:
+    """The ``args`` their model reads, as their ViT-B launch script sets
+    them (``extra`` adds the training-loop options)."""
+    return argparse.Namespace(
+        decoder_embed_dim=dims, loss_type='sim', use_abs_pos_emb=True,
+        drop_path_rate=0., init_values=None, projector_depth=projector_depth,
+        predictor_depth=predictor_depth, use_proj_ln=False,
+        use_pred_ln=False, train_patch_embed=False, online_ln=False,
+        neg_weight=neg_weight, with_blockwise_mask=True, **extra)
+
+
+def build_model(repo: str, dims: int, depth: int, heads: int, img: int,
+                patch: int = 16, in_chans: int = 3,
+                decoder_heads: Optional[int] = None,
+                args: Optional[argparse.Namespace] = None) -> nn.Module:
+    """Their ``SiameseIMViT`` (random weights, their initialisation);
+    ``decoder_heads`` defaults to their 16 where the width allows."""
     from functools import partial
     models_sim = import_models_sim(repo)
     from util.misc import LayerNorm
     _ensure_process_group()
-    args = argparse.Namespace(
-        decoder_embed_dim=dims, loss_type='sim', use_abs_pos_emb=True,
-        drop_path_rate=0., init_values=None, projector_depth=2,
-        predictor_depth=4, use_proj_ln=False, use_pred_ln=False,
-        train_patch_embed=False, online_ln=False, neg_weight=0.02,
-        with_blockwise_mask=True)
-    model = models_sim.SiameseIMViT(
-        img_size=img, patch_size=patch, embed_dim=dims, depth=depth,
-        num_heads=heads, decoder_num_heads=16 if dims % 16 == 0 else heads,
-        mlp_ratio=4, norm_layer=partial(LayerNorm, eps=1e-6), args=args)
-    return AuthorsStep(model)
+    if decoder_heads is None:
+        decoder_heads = 16 if dims % 16 == 0 else heads
+    return models_sim.SiameseIMViT(
+        img_size=img, patch_size=patch, in_chans=in_chans, embed_dim=dims,
+        depth=depth, num_heads=heads, decoder_num_heads=decoder_heads,
+        mlp_ratio=4, norm_layer=partial(LayerNorm, eps=1e-6),
+        args=args or model_args(dims))
+
+
+def build(repo: str, dims: int, depth: int, heads: int, img: int,
+          patch: int = 16) -> AuthorsStep:
+    """Their SiameseIM with the given ViT, random weights."""
+    return AuthorsStep(build_model(repo, dims, depth, heads, img, patch))
 
 
 def batch(boxes: np.ndarray, flips: np.ndarray, masks: np.ndarray,

@@ -8,7 +8,8 @@ _base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'
 model = dict(neck=dict(target_grid_size=7))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, target_size=112),
+    dict(type='TwoViewRandomResizedCrop', size=224, target_size=112,
+         backend='pillow'),
     {{_base_.per_view_colour}},
     {{_base_.blockwise_mask}},
     {{_base_.pack_inputs}},

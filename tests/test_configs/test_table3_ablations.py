@@ -159,6 +159,9 @@ def test_miniature_run_smoke(tmp_path):
     assert '| (j) | feature | yes | yes | random | BN | moco-like | global |' \
         in text
     assert '| (g) - (j) | dense vs global loss | +1.6 |' in text
+    # the floor: row (g)'s run at its own initial weights
+    assert "Floor: row (g)'s run at its own initial weights" in text
+    assert (tmp_path / 'table3g' / 'initial_weights.pth').exists()
     assert (tmp_path / 'table3.png').stat().st_size > 10_000
 
 

@@ -91,3 +91,53 @@ def test_same_view_gives_one_crop_twice_and_the_identity_geometry():
     with pytest.raises(ValueError, match='same_view'):
         TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=32,
                               target_size=16, same_view=True))
+
+
+@pytest.mark.parametrize('channels', [None, 3, 4])
+def test_pillow_backend_resizes_like_the_authors_torchvision_crop(channels):
+    """backend='pillow': each view equals torchvision's ``resized_crop`` of
+    a PIL image with bicubic (the authors' pipeline), which antialiases
+    when shrinking; cv2's bicubic aliases a fine checkerboard."""
+    import torchvision.transforms.functional as F
+    from PIL import Image
+    yy, xx = np.mgrid[0:300, 0:400]
+    board = (((yy // 2 + xx // 2) % 2) * 255).astype(np.uint8)
+    img = board if channels is None else np.stack(
+        [board, 255 - board, board // 2, board][:channels], -1)
+    np.random.seed(0)
+    pil = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=64,
+                                scale=(0.3, 1.0), backend='pillow'))
+    for _ in range(3):
+        res = pil(dict(img=img.copy()))
+        for view, (top, left, h, w), flip in zip(res['img'],
+                                                 res['crop_boxes'],
+                                                 res['flips']):
+            bands = [img] if img.ndim == 2 or img.shape[2] == 3 else \
+                [img[..., c] for c in range(img.shape[2])]
+            want = [np.asarray(F.resized_crop(
+                Image.fromarray(np.ascontiguousarray(b)), int(top),
+                int(left), int(h), int(w), [64, 64],
+                F.InterpolationMode.BICUBIC)) for b in bands]
+            want = want[0] if len(want) == 1 else np.stack(want, -1)
+            if flip:
+                want = want[:, ::-1]
+            assert view.shape == want.shape and view.dtype == np.uint8
+            assert np.array_equal(view, want)
+    # the shrunk checkerboard is flat grey with PIL; cv2 aliases it
+    crop = board[:250, :250]  # shrink by 3.9
+    t_cv2 = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=64))
+    t_pil = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=64,
+                                  backend='pillow'))
+    grey = np.abs(t_pil.resize(crop, (64, 64)).astype(float) - 127.5).mean()
+    aliased = np.abs(t_cv2.resize(crop, (64, 64)).astype(float) -
+                     127.5).mean()
+    assert grey < 5 < 40 < aliased
+
+
+def test_unknown_backend_or_filter_is_refused():
+    with pytest.raises(ValueError, match='backend'):
+        TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=8,
+                              backend='skimage'))
+    with pytest.raises(ValueError, match='not a PIL filter'):
+        TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=8,
+                              interpolation='area', backend='pillow'))

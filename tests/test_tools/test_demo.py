@@ -29,9 +29,14 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     report = tmp_path / 'report.md'
     assert f'report: {report}' in out.stdout
     text = report.read_text()
-    for row in ('| siameseim |', '| random init |', '| raw pixels'):
+    for row in ('| siameseim |', '| siameseim initial weights |',
+                '| mmpretrain ViT init (not this run\'s start) |',
+                '| raw pixels'):
         assert row in text
-    for name in ('siameseim', 'random_init'):
+    assert 'SiameseIM vs. its own initial weights' in text
+    # the floor is the run's own start, saved before its first step
+    assert (tmp_path / 'siameseim' / 'initial_weights.pth').exists()
+    for name in ('siameseim', 'siameseim_initial_weights', 'random_init'):
         res = json.loads((tmp_path / 'results' / f'{name}.json').read_text())
         for key in ('knn', 'linear', 'fewshot'):
             assert 0 <= res[key] <= 100

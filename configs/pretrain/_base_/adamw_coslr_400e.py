@@ -1,7 +1,7 @@
 # Appendix: AdamW (0.9, 0.95), lr 1e-3 at batch 4096 (linear scaling through
-# auto_scale_lr), weight decay 0.05 without decay on norms, biases, position
-# embeddings, cls and mask tokens; 40 warm-up epochs then cosine; clip 1.0;
-# AMP.
+# auto_scale_lr), weight decay 0.05 grouped as the authors (timm: no decay
+# on 1-D parameters and biases only; see no_decay_paramwise.py); 40 warm-up
+# epochs then cosine; clip 1.0; AMP.
 _base_ = ['no_decay_paramwise.py']
 
 max_epochs = 400

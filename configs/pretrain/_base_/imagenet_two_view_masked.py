@@ -31,7 +31,8 @@ view_b_pipeline = [
 # (configs/pretrain/ablations) can swap one of them.
 two_view_crop = dict(
     type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
-    ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic')
+    ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic',
+    backend='pillow')  # PIL bicubic, antialiased when shrinking: the authors'
 per_view_colour = dict(
     type='PerViewTransforms', pipelines=[view_a_pipeline, view_b_pipeline])
 blockwise_mask = dict(

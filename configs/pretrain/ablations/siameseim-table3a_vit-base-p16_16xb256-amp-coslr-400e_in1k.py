@@ -7,7 +7,8 @@ model = dict(
               norm_cfg=dict(_delete_=True, type='LN', eps=1e-6)))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, same_view=True),
+    dict(type='TwoViewRandomResizedCrop', size=224, same_view=True,
+         backend='pillow'),
     dict(type='RandomPatchMaskGenerator', input_size=14,
          num_masking_patches=118),
     {{_base_.pack_inputs}},

@@ -6,7 +6,8 @@ model = dict(
     head=dict(loss=dict(target_norm='moco-like')))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, same_view=True),
+    dict(type='TwoViewRandomResizedCrop', size=224, same_view=True,
+         backend='pillow'),
     dict(type='RandomPatchMaskGenerator', input_size=14,
          num_masking_patches=118),
     {{_base_.pack_inputs}},

@@ -1,3 +1,4 @@
+from .save_initial_weights_hook import SaveInitialWeightsHook
 from .stop_on_nonfinite_loss_hook import StopOnNonFiniteLossHook
 
-__all__ = ['StopOnNonFiniteLossHook']
+__all__ = ['SaveInitialWeightsHook', 'StopOnNonFiniteLossHook']

@@ -106,6 +106,8 @@ class SiameseIMViT(MAEViT):
         if pre_norm:
             self.pre_norm = build_norm_layer(norm_cfg, self.embed_dims)
         self.train_patch_embed = train_patch_embed
+        # the fixed sin-cos table (init_weights) is never trained
+        self.pos_embed.requires_grad = False
         if not train_patch_embed:
             for p in self.patch_embed.parameters():
                 p.requires_grad = False

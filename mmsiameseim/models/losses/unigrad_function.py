@@ -5,9 +5,17 @@ import torch.nn.functional as F
 
 
 def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """sum(a * b) in float64 without an a * b temporary (a (1, k) @ (k, 1)
-    matmul: several times faster than torch.dot on CPUs)."""
-    return (a.view(1, -1) @ b.view(-1, 1)).view(()).to(torch.float64)
+    """sum(a * b) over (rows, D) tensors, as a float64 scalar.
+
+    One dot product per row (a batched (1, D) @ (D, 1) matmul, no a * b
+    temporary), the rows then summed in float64: the rounding error is that
+    of a D-term dot product, whatever the number of rows. (A single
+    (1, k) @ (k, 1) matmul over all k = rows * D products loses about 5e-4
+    relative at k = 1e6 on CPUs, and its error grows with k; ``torch.dot``
+    about 3e-6.)
+    """
+    rows = a.unsqueeze(-2) @ b.unsqueeze(-1)
+    return rows.view(-1).sum(dtype=torch.float64)
 
 
 class ChunkedUniGrad(torch.autograd.Function):

@@ -169,3 +169,20 @@ def test_chunked_path_scales_upstream_gradient_and_skips_target():
 def test_chunk_rows_must_be_positive():
     with pytest.raises(ValueError, match='chunk_rows'):
         MODELS.build(dict(type='UniGradLoss', chunk_rows=0))
+
+
+def test_chunk_sum_error_does_not_grow_with_the_number_of_products():
+    """The loss sums > 1e6 products per chunk (2048 tokens x 768 channels):
+    the sum must stay at float64 accuracy, not drift as fp32 accumulation
+    over k terms does (a (1, k) @ (k, 1) matmul: ~5e-4 at k = 1e6)."""
+    from mmsiameseim.models.losses.unigrad_function import _dot
+    torch.manual_seed(0)
+    for rows in (1400, 4096):  # k = 1.08e6 and 3.1e6
+        a = torch.randn(rows, 768)
+        b = torch.randn(rows, 768)
+        for x, y in ((a, a), (a, b)):  # all-positive terms, and mixed
+            want = (x.double() * y.double()).sum()
+            scale = (x.double() * y.double()).abs().sum()
+            got = _dot(x, y)
+            assert got.dtype == torch.float64
+            assert abs(float(got - want)) < 1e-7 * float(scale), rows

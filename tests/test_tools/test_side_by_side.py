@@ -1,0 +1,63 @@
+"""tools/side_by_side.py: the shared settings, the training subset and the
+table. (Training the authors' side needs a clone of their code; the tool
+was run against one for the README's table.)"""
+import os
+
+import pytest
+from mmengine.config import Config
+
+from tests.helpers import load_tool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def test_settings_are_read_off_our_fashionmnist_config():
+    tool = load_tool('side_by_side.py')
+    s = tool.settings(Config.fromfile(tool.OURS_CFG))
+    assert (s['img'], s['patch'], s['in_chans']) == (32, 4, 1)
+    assert (s['dims'], s['depth'], s['heads'], s['decoder_heads']) == \
+        (128, 4, 4, 4)
+    assert (s['projector_depth'], s['predictor_depth']) == (2, 2)
+    assert (s['num_masking_patches'], s['min_mask_patches']) == (38, 4)
+    assert s['crop_min'] == 0.25 and s['batch'] == 64
+    assert (s['lr'], s['beta2'], s['weight_decay'], s['clip_grad']) == \
+        (1e-3, 0.95, 0.05, 1.0)
+    assert s['warmup_epochs'] == 0.1 and s['min_lr'] == 1e-6
+    assert s['mm'] == pytest.approx(0.99)  # our momentum 0.01 -> 0
+    assert s['mean'] == pytest.approx(72.94 / 255)
+
+
+def test_training_subset_is_fixed_and_checked():
+    tool = load_tool('side_by_side.py')
+    a = tool.train_indices(640)
+    assert a == tool.train_indices(640) and len(set(a)) == 640
+    assert a == sorted(a) and 0 <= a[0] and a[-1] < 60000
+    with pytest.raises(ValueError, match='--train-images'):
+        tool.train_indices(0)
+
+
+def test_table_gives_mean_spread_and_every_run():
+    tool = load_tool('side_by_side.py')
+    runs = [dict(impl=impl, seed=seed, knn=k, linear=k + 1, fewshot=k - 1,
+                 images_per_s=100. + seed, wall_s=60.)
+            for impl, k0 in (('ours', 70.), ('authors', 60.))
+            for seed, k in enumerate((k0, k0 + 2, k0 + 4))]
+    args = tool.argparse.Namespace(train_images=6400, epochs=1,
+                                   knn_train=5000, probe_train=5000,
+                                   probe_epochs=2, fewshot_fraction=0.01,
+                                   test_images=5000)
+    table = tool.format_table(runs, args)
+    assert '| ours (mmsiameseim) | 0,1,2 | 72.00 ± 2.00 (70.00-74.00) |' \
+        in table
+    assert "| the authors' code | 0,1,2 | 62.00 ± 2.00 (60.00-64.00) |" \
+        in table
+    assert 'scored on 5000 test images' in table
+    assert table.count('| authors |') == 3
+
+
+def test_a_folder_without_their_code_is_refused(tmp_path, capsys):
+    tool = load_tool('side_by_side.py')
+    with pytest.raises(SystemExit):
+        tool.main(['--official-repo', str(tmp_path)])
+    assert 'no models_sim.py' in capsys.readouterr().err
