@@ -1,4 +1,4 @@
-"""Record one ViT-B/16 training step of the authors' SiameseIM as a small fixture.
+"""Record one ViT-B/16 training step of the authors' SiameseIM, small.
 
     python tools/make_official_vitb_fixture.py --official-repo PATH \\
         [--out tests/data/official_parity_vitb.pt] [--seed 0]
@@ -18,7 +18,7 @@ The views are drawn from ``seed + 1``; the masks (their ``MaskingGenerator``,
 same weights and inputs without their code
 (``tests/test_models/test_algorithms/test_siameseim_parity_vitb.py``).
 
-Stored (about 0.5 MB): ``config``, ``official_shapes`` (name -> shape, in
+Stored (about 0.4 MB): ``config``, ``official_shapes`` (name -> shape, in
 drawing order), ``inputs`` (``mask``, ``crop_boxes``, ``flips``,
 ``official_rel_pos``), ``expected``: ``loss`` (their returned loss),
 ``grad_norm`` (name -> norm of its gradient, every trainable tensor) and
@@ -125,7 +125,8 @@ def main(argv=None):
     shapes = OrderedDict((k, list(v.shape)) for k, v in state.items())
     grid = cfg['img_size'] // cfg['patch_size']
     for name in FIXED:  # the test rebuilds them with our function
-        ours = build_rows_first_sincos_embed((grid, grid), state[name].shape[-1])
+        ours = build_rows_first_sincos_embed((grid, grid),
+                                             state[name].shape[-1])
         if not torch.allclose(ours.reshape(state[name].shape), state[name],
                               atol=1e-6):
             sys.exit(f'their {name} is not our rows-first sin-cos table')

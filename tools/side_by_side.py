@@ -16,7 +16,8 @@ a fixed subset of ``--test-images``).
   ``--seed``.
 * **The authors'**: their code from a clone at ``--official-repo`` (nothing
   of it is shipped), run in a child process: their ``SiameseIMViT``
-  (``models_sim``), their augmentation (``main_pretrain.DataAugmentationForSIM``),
+  (``models_sim``), their augmentation
+  (``main_pretrain.DataAugmentationForSIM``),
   their blockwise ``MaskingGenerator``, timm's ``param_groups_weight_decay``
   and AdamW as in their ``main``, their ``NativeScalerWithGradNormCount``,
   and their loop ``engine_pretrain.train_one_epoch`` (per-iteration lr and

@@ -10,7 +10,6 @@ import glob
 import os
 
 import pytest
-import torch
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import init_default_scope

@@ -1,15 +1,10 @@
 """tools/side_by_side.py: the shared settings, the training subset and the
 table. (Training the authors' side needs a clone of their code; the tool
 was run against one for the README's table.)"""
-import os
-
 import pytest
 from mmengine.config import Config
 
 from tests.helpers import load_tool
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 
 def test_settings_are_read_off_our_fashionmnist_config():
