@@ -187,7 +187,8 @@ class Table3(Demo):
             sys.exit(f'row ({row}) finished before its initial weights were '
                      f'saved; delete {osp.join(self.wd, "table3" + row)} '
                      'to rerun it')
-        return row, self.evaluate(f'table3{row}_initial_weights', path)
+        return row, self.evaluate(f'table3{row}_initial_weights', path,
+                                  arch=f'table3{row}')
 
     def write_report(self, results, walls, floor=None):
         paper = paper_results()

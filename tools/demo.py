@@ -246,13 +246,16 @@ class Demo:
                 sched.end = epochs
 
     # ------------------------------------------------------------ evaluate
-    def evaluate(self, method, checkpoint):
+    def evaluate(self, method, checkpoint, arch=None):
+        """Scores of ``checkpoint`` saved as ``method``; ``arch`` names the
+        pretraining method whose backbone it holds (default ``method``)."""
+        arch = arch or method
         out_path = osp.join(self.wd, 'results', f'{method}.json')
         result = load_json(out_path) or {}
         from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                             logistic_regression_accuracy,
                                             weighted_knn_accuracy)
-        cfg = self._probe_cfg(method if checkpoint else None)
+        cfg = self._probe_cfg(arch if checkpoint else None)
         if 'knn' not in result or 'fewshot' not in result:
             torch.manual_seed(0)
             model = build_frozen_backbone_model(cfg, checkpoint)
@@ -269,7 +272,7 @@ class Demo:
             say(f'{method}: kNN {result["knn"]:.2f} %, 1 % few-shot '
                 f'{result["fewshot"]:.2f} %')
         if 'linear' not in result:
-            result['linear'] = self._linear_probe(method, checkpoint)
+            result['linear'] = self._linear_probe(method, checkpoint, arch)
             atomic_json(out_path, result)
             say(f'{method}: linear probe {result["linear"]:.2f} %')
         return result
@@ -330,9 +333,9 @@ class Demo:
         return dict(knn_x=knn_x, knn_y=knn_y, few_x=few_x, few_y=few_y,
                     test_x=test_x, test_y=test_y)
 
-    def _linear_probe(self, method, checkpoint):
+    def _linear_probe(self, method, checkpoint, arch):
         from mmengine.runner import Runner
-        cfg = self._probe_cfg(method if checkpoint else None)
+        cfg = self._probe_cfg(arch if checkpoint else None)
         cfg.work_dir = osp.join(self.wd, method, 'linear_probe')
         if checkpoint:
             cfg.model.backbone.init_cfg.checkpoint = checkpoint
@@ -509,7 +512,8 @@ class Demo:
         results = {m: self.evaluate(m, pretrain[m]['checkpoint'])
                    for m in methods}
         results[FLOOR] = self.evaluate(
-            'siameseim_initial_weights', self.initial_weights(pretrain))
+            'siameseim_initial_weights', self.initial_weights(pretrain),
+            arch='siameseim')
         results[OTHER_INIT] = self.evaluate('random_init', None)
         pixel = self.pixel_knn()
         path = self.report(pretrain, results, pixel)

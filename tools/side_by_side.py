@@ -88,9 +88,10 @@ def settings(cfg):
     crop, mask = pipe['TwoViewRandomResizedCrop'], \
         pipe['BlockwiseMaskGenerator']
     opt = cfg.optim_wrapper
-    warmup = [s for s in cfg.param_scheduler if s.type == 'LinearLR'][0]
+    warmup = [s for s in cfg.param_scheduler
+              if s.type.endswith('LinearLR')][0]
     cosine = [s for s in cfg.param_scheduler
-              if s.type == 'CosineAnnealingLR'][0]
+              if s.type.endswith('CosineAnnealingLR')][0]
     return dict(
         img=cfg.img_size, patch=cfg.patch_size, in_chans=1,
         dims=arch['embed_dims'], depth=arch['num_layers'],
