@@ -16,9 +16,11 @@ output has none and the target model must be built without it
 that does have one (``ln1``) exports it (timm ``norm``).
 """
 import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import Callable, Optional, Tuple, Union
 
+from ..models.utils.checkpoint_coverage import group_keys
+from ..models.utils.vit_checkpoint_adapter import grid_side, strip_prefix
 from .official import REQUIRED as OFFICIAL_REQUIRED
 from .official import (convert_official_state_dict, load_official_state_dict,
                        official_key, read_checkpoint)
@@ -85,8 +87,7 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         raise ValueError(f'{at}the checkpoint holds no state dict (looked '
                          "under 'state_dict' and 'model'); its keys are "
                          f'{_short(checkpoint)}')
-    state = {k[7:] if k.startswith('module.') else k: v
-             for k, v in state.items()}
+    state = strip_prefix(state, 'module.', keep_others=True)
     if any(k.startswith('backbone.') for k in state):
         return state, dict(source='mmsiameseim/mmpretrain (backbone.*)')
     if all(k in state for k in OFFICIAL_REQUIRED):
@@ -123,10 +124,8 @@ def extract_vit_backbone(
         ValueError: The backbone is not a complete mmpretrain
             ``VisionTransformer`` (missing or unrecognised keys named).
     """
-    backbone = OrderedDict((k[9:], v) for k, v in state.items()
-                           if k.startswith('backbone.'))
-    dropped = Counter(k.split('.')[0] for k in state
-                      if not k.startswith('backbone.'))
+    backbone = OrderedDict(strip_prefix(state, 'backbone.'))
+    dropped = group_keys(k for k in state if not k.startswith('backbone.'))
     layers = sorted({int(m.group(1)) for k in backbone
                      for m in [_LAYER_KEY.fullmatch(k)] if m})
     depth = max(layers) + 1 if layers else 0
@@ -143,11 +142,8 @@ def extract_vit_backbone(
             f'{_short(name("backbone." + k) for k in unknown)}, layer '
             f'indices {layers}')
     patch = backbone['patch_embed.projection.weight']
-    num_patches = backbone['pos_embed'].shape[1] - 1
-    grid = int(round(num_patches**0.5))
-    if grid * grid != num_patches:
-        raise ValueError(f'backbone.pos_embed has {num_patches} patch '
-                         'positions plus cls: not a square grid')
+    grid = grid_side(backbone['pos_embed'].shape[1],
+                     key='backbone.pos_embed')
     arch = dict(embed_dims=int(patch.shape[0]),
                 num_layers=len(layers),
                 feedforward_channels=int(
@@ -156,7 +152,7 @@ def extract_vit_backbone(
                 patch_size=int(patch.shape[2]),
                 in_channels=int(patch.shape[1]),
                 final_norm='ln1.weight' in backbone)
-    return backbone, dict(dropped=dict(dropped), arch=arch)
+    return backbone, dict(dropped=dropped, arch=arch)
 
 
 def _extract(state: dict, report: dict, checkpoint: Checkpoint):

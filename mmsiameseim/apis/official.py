@@ -12,6 +12,8 @@ from typing import Dict, Tuple, Union
 
 import torch
 
+from ..models.utils.vit_checkpoint_adapter import grid_side, strip_prefix
+
 # (official regex, our key template); applied in order, first match wins.
 _BLOCK = [
     (r'norm1\.bn\.(.+)', r'ln1.\1'),
@@ -115,8 +117,7 @@ def load_official_state_dict(
     if not isinstance(state, dict):
         raise ValueError(f"{at}its 'model' entry is a "
                          f'{type(state).__name__}, not a state dict')
-    state = {k[7:] if k.startswith('module.') else k: v
-             for k, v in state.items()}
+    state = strip_prefix(state, 'module.', keep_others=True)
     missing = [k for k in REQUIRED if k not in state]
     if missing:
         raise ValueError(
@@ -153,11 +154,7 @@ def infer_official_arch(state: Dict[str, torch.Tensor]) -> dict:
     """Architecture of an official checkpoint, read off its tensor shapes."""
     patch_w = _need(state, 'patch_embed.proj.weight')
     embed_dims, in_channels, patch_size = patch_w.shape[:3]
-    num_patches = _need(state, 'pos_embed').shape[1] - 1
-    grid = int(round(num_patches**0.5))
-    if grid * grid != num_patches:
-        raise ValueError(f'pos_embed has {num_patches} patches: not a square'
-                         ' grid')
+    grid = grid_side(_need(state, 'pos_embed').shape[1])
     return dict(
         embed_dims=int(embed_dims),
         in_channels=int(in_channels),

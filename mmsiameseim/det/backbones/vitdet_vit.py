@@ -1,4 +1,3 @@
-import math
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -6,13 +5,14 @@ import torch.nn.functional as F
 from mmcv.cnn.bricks import DropPath
 from mmcv.cnn.bricks.transformer import FFN, PatchEmbed
 from mmdet.registry import MODELS
-from mmengine.logging import MMLogger
+from mmengine.logging import print_log
 from mmengine.model import BaseModule
 from torch import nn
 
-from ...models.utils.checkpoint_coverage import (check_coverage,
-                                                 describe_keys,
-                                                 read_state_dict, short_list)
+from ...models.utils.checkpoint_coverage import read_state_dict
+from ...models.utils.vit_checkpoint_adapter import (KeyReport,
+                                                    adapt_vit_checkpoint,
+                                                    resize_pos_embed_to)
 
 ARCHS = {
     'b': dict(embed_dims=768, num_layers=12, num_heads=12,
@@ -244,12 +244,8 @@ class ViTDetViT(BaseModule):
     def abs_pos_embed(self, size: Tuple[int, int]) -> torch.Tensor:
         """The patch position table (cls position dropped), bicubically
         resized to ``size``; (1, H, W, C)."""
-        g = self.pretrain_grid
-        table = self.pos_embed[:, 1:].reshape(1, g, g, -1).permute(0, 3, 1, 2)
-        if (g, g) != tuple(size):
-            table = F.interpolate(table, size=size, mode='bicubic',
-                                  align_corners=False)
-        return table.permute(0, 2, 3, 1)
+        table = resize_pos_embed_to(self.pos_embed, size)
+        return table[:, 1:].reshape(1, size[0], size[1], -1)
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor]:
         x, (h, w) = self.patch_embed(x)
@@ -270,84 +266,37 @@ class ViTDetViT(BaseModule):
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
 
     def load_pretrained(self, checkpoint: str, prefix: str = 'backbone.',
-                        allow_partial: bool = False):
-        """Load the ``prefix`` part of a checkpoint, adapting what differs
-        and logging every key that is adapted, new or unused.
+                        allow_partial: bool = False) -> KeyReport:
+        """Load the ``prefix`` part of a checkpoint through
+        :func:`adapt_vit_checkpoint`, logging every key that is adapted,
+        new or dropped.
 
         Every weight must come from the checkpoint except the relative
         position tables (``layers.*.attn.rel_pos_h`` / ``_w``: new in
         ViTDet, zero = no bias); a checkpoint that lacks others (a ResNet, a
-        detector, a ViT of another depth) or has a tensor of the wrong shape
-        is refused before anything is loaded, naming the missing keys and
-        what the file holds. ``allow_partial=True`` (``init_cfg``) loads a
-        checkpoint that lacks some, logging the counts at WARNING.
+        detector, a ViT of another depth) or has a tensor of a shape that
+        cannot be adapted is refused before anything is loaded, naming the
+        missing keys and what the file holds. The position table is resized
+        to ``pretrain_img_size`` and a 1-channel patch embedding replicated
+        over the input channels. ``allow_partial=True`` (``init_cfg``) loads
+        a checkpoint that lacks some, logging the counts at WARNING.
+
+        Returns:
+            KeyReport: Where every key of the file went.
 
         Raises:
-            KeyError: No key starts with ``prefix``.
-            ValueError: Too few weights, wrong shapes, or not a checkpoint.
+            ValueError: No key under ``prefix``, too few weights, wrong
+                shapes, or not a checkpoint.
         """
         if not checkpoint:
             raise ValueError(
                 'ViTDetViT: init_cfg Pretrained has no checkpoint; pass '
                 '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
-        logger = MMLogger.get_current_instance()
-        ckpt = read_state_dict(checkpoint)
-        state = {k[len(prefix):]: v for k, v in ckpt.items()
-                 if k.startswith(prefix)}
-        if not state:
-            raise KeyError(f'ViTDetViT: no key starts with {prefix!r} in '
-                           f'{checkpoint}; the file holds '
-                           f'{describe_keys(ckpt)}')
-        source = f'{checkpoint} (prefix {prefix!r})'
-        own = self.state_dict()
-        check_coverage(list(own), state, model='ViTDetViT', source=source,
-                       file_keys=ckpt, allow_missing=self.NEW_KEYS,
-                       allow_partial=allow_partial)
-        self._adapt_pos_embed(state, logger)
-        self._adapt_in_channels(state, logger)
-        wrong = [f'{k} {tuple(v.shape)} (model {tuple(own[k].shape)})'
-                 for k, v in state.items()
-                 if k in own and v.shape != own[k].shape]
-        if wrong:
-            raise ValueError(f'{source}: tensors of the wrong shape for '
-                             f'ViTDetViT: {short_list(wrong)}')
-        result = self.load_state_dict(state, strict=False)
-        logger.info(
-            f'ViTDetViT: loaded {len(state) - len(result.unexpected_keys)} '
-            f'tensors from {source}; {len(result.missing_keys)} new (kept '
-            f'at init): {result.missing_keys}; '
-            f'{len(result.unexpected_keys)} unused: '
-            f'{result.unexpected_keys}')
-        return result
-
-    def _adapt_pos_embed(self, state: dict, logger: MMLogger):
-        table = state.get('pos_embed')
-        if table is None or table.shape == self.pos_embed.shape:
-            return
-        cls_pos, patches = table[:, :1], table[:, 1:]
-        g = int(math.sqrt(patches.shape[1]))
-        if g * g != patches.shape[1] or table.shape[-1] != self.embed_dims:
-            raise ValueError(f'ViTDetViT: checkpoint pos_embed has shape '
-                             f'{tuple(table.shape)}, expected (1, 1 + g*g, '
-                             f'{self.embed_dims})')
-        grid = patches.reshape(1, g, g, -1).permute(0, 3, 1, 2)
-        grid = F.interpolate(grid.float(), size=(self.pretrain_grid, ) * 2,
-                             mode='bicubic', align_corners=False)
-        state['pos_embed'] = torch.cat(
-            [cls_pos, grid.flatten(2).transpose(1, 2)], dim=1)
-        logger.info(f'ViTDetViT: resized pos_embed grid {g}x{g} -> '
-                    f'{self.pretrain_grid}x{self.pretrain_grid}')
-
-    def _adapt_in_channels(self, state: dict, logger: MMLogger):
-        key = 'patch_embed.projection.weight'
-        weight, target = state.get(key), self.patch_embed.projection.weight
-        if weight is None or weight.shape[1] == target.shape[1]:
-            return
-        if weight.shape[1] != 1:
-            raise ValueError(f'ViTDetViT: checkpoint {key} has '
-                             f'{weight.shape[1]} input channels, the model '
-                             f'{target.shape[1]}')
-        state[key] = weight.repeat(1, target.shape[1], 1, 1) / target.shape[1]
-        logger.info(f'ViTDetViT: replicated the 1-channel {key} over '
-                    f'{target.shape[1]} input channels (divided by '
-                    f'{target.shape[1]})')
+        state, report = adapt_vit_checkpoint(
+            read_state_dict(checkpoint), self.state_dict(),
+            model='ViTDetViT', checkpoint=checkpoint, prefix=prefix,
+            allow_missing=self.NEW_KEYS, allow_partial=allow_partial)
+        self.load_state_dict(state, strict=False)
+        print_log(report.format(f'ViTDetViT <- {checkpoint}'),
+                  logger='current')
+        return report

@@ -9,6 +9,9 @@ from .relative_position import (crop_pair_offsets, relative_patch_centres,
 from .sincos_pos_embed import build_rows_first_sincos_embed
 from .strict_pretrained_init import StrictPretrainedInit
 from .token_batchnorm import TokenBatchNorm
+from .vit_checkpoint_adapter import (KeyReport, adapt_in_channels,
+                                     adapt_vit_checkpoint, grid_side,
+                                     resize_pos_embed_to, strip_prefix)
 
 __all__ = [
     'fp32_attention_under_cpu_autocast',
@@ -16,5 +19,7 @@ __all__ = [
     'check_siameseim_parts', 'MomentumTarget',
     'crop_pair_offsets', 'relative_patch_centres', 'relative_sincos_embed',
     'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
-    'describe_keys', 'read_state_dict', 'StrictPretrainedInit'
+    'describe_keys', 'read_state_dict', 'StrictPretrainedInit', 'KeyReport',
+    'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
+    'resize_pos_embed_to', 'strip_prefix'
 ]

@@ -1,9 +1,9 @@
 """Refuse a pretrained checkpoint that does not supply the weights a model
 needs, naming what is missing and what the file holds.
 
-Shared by every loader of pretrained encoders: the ``Pretrained`` init of
-scope ``mmsiameseim`` (mmpretrain configs), ``ViTDetViT`` (mmdet) and
-``SiameseIMMAE`` (mmseg).
+Used by the ViT checkpoint adapter (:mod:`.vit_checkpoint_adapter`), through
+which every loader of pretrained encoders goes, and by the converters'
+messages.
 """
 import fnmatch
 import logging
@@ -21,12 +21,18 @@ def short_list(keys: Iterable[str], limit: int = 10) -> str:
     return head + (f', ... ({len(keys)} in all)' if len(keys) > limit else '')
 
 
+def group_keys(keys: Iterable[str], depth: int = 1) -> Dict[str, int]:
+    """How many keys share each first ``depth`` name parts, in order:
+    ``{'backbone': 28, 'neck': 12}``."""
+    return dict(Counter('.'.join(k.split('.')[:depth]) for k in keys))
+
+
 def describe_keys(keys: Iterable[str], depth: int = 2,
                   limit: int = 12) -> str:
     """What a state dict holds, grouped by the first ``depth`` name parts:
     ``'122 tensors: backbone.conv1 (1), backbone.bn1 (5), ...'``."""
     keys = list(keys)
-    groups = Counter('.'.join(k.split('.')[:depth]) for k in keys)
+    groups = group_keys(keys, depth)
     parts = [f'{name} ({n})' for name, n in list(groups.items())[:limit]]
     if len(groups) > limit:
         parts.append(f'... ({len(groups)} groups in all)')
@@ -61,8 +67,8 @@ def read_state_dict(checkpoint: str,
         raise ValueError(f'{checkpoint}: holds no state dict of tensors '
                          "(looked under 'state_dict' and at the top); "
                          f'these keys are not tensors: {short_list(other)}')
-    return {k[7:] if k.startswith('module.') else k: v
-            for k, v in state.items()}
+    from .vit_checkpoint_adapter import strip_prefix  # (imports this file)
+    return strip_prefix(state, 'module.', keep_others=True)
 
 
 def check_coverage(expected: Sequence[str],

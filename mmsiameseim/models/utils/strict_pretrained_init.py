@@ -4,8 +4,8 @@ from mmengine.logging import print_log
 from mmengine.model.weight_init import PretrainedInit, update_init_info
 
 from ...registry import WEIGHT_INITIALIZERS
-from .checkpoint_coverage import (check_coverage, describe_keys,
-                                  read_state_dict, short_list)
+from .checkpoint_coverage import read_state_dict
+from .vit_checkpoint_adapter import adapt_vit_checkpoint
 
 
 @WEIGHT_INITIALIZERS.register_module(name='Pretrained')
@@ -18,7 +18,8 @@ class StrictPretrainedInit(PretrainedInit):
     leaves the backbone at random initialisation and training goes on. This
     one loads the same way (``prefix`` stripped; the module's own
     load hooks run, e.g. ``VisionTransformer`` resizing ``pos_embed``) but
-    first checks the keys (:func:`check_coverage`): every weight of the
+    first checks the keys (:func:`adapt_vit_checkpoint`, shapes left to
+    the module's hooks): every weight of the
     module must come from the checkpoint except those matching
     ``allow_missing``; a tensor of the wrong shape is refused too. The
     errors name the file, the missing keys and what the file holds.
@@ -65,32 +66,17 @@ class StrictPretrainedInit(PretrainedInit):
             raise ValueError(
                 f'{name}: init_cfg Pretrained has no checkpoint; pass '
                 '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
-        file_state = read_state_dict(self.checkpoint, self.map_location)
-        prefix = self.prefix or ''
-        state = {k[len(prefix):]: v for k, v in file_state.items()
-                 if k.startswith(prefix)}
-        source = f'{self.checkpoint} (prefix {prefix!r})'
-        if not state:
-            raise ValueError(f'{source}: no key starts with {prefix!r}; the '
-                             f'file holds {describe_keys(file_state)}')
-        expected = [k for k in module.state_dict()
-                    if not k.endswith('num_batches_tracked')]
-        missing = check_coverage(
-            expected, state, model=name, source=source,
-            file_keys=file_state, allow_missing=self.allow_missing,
-            allow_partial=self.allow_partial)
-        try:
-            result = module.load_state_dict(state, strict=False)
+        state, report = adapt_vit_checkpoint(
+            read_state_dict(self.checkpoint, self.map_location),
+            module.state_dict(), model=name, checkpoint=self.checkpoint,
+            prefix=self.prefix or '', allow_missing=self.allow_missing,
+            allow_partial=self.allow_partial, adapt_shapes=False)
+        try:  # the module's own load hooks adapt what they know
+            module.load_state_dict(state, strict=False)
         except RuntimeError as e:  # tensors of the wrong shape
-            raise ValueError(f'{source}: its tensors do not fit {name}: '
-                             f'{e}') from e
-        new = [k for k in result.missing_keys
-               if k not in missing and not k.endswith('num_batches_tracked')]
-        print_log(
-            f'{name}: loaded {len(state) - len(result.unexpected_keys)} '
-            f'tensors from {source}; new (kept at init): '
-            f'{short_list(new) or "none"}; unused in the file: '
-            f'{short_list(result.unexpected_keys) or "none"}',
-            logger='current')
+            raise ValueError(f'{self.checkpoint} (prefix {report.prefix!r})'
+                             f': its tensors do not fit {name}: {e}') from e
+        print_log(report.format(f'{name} <- {self.checkpoint}'),
+                  logger='current')
         if hasattr(module, '_params_init_info'):
             update_init_info(module, init_info=self._get_init_info())

@@ -62,10 +62,13 @@ def test_loads_our_pretrain_checkpoint_and_reports_keys(tmp_path, caplog):
                    init_cfg=dict(type='Pretrained', checkpoint=str(ckpt),
                                  prefix='backbone.'))
     MMLogger.get_instance('test_vitdet_load')
-    result = vit.load_pretrained(str(ckpt))
-    assert sorted(result.unexpected_keys) == ['cls_token']
-    assert len(result.missing_keys) == 8  # rel_pos_h / _w of 4 blocks
-    assert all('rel_pos' in k for k in result.missing_keys)
+    report = vit.load_pretrained(str(ckpt))
+    assert report.dropped == ['cls_token']
+    assert len(report.new) == 8  # rel_pos_h / _w of 4 blocks
+    assert all('rel_pos' in k for k in report.new)
+    assert report.adapted == ['patch_embed.projection.weight (128, 1, 4, 4) '
+                              '-> (128, 3, 4, 4)']
+    assert len(report.loaded) == 50 and report.ignored
     src = pretrain.backbone.state_dict()
     for key in ('pos_embed', 'layers.3.attn.qkv.weight',
                 'layers.0.ffn.layers.1.bias'):
@@ -82,8 +85,9 @@ def test_pretrained_pos_embed_of_another_grid_is_resized(tmp_path):
     state['backbone.pos_embed'] = torch.randn(1, 1 + 4 * 4, 32)
     torch.save({'state_dict': state}, tmp_path / 'c.pth')
     loaded = tiny_vit()
-    result = loaded.load_pretrained(str(tmp_path / 'c.pth'))
-    assert result.missing_keys == [] and result.unexpected_keys == []
+    report = loaded.load_pretrained(str(tmp_path / 'c.pth'))
+    assert report.new == [] and report.dropped == []
+    assert report.adapted == ['pos_embed (1, 17, 32) -> (1, 65, 32)']
     assert loaded.pos_embed.shape == (1, 65, 32)
     cls_pos = state['backbone.pos_embed'][:, :1]
     assert torch.equal(loaded.pos_embed[:, :1], cls_pos)
@@ -92,7 +96,7 @@ def test_pretrained_pos_embed_of_another_grid_is_resized(tmp_path):
 
 def test_bad_checkpoints_give_clear_errors(tmp_path):
     torch.save({'state_dict': {'head.w': torch.zeros(1)}}, tmp_path / 'h.pth')
-    with pytest.raises(KeyError, match="no key starts with 'backbone.'"):
+    with pytest.raises(ValueError, match="no key starts with 'backbone.'"):
         tiny_vit().load_pretrained(str(tmp_path / 'h.pth'))
     with pytest.raises(ValueError, match='init_cfg.checkpoint'):
         tiny_vit(init_cfg=dict(type='Pretrained',
