@@ -10,7 +10,8 @@ projector 2 and predictor 4 BatchNorm blocks with 16 heads, lambda 0.02,
 batch 4, fp32, training mode, no momentum update in the step.
 
 Its weights are not stored (their state dict is about 700 MB): every
-tensor is drawn by :func:`official_weights` from ``--seed`` and the
+tensor is drawn by
+:func:`mmsiameseim.apis.parity_fixture.official_weights` from ``--seed`` and the
 parameter names and shapes kept in the fixture, except the two fixed sin-cos
 tables, which equal :func:`build_rows_first_sincos_embed` (checked here).
 The views are drawn from ``seed + 1``; the masks (their ``MaskingGenerator``,
@@ -25,13 +26,16 @@ drawing order), ``inputs`` (``mask``, ``crop_boxes``, ``flips``,
 ``grad_head`` (name -> the first 256 values of the flattened gradient).
 """
 import argparse
-import math
 import os
+import random
 import sys
 from collections import OrderedDict
 
 import numpy as np
 import torch
+
+from mmsiameseim.apis.parity_fixture import (FIXED, crops, official_weights,
+                                            views)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = dict(img_size=224, patch_size=16, embed_dim=768, depth=12,
@@ -39,62 +43,7 @@ CONFIG = dict(img_size=224, patch_size=16, embed_dim=768, depth=12,
               predictor_depth=4, neg_weight=0.02, batch=4,
               num_masking_patches=118, min_mask_patches=16,
               source_image_size=320)
-FIXED = ('pos_embed', 'decoder_pos_embed')  # sin-cos tables, not drawn
 GRAD_HEAD = 256
-
-
-def official_weights(seed: int, shapes: 'OrderedDict[str, tuple]'
-                     ) -> 'OrderedDict[str, torch.Tensor]':
-    """Deterministic weights for the authors' parameter names and shapes
-    (the fixed tables in ``FIXED`` excluded), drawn in the given order:
-    matrices and tokens ``N(0, 1 / fan_in)``, 1-D weights ``1 + N(0, 0.1)``,
-    biases ``N(0, 0.02)``, BatchNorm running statistics at their defaults.
-    """
-    g = torch.Generator().manual_seed(seed)
-    out = OrderedDict()
-    for name, shape in shapes.items():
-        shape = tuple(shape)
-        if name in FIXED:
-            continue
-        if name.endswith('running_mean'):
-            out[name] = torch.zeros(shape)
-        elif name.endswith('running_var'):
-            out[name] = torch.ones(shape)
-        elif name.endswith('num_batches_tracked'):
-            out[name] = torch.zeros(shape, dtype=torch.long)
-        elif len(shape) >= 2:
-            fan_in = math.prod(shape[1:])
-            out[name] = torch.randn(shape, generator=g) / math.sqrt(fan_in)
-        elif name.endswith('weight'):
-            out[name] = 1 + 0.1 * torch.randn(shape, generator=g)
-        else:
-            out[name] = 0.02 * torch.randn(shape, generator=g)
-    return out
-
-
-def views(seed: int, cfg: dict) -> tuple:
-    """The two normalised views of the step."""
-    g = torch.Generator().manual_seed(seed + 1)
-    shape = (cfg['batch'], 3, cfg['img_size'], cfg['img_size'])
-    return torch.randn(shape, generator=g), torch.randn(shape, generator=g)
-
-
-def crops(seed: int, cfg: dict) -> tuple:
-    """Crop boxes (B, 2, 4: top, left, h, w in the unflipped source) and
-    flips (B, 2); sample 0 has exactly one view flipped, sample 1 both."""
-    rng = np.random.default_rng(seed)
-    size = cfg['source_image_size']
-    boxes = np.zeros((cfg['batch'], 2, 4), np.float32)
-    for b in range(cfg['batch']):
-        for v in range(2):
-            h, w = rng.integers(size // 4, size + 1, 2)
-            top, left = rng.integers(0, size - h + 1), \
-                rng.integers(0, size - w + 1)
-            boxes[b, v] = top, left, h, w
-    flips = rng.random((cfg['batch'], 2)) < 0.5
-    flips[0] = True, False
-    flips[1] = True, True
-    return torch.from_numpy(boxes), torch.from_numpy(flips)
 
 
 def main(argv=None):
@@ -106,9 +55,7 @@ def main(argv=None):
         ROOT, 'tests', 'data', 'official_parity_vitb.pt'))
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
-    sys.path.insert(0, os.path.join(ROOT, 'tools'))
-    sys.path.insert(0, ROOT)
-    import authors_siameseim as authors
+    import authors_siameseim as authors  # tools/, the script's folder
     from mmsiameseim.models.utils.sincos_pos_embed import \
         build_rows_first_sincos_embed
     cfg = dict(CONFIG, seed=args.seed)
@@ -133,8 +80,7 @@ def main(argv=None):
     model.load_state_dict(official_weights(args.seed, shapes), strict=False)
     model.train()
 
-    from util.masking_generator import MaskingGenerator
-    import random
+    from util.masking_generator import MaskingGenerator  # their repo
     random.seed(args.seed)
     gen = MaskingGenerator((grid, grid), cfg['num_masking_patches'],
                            min_num_patches=cfg['min_mask_patches'],

@@ -3,8 +3,6 @@ import os
 
 import torch
 
-from tests.helpers import load_tool as _load_tool
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 DEMO_PRETRAIN_CFG = os.path.join(
@@ -36,8 +34,3 @@ def save_demo_pretrain_checkpoint(path):
     torch.save({'meta': {'epoch': 1}, 'state_dict': model.state_dict()},
                path)
     return model
-
-
-def load_tool(name):
-    """Import a script of tools/dataset_converters as a module."""
-    return _load_tool(f'dataset_converters/{name}.py')

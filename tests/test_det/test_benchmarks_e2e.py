@@ -1,6 +1,9 @@
-"""The two mmdet benchmark configs end to end on generated data: the full
-config shrunk by the smoke --cfg-options, a fresh pretraining checkpoint of
-the Fashion-MNIST demo model, 2 training iterations, then evaluation."""
+"""The two mmdet smoke configs (configs/benchmarks/mmdet/smoke/: the
+benchmark configs shrunk to the Fashion-MNIST demo model) end to end, run
+as they are from a folder holding what they read: the generated data under
+data/smoke_det and a fresh pretraining checkpoint of the demo model at
+work_dirs/demo/siameseim/epoch_1.pth; 2 training iterations, then
+evaluation."""
 import math
 import os
 
@@ -9,33 +12,31 @@ import pytest
 from mmengine.config import Config
 from mmengine.runner import Runner
 
-from tests.test_det.helpers import (ROOT, load_tool,
-                                    save_demo_pretrain_checkpoint)
+from mmsiameseim.datasets.smoke.coco_lvis import make_datasets
+from tests.test_det.helpers import ROOT, save_demo_pretrain_checkpoint
 
-CFG_DIR = os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet')
+SMOKE_DIR = os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet', 'smoke')
 FMNIST = os.path.join(ROOT, 'data', 'fashion_mnist')
-IMG_SIZE = 64  # the smallest the tool allows: fast on 2 CPU cores
 
 
 @pytest.fixture(scope='module')
-def smoke_setup(tmp_path_factory):
-    tool = load_tool('make_smoke_coco_lvis')
+def smoke_root(tmp_path_factory):
     root = tmp_path_factory.mktemp('smoke')
-    tool.make_datasets(FMNIST, str(root / 'data'), num_train=4, num_val=3,
-                       img_size=IMG_SIZE)
-    save_demo_pretrain_checkpoint(root / 'pretrain.pth')
-    return tool, root
+    make_datasets(FMNIST, str(root / 'data' / 'smoke_det'), num_train=4,
+                  num_val=3)
+    ckpt = root / 'work_dirs' / 'demo' / 'siameseim' / 'epoch_1.pth'
+    ckpt.parent.mkdir(parents=True)
+    save_demo_pretrain_checkpoint(ckpt)
+    return root
 
 
-def run(smoke_setup, config, dataset, tmp_path):
-    tool, root = smoke_setup
-    cfg = Config.fromfile(os.path.join(CFG_DIR, config))
-    cfg.merge_from_dict(
-        tool.smoke_cfg_options(str(root / 'data'),
-                               str(root / 'pretrain.pth'), dataset,
-                               img_size=IMG_SIZE))
+def run(smoke_root, dataset, tmp_path, monkeypatch):
+    cfg = Config.fromfile(os.path.join(
+        SMOKE_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb2-1e_'
+        f'smoke-{dataset}-128.py'))
     cfg.work_dir = str(tmp_path)
     cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=-1)
+    monkeypatch.chdir(smoke_root)  # the config's relative paths
     runner = Runner.from_cfg(cfg)
     runner.train()
     assert runner.iter == 2  # 4 images, batch 2, one epoch
@@ -50,18 +51,16 @@ def assert_metrics(metrics, keys):
         assert math.isfinite(metrics[key]) and 0 <= metrics[key] <= 1, key
 
 
-def test_coco_mask_rcnn_vitdet_trains_and_evaluates(smoke_setup, tmp_path):
-    metrics = run(smoke_setup,
-                  'mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_coco.py',
-                  'coco', tmp_path)
+def test_coco_mask_rcnn_vitdet_trains_and_evaluates(smoke_root, tmp_path,
+                                                    monkeypatch):
+    metrics = run(smoke_root, 'coco', tmp_path, monkeypatch)
     assert_metrics(metrics, ['coco/bbox_mAP', 'coco/bbox_mAP_50',
                              'coco/segm_mAP', 'coco/segm_mAP_50'])
 
 
-def test_lvis_mask_rcnn_vitdet_trains_and_evaluates(smoke_setup, tmp_path):
-    metrics = run(smoke_setup,
-                  'mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_lvis-v1.py',
-                  'lvis', tmp_path)
+def test_lvis_mask_rcnn_vitdet_trains_and_evaluates(smoke_root, tmp_path,
+                                                    monkeypatch):
+    metrics = run(smoke_root, 'lvis-v1', tmp_path, monkeypatch)
     assert_metrics(metrics, ['lvis/bbox_AP', 'lvis/bbox_APr', 'lvis/bbox_APc',
                              'lvis/bbox_APf', 'lvis/segm_AP',
                              'lvis/segm_APr'])

@@ -9,6 +9,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'dataset_converters',
                     'make_smoke_imagenet.py')
+# the tool's own folder comes first on its sys.path: import this checkout
+ENV = dict(os.environ, PYTHONPATH=ROOT)
 
 
 def test_every_layout_is_written(smoke_imagenet):
@@ -42,12 +44,14 @@ def test_rerun_is_a_no_op_and_missing_input_is_named(smoke_imagenet,
     fmnist = os.path.join(ROOT, 'data', 'fashion_mnist')
     again = subprocess.run(
         [sys.executable, TOOL, '--fashion-mnist', fmnist, '--out',
-         str(smoke_imagenet)], capture_output=True, text=True, timeout=120)
+         str(smoke_imagenet)], capture_output=True, text=True, timeout=120,
+        env=ENV)
     assert again.returncode == 0, again.stderr[-2000:]
     assert 'up to date' in again.stdout
     missing = subprocess.run(
         [sys.executable, TOOL, '--fashion-mnist', str(tmp_path), '--out',
-         str(tmp_path / 'out')], capture_output=True, text=True, timeout=120)
+         str(tmp_path / 'out')], capture_output=True, text=True, timeout=120,
+        env=ENV)
     assert missing.returncode != 0
     assert 'train-images-idx3-ubyte' in missing.stderr
     assert '--fashion-mnist' in missing.stderr

@@ -1,19 +1,15 @@
-"""tools/dataset_converters/make_smoke_ade20k.py on real Fashion-MNIST."""
+"""mmsiameseim.datasets.smoke.ade20k on real Fashion-MNIST."""
 import hashlib
 import os
 
 import numpy as np
 import pytest
 
-from tests.helpers import load_tool as _load_tool
+from mmsiameseim.datasets.smoke import ade20k
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 FASHION = os.path.join(ROOT, 'data', 'fashion_mnist')
-
-
-def load_tool():
-    return _load_tool('dataset_converters/make_smoke_ade20k.py')
 
 
 def _digest(root):
@@ -27,8 +23,7 @@ def _digest(root):
 
 
 def test_writes_ade20k_layout_that_mmseg_reads(tmp_path):
-    tool = load_tool()
-    root = tool.make_smoke_ade20k(FASHION, str(tmp_path), num_train=3,
+    root = ade20k.make_smoke_ade20k(FASHION, str(tmp_path), num_train=3,
                                   num_val=2, seed=1)
     assert root == str(tmp_path / 'ade' / 'ADEChallengeData2016')
     for split, n in (('training', 3), ('validation', 2)):
@@ -45,7 +40,7 @@ def test_writes_ade20k_layout_that_mmseg_reads(tmp_path):
         pipeline=[LoadImageFromFile(),
                   LoadAnnotations(reduce_zero_label=True)])
     assert len(dataset) == 3
-    ids = set(tool.FASHION_TO_ADE.values())
+    ids = set(ade20k.FASHION_TO_ADE.values())
     assert len(ids) == 10
     for i in range(3):
         seg = dataset[i]['gt_seg_map']
@@ -55,31 +50,29 @@ def test_writes_ade20k_layout_that_mmseg_reads(tmp_path):
         assert (seg != 255).any()
     # Idempotent: the same call gives the same bytes.
     first = _digest(root)
-    tool.make_smoke_ade20k(FASHION, str(tmp_path), num_train=3, num_val=2,
+    ade20k.make_smoke_ade20k(FASHION, str(tmp_path), num_train=3, num_val=2,
                            seed=1)
     assert _digest(root) == first
     # A smaller rerun leaves no stale files of the earlier one.
-    tool.make_smoke_ade20k(FASHION, str(tmp_path), num_train=1, num_val=1,
+    ade20k.make_smoke_ade20k(FASHION, str(tmp_path), num_train=1, num_val=1,
                            seed=1)
     assert len(os.listdir(os.path.join(root, 'images', 'training'))) == 1
 
 
 def test_masks_are_exactly_the_pasted_item_pixels():
-    tool = load_tool()
-    images, labels = tool.load_fashion_mnist(FASHION, 'validation')
+    images, labels = ade20k.load_fashion_mnist(FASHION, 'validation')
     rng = np.random.default_rng(0)
     for _ in range(5):
-        image, annotation = tool.make_sample(images, labels, rng)
+        image, annotation = ade20k.make_sample(images, labels, rng)
         assert image.shape == annotation.shape + (3, )
         assert (image[..., 0] == image[..., 2]).all()
         labelled = annotation > 0
         assert labelled.any()
         # Item pixels are the ones above the drawing threshold.
-        assert (image[..., 0][labelled] > tool.ITEM_THRESHOLD).all()
+        assert (image[..., 0][labelled] > ade20k.ITEM_THRESHOLD).all()
 
 
 def test_missing_fashion_mnist_is_a_clear_error(tmp_path):
-    tool = load_tool()
     with pytest.raises(FileNotFoundError,
                        match='train-images-idx3-ubyte.*dataset-fashion-mnist'):
-        tool.make_smoke_ade20k(str(tmp_path / 'nothing'), str(tmp_path))
+        ade20k.make_smoke_ade20k(str(tmp_path / 'nothing'), str(tmp_path))

@@ -1,3 +1,5 @@
+"""mmsiameseim.datasets.smoke.coco_lvis on real Fashion-MNIST, and the
+smoke configs that read its output."""
 import json
 import os
 
@@ -5,19 +7,16 @@ import numpy as np
 import pycocotools.mask as mask_util
 import pytest
 
-from tests.test_det.helpers import ROOT, load_tool
+from mmsiameseim.datasets.smoke import coco_lvis
+from tests.test_det.helpers import ROOT
 
 FMNIST = os.path.join(ROOT, 'data', 'fashion_mnist')
+SMOKE_DIR = os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet', 'smoke')
 
 
-@pytest.fixture(scope='module')
-def tool():
-    return load_tool('make_smoke_coco_lvis')
-
-
-def test_writes_coco_and_lvis_layouts_with_exact_masks(tool, tmp_path, capsys):
+def test_writes_coco_and_lvis_layouts_with_exact_masks(tmp_path, capsys):
     import cv2
-    tool.make_datasets(FMNIST, str(tmp_path), num_train=3, num_val=2,
+    coco_lvis.make_datasets(FMNIST, str(tmp_path), num_train=3, num_val=2,
                        img_size=64)
     ann_dir = tmp_path / 'coco' / 'annotations'
     coco = json.load(open(ann_dir / 'instances_val2017.json'))
@@ -58,25 +57,37 @@ def test_writes_coco_and_lvis_layouts_with_exact_masks(tool, tmp_path, capsys):
         assert (tmp_path / 'lvis_v1' / rel).is_file()
 
     capsys.readouterr()
-    tool.make_datasets(FMNIST, str(tmp_path), num_train=3, num_val=2,
+    coco_lvis.make_datasets(FMNIST, str(tmp_path), num_train=3, num_val=2,
                        img_size=64)
     assert 'nothing to do' in capsys.readouterr().out
 
 
-def test_missing_fashion_mnist_is_a_clear_error(tool, tmp_path):
+def test_missing_fashion_mnist_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match='train-images-idx3-ubyte'):
-        tool.make_datasets(str(tmp_path / 'none'), str(tmp_path / 'out'))
+        coco_lvis.make_datasets(str(tmp_path / 'none'), str(tmp_path / 'out'))
 
 
-def test_cfg_options_are_valid_mim_arguments(tool):
-    from mmengine.config import DictAction
-    opts = tool.smoke_cfg_options('data/smoke_det', 'ckpt.pth', 'coco')
-    parsed = {}
-    for arg in tool.format_cfg_options(opts).split(' '):
-        key, value = arg.strip("'").split('=', 1)
-        parsed[key] = DictAction._parse_iterable(value)
-    assert parsed['model.backbone.global_attn_indexes'] == [1, 3]
-    assert parsed['train_dataloader.dataset.pipeline.2.scale'] == (128, 128)
-    assert parsed['train_dataloader.dataset.metainfo.classes'] == tool.CLASSES
-    assert 'train_dataloader.dataset.dataset.data_root' in \
-        tool.smoke_cfg_options('d', 'c', 'lvis')
+def test_smoke_configs_read_what_the_tool_writes_by_default():
+    """The configs' data root, image size and classes are the tool's
+    defaults, so that its printed commands run as they are."""
+    import inspect
+
+    from mmengine.config import Config
+    defaults = inspect.signature(coco_lvis.make_datasets).parameters
+    for name, root in (('coco', 'coco'), ('lvis-v1', 'lvis_v1')):
+        cfg = Config.fromfile(os.path.join(
+            SMOKE_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb2-1e_'
+            f'smoke-{name}-128.py'))
+        train = cfg.train_dataloader.dataset
+        train = train.get('dataset', train)  # inside ClassBalancedDataset
+        for ds in (train, cfg.val_dataloader.dataset):
+            assert ds.data_root == f'data/smoke_det/{root}/'
+        assert cfg.val_evaluator.ann_file.startswith(
+            f'data/smoke_det/{root}/annotations/')
+        size = defaults['img_size'].default
+        assert tuple(train.pipeline[2].scale) == (size, size)
+        val_pipeline = cfg.val_dataloader.dataset.pipeline
+        assert tuple(val_pipeline[1].scale) == (size, size)
+        assert cfg.model.roi_head.bbox_head.num_classes == len(coco_lvis.CLASSES)
+        if name == 'coco':  # CocoDataset selects categories by name
+            assert tuple(train.metainfo.classes) == coco_lvis.CLASSES

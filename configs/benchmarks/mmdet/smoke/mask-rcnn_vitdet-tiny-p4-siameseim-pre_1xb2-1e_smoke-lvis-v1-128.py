@@ -1,0 +1,30 @@
+# CPU smoke run of the LVIS v1 benchmark config on the generated data of
+#   python tools/dataset_converters/make_smoke_coco_lvis.py --out data/smoke_det
+# from the demo checkpoint of `make demo` (see _base_/ for what changes).
+# LVIS reads the class names from the annotation file.
+_base_ = [
+    '../mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_lvis-v1.py',
+    './_base_/vitdet-tiny-p4_cpu-128.py',
+]
+data_root = 'data/smoke_det/lvis_v1/'
+
+model = {{_base_.smoke_model}}
+optim_wrapper = {{_base_.smoke_optim_wrapper}}
+train_cfg = {{_base_.smoke_schedule}}
+default_hooks = dict(logger=dict(interval=1))
+
+train_dataloader = dict(
+    batch_size=2,
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(  # inside ClassBalancedDataset
+        dataset=dict(data_root=data_root,
+                     pipeline={{_base_.smoke_train_pipeline}})))
+val_dataloader = dict(
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(data_root=data_root,
+                 pipeline={{_base_.smoke_test_pipeline}}))
+test_dataloader = val_dataloader
+val_evaluator = dict(ann_file=data_root + 'annotations/lvis_v1_val.json')
+test_evaluator = val_evaluator
