@@ -12,6 +12,7 @@ from typing import Dict, Tuple, Union
 
 import torch
 
+from ..models.utils.checkpoint_coverage import read_checkpoint
 from ..models.utils.vit_checkpoint_adapter import grid_side, strip_prefix
 
 # (official regex, our key template); applied in order, first match wins.
@@ -61,38 +62,6 @@ _UNUSED = ('mm_mask_token', )
 REQUIRED = ('cls_token', 'pos_embed', 'patch_embed.proj.weight',
             'decoder_embed.weight', 'decoder_pos_mlp.weight',
             'decoder_pred.weight', 'mm_cls_token', 'mm_patch_embed.proj.weight')
-
-
-def read_checkpoint(path: str) -> dict:
-    """``torch.load`` a checkpoint file (weights only, on the CPU).
-
-    Raises:
-        FileNotFoundError: No such file.
-        ValueError: The file is not a PyTorch checkpoint; the message names
-            the file, the loader's error and, for a text file, how it
-            starts.
-    """
-    import mmsiameseim.compat  # noqa: F401  (mmengine checkpoint globals)
-    try:
-        return torch.load(path, map_location='cpu', weights_only=True)
-    except FileNotFoundError:
-        raise
-    except Exception as e:  # noqa: BLE001  (any unpickling error)
-        try:
-            with open(path, 'rb') as f:
-                head = f.read(60)
-        except OSError:  # a directory, unreadable
-            head = b''
-        try:
-            text = head.decode('utf-8')
-        except UnicodeDecodeError as u:  # binary, or a cut last character
-            text = head[:u.start].decode('utf-8') if u.start > 56 else ''
-        is_text = text and all(c.isprintable() or c.isspace() for c in text)
-        found = f'; it is text, starting {text!r}' if is_text else ''
-        raise ValueError(
-            f'{path}: cannot be read as a PyTorch checkpoint (a file written '
-            f'by torch.save was expected; torch.load says '
-            f'{type(e).__name__}: {str(e)[:300]}){found}') from e
 
 
 def load_official_state_dict(

@@ -8,7 +8,7 @@ messages.
 import fnmatch
 import logging
 from collections import Counter
-from typing import Dict, Iterable, List, Sequence
+from typing import Any, Dict, Iterable, List, Sequence
 
 import torch
 from mmengine.logging import print_log
@@ -39,6 +39,42 @@ def describe_keys(keys: Iterable[str], depth: int = 2,
     return f'{len(keys)} tensors: ' + (', '.join(parts) or 'none')
 
 
+def read_checkpoint(path: str, map_location: str = 'cpu') -> Any:
+    """Load a checkpoint file with weights-only unpickling; a URL
+    (``https://``, ``open-mmlab://`` ...) through mmengine's loader.
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: The file is not a PyTorch checkpoint; the message names
+            the file, the loader's error and, for a text file, how it
+            starts.
+    """
+    import mmsiameseim.compat  # noqa: F401  (mmengine checkpoint globals)
+    try:
+        if '://' in str(path):
+            from mmengine.runner.checkpoint import _load_checkpoint
+            return _load_checkpoint(path, map_location=map_location)
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # noqa: BLE001  (any unpickling error)
+        try:
+            with open(path, 'rb') as f:
+                head = f.read(60)
+        except OSError:  # a directory, unreadable, a URL
+            head = b''
+        try:
+            text = head.decode('utf-8')
+        except UnicodeDecodeError as u:  # binary, or a cut last character
+            text = head[:u.start].decode('utf-8') if u.start > 56 else ''
+        is_text = text and all(c.isprintable() or c.isspace() for c in text)
+        found = f'; it is text, starting {text!r}' if is_text else ''
+        raise ValueError(
+            f'{path}: cannot be read as a PyTorch checkpoint (a file written '
+            f'by torch.save was expected; torch.load says '
+            f'{type(e).__name__}: {str(e)[:300]}){found}') from e
+
+
 def read_state_dict(checkpoint: str,
                     map_location: str = 'cpu') -> Dict[str, torch.Tensor]:
     """The state dict of a checkpoint file (under ``'state_dict'`` if there
@@ -49,15 +85,7 @@ def read_state_dict(checkpoint: str,
         ValueError: The file is not a PyTorch checkpoint or holds no
             state dict; the message names the file.
     """
-    from mmengine.runner.checkpoint import _load_checkpoint
-    try:
-        ckpt = _load_checkpoint(checkpoint, map_location=map_location)
-    except FileNotFoundError:
-        raise
-    except Exception as e:  # noqa: BLE001  (any unpickling error)
-        raise ValueError(f'{checkpoint}: cannot be read as a PyTorch '
-                         f'checkpoint ({type(e).__name__}: '
-                         f'{str(e)[:300]})') from e
+    ckpt = read_checkpoint(checkpoint, map_location)
     state = ckpt.get('state_dict', ckpt) if isinstance(ckpt, dict) else ckpt
     if not isinstance(state, dict):
         raise ValueError(f'{checkpoint}: holds a {type(state).__name__}, '
