@@ -169,10 +169,12 @@ class ViTDetViT(BaseModule):
 
     ``init_cfg=dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
     loads our pretraining checkpoints (mmpretrain ``VisionTransformer`` key
-    names) directly: the position table is resized when the checkpoint's grid
-    differs from ``pretrain_img_size``, a 1-channel patch embedding is
-    replicated over RGB (weights / 3, so a gray image gives the same
-    response), and new / unused keys are logged with their names. A
+    names) directly through the package's ViT checkpoint adapter
+    (:func:`~mmsiameseim.models.utils.adapt_vit_checkpoint`): the position
+    table is resized when the checkpoint's grid differs from
+    ``pretrain_img_size``, a 1-channel patch embedding is replicated over RGB
+    (weights / 3, so a gray image gives the same response), and the loaded,
+    adapted, new and dropped keys are logged. A
     checkpoint that lacks any weight but the relative position tables is
     refused (see :meth:`load_pretrained`; ``allow_partial=True`` in
     ``init_cfg`` accepts one, logging the counts).
