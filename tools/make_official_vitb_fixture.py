@@ -10,10 +10,10 @@ projector 2 and predictor 4 BatchNorm blocks with 16 heads, lambda 0.02,
 batch 4, fp32, training mode, no momentum update in the step.
 
 Its weights are not stored (their state dict is about 700 MB): every
-tensor is drawn by
-:func:`mmsiameseim.apis.parity_fixture.official_weights` from ``--seed`` and the
-parameter names and shapes kept in the fixture, except the two fixed sin-cos
-tables, which equal :func:`build_rows_first_sincos_embed` (checked here).
+tensor is drawn by :mod:`mmsiameseim.apis.parity_fixture` from ``--seed``
+and the parameter names and shapes kept in the fixture, except the two fixed
+sin-cos tables, which equal :func:`build_rows_first_sincos_embed` (checked
+here).
 The views are drawn from ``seed + 1``; the masks (their ``MaskingGenerator``,
 118 of 196 patches), crop boxes and flips are stored. A test rebuilds the
 same weights and inputs without their code

@@ -88,6 +88,7 @@ def test_smoke_configs_read_what_the_tool_writes_by_default():
         assert tuple(train.pipeline[2].scale) == (size, size)
         val_pipeline = cfg.val_dataloader.dataset.pipeline
         assert tuple(val_pipeline[1].scale) == (size, size)
-        assert cfg.model.roi_head.bbox_head.num_classes == len(coco_lvis.CLASSES)
+        num_classes = cfg.model.roi_head.bbox_head.num_classes
+        assert num_classes == len(coco_lvis.CLASSES)
         if name == 'coco':  # CocoDataset selects categories by name
             assert tuple(train.metainfo.classes) == coco_lvis.CLASSES
