@@ -12,10 +12,14 @@ runs of the two detection benchmarks: the configs of
 128 x 128. Re-running with the same arguments does nothing.
 """
 import argparse
+import os.path as osp
 import sys
+
+from mmengine.config import Config
 
 from mmsiameseim.datasets.smoke.coco_lvis import make_datasets
 
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SMOKE_CONFIGS = 'configs/benchmarks/mmdet/smoke/mask-rcnn_vitdet-tiny-p4-' \
     'siameseim-pre_1xb2-1e_smoke-{}-128.py'
 
@@ -39,9 +43,12 @@ def main(argv=None):
                       args.num_val, args.img_size, args.seed)
     except (FileNotFoundError, ValueError) as e:
         sys.exit(f'error: {e}')
-    if (args.out.rstrip('/'), args.img_size) != ('data/smoke_det', 128):
-        print('\nNote: the smoke configs read data/smoke_det at 128 x 128; '
-              'override their data_root, ann_file and sizes for this data.')
+    cfg = Config.fromfile(osp.join(ROOT, SMOKE_CONFIGS.format('coco')))
+    root, size = osp.dirname(osp.normpath(cfg.data_root)), cfg.smoke_size
+    if (osp.normpath(args.out), args.img_size) != (root, size[0]):
+        print(f'\nNote: the smoke configs read {root} at {size[0]} x '
+              f'{size[1]}; override their data_root, ann_file and sizes for '
+              'this data.')
     ckpt = (f' --cfg-options model.backbone.init_cfg.checkpoint='
             f'{args.checkpoint}' if args.checkpoint else '')
     for dataset in ('coco', 'lvis-v1'):
