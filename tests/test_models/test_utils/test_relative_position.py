@@ -48,7 +48,7 @@ def test_same_view_reduces_to_identity_grid():
         grid = torch.arange(4.).repeat_interleave(4)
         torch.testing.assert_close(rows, grid)
         torch.testing.assert_close(cols, torch.arange(4.).repeat(4))
-        assert not bool(offsets['relative_flip'][0])
+        assert not bool(offsets.relative_flip[0])
 
 
 def test_lower_resolution_target_grid():
