@@ -1,4 +1,4 @@
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -7,6 +7,8 @@ from mmpretrain.models.selfsup.base import BaseSelfSupervisor
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ..utils.crop_geometry import (check_boxes_inside, check_mask_grid,
+                                   check_patch_grid, crop_source_shapes)
 from ..utils.encoder_interface import check_siameseim_parts
 from ..utils.momentum_target import MomentumTarget
 from ..utils.relative_position import CropPairOffsets, crop_pair_offsets
@@ -34,47 +36,6 @@ def _stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
         values.append(torch.as_tensor(np.asarray(value) if not isinstance(
             value, torch.Tensor) else value))
     return torch.stack(values)
-
-
-def _pair(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
-    return (size, size) if isinstance(size, int) else tuple(size)
-
-
-def _source_shapes(samples: List[DataSample]) -> torch.Tensor:
-    """(B, 2) height and width of the image each sample's crops were taken
-    from: ``crop_source_shape``, else the ``ori_shape`` metainfo."""
-    shapes = []
-    for i, sample in enumerate(samples):
-        shape = sample.get('crop_source_shape', sample.get('ori_shape'))
-        if shape is None:
-            raise KeyError(
-                f'data sample {i} has neither \'crop_source_shape\' nor an '
-                "'ori_shape' metainfo: SiameseIM needs the size of the image "
-                'the crops were taken from. TwoViewRandomResizedCrop sets '
-                "'crop_source_shape'; pack it with PackInputs(algorithm_keys="
-                "['crop_boxes', 'flips', 'crop_source_shape'])")
-        shapes.append([float(shape[0]), float(shape[1])])
-    return torch.tensor(shapes)
-
-
-def _check_boxes_inside(boxes: torch.Tensor, shapes: torch.Tensor,
-                        samples: List[DataSample]) -> None:
-    """Every crop box must lie in its source image; a box that does not
-    means the source size is the wrong one (e.g. ``ori_shape`` of an image
-    padded before the crop), which would shift the flipped views' offsets."""
-    top, left, h, w = boxes.unbind(-1)  # each (B, 2)
-    H, W = shapes[:, :1], shapes[:, 1:]
-    bad = (top < 0) | (left < 0) | (top + h > H) | (left + w > W)
-    if bool(bad.any()):
-        i, k = (int(x) for x in bad.nonzero()[0])
-        key = 'crop_source_shape' if 'crop_source_shape' in samples[i] \
-            else 'ori_shape'
-        raise ValueError(
-            f'data sample {i}: the crop box (top, left, h, w) '
-            f'{boxes[i, k].tolist()} of view {"ab"[k]} does not fit in the '
-            f'{int(H[i])}x{int(W[i])} source image given by {key!r}; pack '
-            "TwoViewRandomResizedCrop's 'crop_source_shape' (the size of "
-            'the image it cropped, after any Pad or resize before it)')
 
 
 def _check_equal_mask_counts(mask: torch.Tensor) -> None:
@@ -172,50 +133,14 @@ class SiameseIM(BaseSelfSupervisor):
         return self.backbone(inputs)
 
     def check_train_pipeline(self, transforms: Sequence) -> None:
-        """Check that the training pipeline's crop and mask generator use
-        this model's patch grid (the configs set all three from one
-        variable, ``patch_grid``); the training loop calls it when it is
-        built, so that a mismatch fails before the first step.
-
-        Args:
-            transforms (Sequence): The built transforms of the training
-                pipeline (``dataset.pipeline.transforms``).
-
-        Raises:
-            ValueError: naming each transform option that disagrees with
-                ``neck.grid_size`` / ``neck.target_grid_size``.
+        """Refuse a training pipeline (its built transforms) whose crop or
+        mask generator is off this model's patch grid; the training loop
+        calls it when it is built, before the first step (see
+        :func:`~mmsiameseim.models.utils.crop_geometry.check_patch_grid`).
         """
-        from mmpretrain.datasets.transforms import BEiTMaskGenerator
-
-        from ...datasets.transforms import (RandomPatchMaskGenerator,
-                                            TwoViewRandomResizedCrop)
-        patch = _pair(self.backbone.patch_embed.projection.stride)
-        grid = _pair(self.neck.grid_size)
-        target = _pair(self.neck.target_grid_size or self.neck.grid_size)
-        wrong = []
-        for t in transforms:
-            name = type(t).__name__
-            if isinstance(t, TwoViewRandomResizedCrop):
-                for option, size, want in (('size', t.size, grid),
-                                           ('target_size', t.target_size,
-                                            target)):
-                    if tuple(size) != (want[0] * patch[0],
-                                       want[1] * patch[1]):
-                        wrong.append(
-                            f'{name} {option}={tuple(size)} is not the '
-                            f'{want[0]}x{want[1]} patch grid at patch size '
-                            f'{patch[0]}x{patch[1]}')
-            elif isinstance(t, (BEiTMaskGenerator, RandomPatchMaskGenerator)):
-                if (t.height, t.width) != grid:
-                    wrong.append(f'{name} input_size={(t.height, t.width)}')
-        if wrong:
-            raise ValueError(
-                'the training pipeline does not use the model\'s patch grid '
-                f'(neck grid_size={self.neck.grid_size}, target_grid_size='
-                f'{self.neck.target_grid_size}, backbone patch size '
-                f'{patch[0]}): ' + '; '.join(wrong) + '. Set the crop size, '
-                "the mask generator's input_size and the neck's grid_size "
-                "from one variable (the configs' `patch_grid`)")
+        check_patch_grid(transforms,
+                         self.backbone.patch_embed.projection.stride,
+                         self.neck.grid_size, self.neck.target_grid_size)
 
     def geometry(self, data_samples: List[DataSample],
                  device: torch.device
@@ -236,21 +161,13 @@ class SiameseIM(BaseSelfSupervisor):
             (:class:`CropPairOffsets`).
         """
         mask = _stack_field(data_samples, 'mask').to(device).bool()
-        grid = _pair(self.neck.grid_size)
-        if mask[0].numel() != grid[0] * grid[1] or (
-                mask.dim() == 3 and tuple(mask.shape[1:]) != grid):
-            raise ValueError(
-                f'the masks are {"x".join(map(str, mask.shape[1:]))} patches '
-                f'but the neck\'s grid_size is {self.neck.grid_size}: give '
-                "the mask generator's input_size, the neck's grid_size and "
-                "the crop's size / patch_size one patch grid (the configs' "
-                '`patch_grid`)')
+        check_mask_grid(mask, self.neck.grid_size)
         mask = mask.flatten(1)
         _check_equal_mask_counts(mask)
         boxes = _stack_field(data_samples, 'crop_boxes').float()
         flips = _stack_field(data_samples, 'flips').bool()
-        shapes = _source_shapes(data_samples)
-        _check_boxes_inside(boxes, shapes, data_samples)
+        shapes = crop_source_shapes(data_samples)
+        check_boxes_inside(boxes, shapes, data_samples)
         offsets = crop_pair_offsets(boxes, flips, shapes[:, 1])
         return dict(mask=mask, offsets=offsets.to(device))
 
