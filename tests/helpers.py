@@ -32,7 +32,7 @@ def fixture_samples(fx, idx=None):
         ds.set_mask(inp['mask'][b])
         ds.set_field(inp['crop_boxes'][b].numpy(), 'crop_boxes')
         ds.set_field(inp['flips'][b].numpy(), 'flips')
-        ds.set_field((size, size), 'ori_shape', field_type='metainfo')
+        ds.set_field((size, size), 'crop_source_shape')
         samples.append(ds)
     return samples
 
@@ -82,7 +82,7 @@ def random_batch(n, img_size=32, grid=4, num_mask=10, in_channels=3,
                          np.float32)
         ds.set_field(boxes, 'crop_boxes')
         ds.set_field(rng.random(2) < 0.5, 'flips')
-        ds.set_field((64, 64), 'ori_shape', field_type='metainfo')
+        ds.set_field((64, 64), 'crop_source_shape')
         samples.append(ds)
     return views, samples
 

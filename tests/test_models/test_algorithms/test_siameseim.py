@@ -210,18 +210,19 @@ def test_a_pad_before_the_crop_leaves_ori_shape_and_the_geometry_right():
 
 def test_ori_shape_is_the_fallback_and_a_sample_with_neither_is_refused():
     model = _model()
-    views, samples = random_batch(4)  # ori_shape (64, 64) only
-    assert 'crop_source_shape' not in samples[0]
-    fallback = model.geometry(samples, torch.device('cpu'))['offsets']
-    for s in samples:
-        s.set_field((64, 64), 'crop_source_shape')
-        s.set_metainfo(dict(ori_shape=(7, 7)))  # ignored when both are set
+    views, samples = random_batch(4)  # crop_source_shape (64, 64)
     own_key = model.geometry(samples, torch.device('cpu'))['offsets']
-    for a, b in zip(fallback, own_key):
-        torch.testing.assert_close(a, b)
     for s in samples:
+        s.set_metainfo(dict(ori_shape=(7, 7)))  # ignored beside it
+    for a, b in zip(own_key,
+                    model.geometry(samples, torch.device('cpu'))['offsets']):
+        torch.testing.assert_close(a, b)
+    for s in samples:  # as the contract checks and hand-made samples
         del s.crop_source_shape
-    samples[2] = samples[2].clone()
+        s.set_metainfo(dict(ori_shape=(64, 64)))
+    fallback = model.geometry(samples, torch.device('cpu'))['offsets']
+    for a, b in zip(own_key, fallback):
+        torch.testing.assert_close(a, b)
     del samples[2].ori_shape
     with pytest.raises(KeyError, match="data sample 2 has neither "
                        "'crop_source_shape' nor an 'ori_shape'"):
