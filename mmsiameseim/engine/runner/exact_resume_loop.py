@@ -65,6 +65,10 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
     * refuses to "resume" a finished run instead of exiting without
       training.
 
+    When built, it also asks a model that has ``check_train_pipeline``
+    (``SiameseIM``) to check the training pipeline, so that a crop or mask
+    off the model's patch grid fails before the first step.
+
     Args:
         runner (Runner): The runner.
         dataloader (DataLoader | dict): The training dataloader.
