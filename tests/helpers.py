@@ -6,6 +6,8 @@ import torch
 from torch.utils.data import Dataset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY_SIAMESEIM_CONFIG = os.path.join(ROOT, 'tests', 'data', 'configs',
+                                     'siameseim_tiny.py')
 
 
 def load_tool(relpath):
@@ -30,31 +32,34 @@ def fixture_samples(fx, idx=None):
         ds.set_mask(inp['mask'][b])
         ds.set_field(inp['crop_boxes'][b].numpy(), 'crop_boxes')
         ds.set_field(inp['flips'][b].numpy(), 'flips')
-        ds.set_field((size, size), 'ori_shape', field_type='metainfo')
+        ds.set_field((size, size), 'crop_source_shape')
         samples.append(ds)
     return samples
 
 
-def tiny_siameseim_cfg(img_size=32, patch_size=8, dims=32, in_channels=3,
-                       num_mask=10, **neck_overrides):
-    """A tiny SiameseIM config for CPU tests."""
-    grid = img_size // patch_size
-    neck = dict(type='RelPosDecoderNeck', in_channels=dims, embed_dims=dims,
-                grid_size=grid, projector_depth=1, predictor_depth=1,
-                num_heads=2)
+def tiny_siameseim_cfg(img_size=None, patch_size=None, dims=None,
+                       in_channels=None, **neck_overrides):
+    """The model of the tiny test config ``TINY_SIAMESEIM_CONFIG`` as a
+    dict; ``img_size``, ``patch_size``, ``dims`` or ``in_channels`` change
+    it (the neck's grid and widths and the normaliser follow) and
+    ``neck_overrides`` replace neck options."""
+    from mmengine.config import Config
+    model = Config.fromfile(TINY_SIAMESEIM_CONFIG).model.to_dict()
+    backbone, neck = model['backbone'], model['neck']
+    if img_size is not None:
+        backbone['img_size'] = img_size
+    if patch_size is not None:
+        backbone['patch_size'] = patch_size
+    neck['grid_size'] = backbone['img_size'] // backbone['patch_size']
+    if dims is not None:
+        backbone['arch'].update(embed_dims=dims, feedforward_channels=dims * 2)
+        neck.update(in_channels=dims, embed_dims=dims)
+    if in_channels is not None:
+        backbone['in_channels'] = in_channels
+        model['data_preprocessor'].update(mean=[127.5] * in_channels,
+                                          std=[127.5] * in_channels)
     neck.update(neck_overrides)
-    return dict(
-        type='SiameseIM',
-        data_preprocessor=dict(type='SelfSupDataPreprocessor',
-                               mean=[127.5] * in_channels,
-                               std=[127.5] * in_channels),
-        backbone=dict(type='SiameseIMViT',
-                      arch=dict(embed_dims=dims, num_layers=2, num_heads=2,
-                                feedforward_channels=dims * 2),
-                      img_size=img_size, patch_size=patch_size,
-                      in_channels=in_channels),
-        neck=neck,
-        head=dict(type='UniGradHead'))
+    return model
 
 
 def random_batch(n, img_size=32, grid=4, num_mask=10, in_channels=3,
@@ -77,7 +82,7 @@ def random_batch(n, img_size=32, grid=4, num_mask=10, in_channels=3,
                          np.float32)
         ds.set_field(boxes, 'crop_boxes')
         ds.set_field(rng.random(2) < 0.5, 'flips')
-        ds.set_field((64, 64), 'ori_shape', field_type='metainfo')
+        ds.set_field((64, 64), 'crop_source_shape')
         samples.append(ds)
     return views, samples
 

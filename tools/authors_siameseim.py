@@ -181,7 +181,7 @@ def batch(boxes: np.ndarray, flips: np.ndarray, masks: np.ndarray,
     from mmsiameseim.models.utils import crop_pair_offsets
     offsets = crop_pair_offsets(torch.as_tensor(boxes), torch.as_tensor(flips),
                                 torch.as_tensor(widths))
-    rel_pos = [offsets[k].to(device) for k in REL_POS_ORDER]
+    rel_pos = [getattr(offsets, k).to(device) for k in REL_POS_ORDER]
     n = len(boxes)
     return dict(x1=torch.randn(n, 3, img, img, device=device),
                 x2=torch.randn(n, 3, img, img, device=device),

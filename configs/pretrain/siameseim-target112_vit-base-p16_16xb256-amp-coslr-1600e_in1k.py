@@ -5,11 +5,13 @@
 # view a). Everything else is the default 1600-epoch config.
 _base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'
 
-model = dict(neck=dict(target_grid_size=7))
+target_size = 112
+# (`_base_.x` rather than `{{_base_.x}}` where the value takes arithmetic)
+model = dict(neck=dict(target_grid_size=target_size // _base_.patch_size))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, target_size=112,
-         backend='pillow'),
+    dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
+         target_size=target_size, backend='pillow'),
     {{_base_.per_view_colour}},
     {{_base_.blockwise_mask}},
     {{_base_.pack_inputs}},

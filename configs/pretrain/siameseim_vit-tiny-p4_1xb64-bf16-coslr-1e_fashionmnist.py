@@ -4,9 +4,11 @@
 # projector and 2-block predictor. See configs/pretrain/README.md.
 _base_ = ['_base_/fashionmnist_budget.py']
 
+# the patch grid of view a: the crop size, the mask generator's grid and the
+# neck's grid all come from these
 img_size = 32
 patch_size = 4
-grid = img_size // patch_size
+patch_grid = img_size // patch_size  # 8 x 8 patches
 embed_dims = 128
 
 model = dict(
@@ -25,7 +27,7 @@ model = dict(
         type='RelPosDecoderNeck',
         in_channels=embed_dims,
         embed_dims=embed_dims,
-        grid_size=grid,
+        grid_size=patch_grid,
         projector_depth=2,
         predictor_depth=2,
         num_heads=4,
@@ -44,9 +46,10 @@ train_pipeline = [
     dict(type='PerViewTransforms',
          pipelines=[{{_base_.view_a_pipeline}},
                          {{_base_.view_b_pipeline}}]),
-    dict(type='BlockwiseMaskGenerator', input_size=grid,
+    dict(type='BlockwiseMaskGenerator', input_size=patch_grid,
          num_masking_patches=38, min_num_patches=4, fixed_count=True),
-    dict(type='PackInputs', algorithm_keys=['crop_boxes', 'flips'],
+    dict(type='PackInputs',
+         algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
          meta_keys=['ori_shape', 'img_shape']),
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))

@@ -20,7 +20,7 @@ def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,
         image (ndarray): The source image the crops were taken from.
         results (dict): Output of ``TwoViewRandomResizedCrop`` followed by
             ``BlockwiseMaskGenerator`` (``img``, ``crop_boxes``, ``flips``,
-            ``mask``, ``ori_shape``).
+            ``mask``, ``crop_source_shape``).
         grid (int): Patches per side of each view.
         path (str): Output PNG.
     """
@@ -35,7 +35,7 @@ def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,
     step = size / grid
     offsets = crop_pair_offsets(
         torch.as_tensor(boxes)[None], torch.as_tensor(flips)[None],
-        torch.tensor([float(results['ori_shape'][1])]))
+        torch.tensor([float(results['crop_source_shape'][1])]))
     rows, cols = relative_patch_centres(offsets, grid)
     rows, cols = rows[0].numpy(), cols[0].numpy()
     colours = plt.cm.viridis(np.linspace(0, 1, grid * grid))

@@ -46,7 +46,8 @@ def test_per_view_transforms_and_packing():
         ]),
         dict(type='BlockwiseMaskGenerator', input_size=4,
              num_masking_patches=6, min_num_patches=2),
-        dict(type='PackInputs', algorithm_keys=['crop_boxes', 'flips']),
+        dict(type='PackInputs',
+             algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape']),
     ]])
     img = np.full((20, 20, 3), 10, np.uint8)
     out = pipeline(dict(img=img, ori_shape=(20, 20)))
@@ -56,7 +57,7 @@ def test_per_view_transforms_and_packing():
     ds = out['data_samples']
     assert ds.mask.shape == (4, 4) and int(ds.mask.sum()) == 6
     assert ds.crop_boxes.shape == (2, 4) and ds.flips.shape == (2, )
-    assert ds.ori_shape == (20, 20)
+    assert ds.ori_shape == (20, 20) and ds.crop_source_shape == (20, 20)
 
 
 def test_shared_per_view_transforms_give_both_views_one_draw():

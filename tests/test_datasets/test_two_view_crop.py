@@ -19,10 +19,13 @@ def test_views_match_recorded_boxes_and_flips():
                               scale=(0.2, 1.0)))
     flipped = 0
     for _ in range(30):
-        res = t(dict(img=img.copy()))
+        res = t(dict(img=img.copy(), ori_shape=(7, 9)))
         assert res['crop_boxes'].dtype == np.float32
         assert res['crop_boxes'].shape == (2, 4)
-        assert res['flips'].dtype == bool and res['ori_shape'] == (H, W)
+        assert res['flips'].dtype == bool
+        # the boxes' frame under its own key; the loaded shape is left as is
+        assert res['crop_source_shape'] == (H, W)
+        assert res['ori_shape'] == (7, 9)
         for k in range(2):
             view = res['img'][k].astype(float)
             top, left, h, w = res['crop_boxes'][k]

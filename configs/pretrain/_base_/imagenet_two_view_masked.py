@@ -1,6 +1,9 @@
 # ImageNet-1k, two views per image (MoCo-v3 augmentations), blockwise mask
 # of 118 / 196 patches on view a. Set data_root to your ImageNet folder
-# (train/ with one sub-folder per class).
+# (train/ with one sub-folder per class). The crop size and the mask's grid
+# are the model's (img_size, patch_grid of siameseim_vit-base-p16.py).
+_base_ = ['siameseim_vit-base-p16.py']
+
 dataset_type = 'ImageNet'
 data_root = 'data/imagenet/'
 
@@ -30,16 +33,18 @@ view_b_pipeline = [
 # The pipeline's steps are named so that the ablation configs
 # (configs/pretrain/ablations) can swap one of them.
 two_view_crop = dict(
-    type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
+    type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
+    scale=(0.08, 1.0),
     ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic',
     backend='pillow')  # PIL bicubic, antialiased when shrinking: the authors'
 per_view_colour = dict(
     type='PerViewTransforms', pipelines=[view_a_pipeline, view_b_pipeline])
 blockwise_mask = dict(
-    type='BlockwiseMaskGenerator', input_size=14, num_masking_patches=118,
-    min_num_patches=16, fixed_count=True)
+    type='BlockwiseMaskGenerator', input_size={{_base_.patch_grid}},
+    num_masking_patches=118, min_num_patches=16, fixed_count=True)
 pack_inputs = dict(
-    type='PackInputs', algorithm_keys=['crop_boxes', 'flips'],
+    type='PackInputs',
+    algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
     meta_keys=['img_path', 'ori_shape', 'img_shape'])
 train_pipeline = [
     dict(type='StrictLoadImageFromFile'),  # names corrupt/truncated files

@@ -7,9 +7,9 @@ model = dict(
               norm_cfg=dict(_delete_=True, type='LN', eps=1e-6)))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, same_view=True,
-         backend='pillow'),
-    dict(type='RandomPatchMaskGenerator', input_size=14,
+    dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
+         same_view=True, backend='pillow'),
+    dict(type='RandomPatchMaskGenerator', input_size={{_base_.patch_grid}},
          num_masking_patches=118),
     {{_base_.pack_inputs}},
 ]))

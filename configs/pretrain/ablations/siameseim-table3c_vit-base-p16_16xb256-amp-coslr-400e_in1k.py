@@ -7,11 +7,11 @@ model = dict(
               norm_cfg=dict(_delete_=True, type='LN', eps=1e-6)))
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, same_view=True,
-         backend='pillow'),
+    dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
+         same_view=True, backend='pillow'),
     dict(type='PerViewTransforms', shared=True,
          pipelines=[{{_base_.view_a_pipeline}}]),
-    dict(type='RandomPatchMaskGenerator', input_size=14,
+    dict(type='RandomPatchMaskGenerator', input_size={{_base_.patch_grid}},
          num_masking_patches=118),
     {{_base_.pack_inputs}},
 ]))

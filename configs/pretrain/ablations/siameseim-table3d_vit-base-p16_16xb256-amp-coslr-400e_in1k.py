@@ -8,7 +8,7 @@ model = dict(
 train_dataloader = dict(dataset=dict(pipeline=[
     dict(type='StrictLoadImageFromFile'),
     {{_base_.two_view_crop}},
-    dict(type='RandomPatchMaskGenerator', input_size=14,
+    dict(type='RandomPatchMaskGenerator', input_size={{_base_.patch_grid}},
          num_masking_patches=118),
     {{_base_.pack_inputs}},
 ]))

@@ -30,9 +30,17 @@ class TwoViewRandomResizedCrop(BaseTransform):
 
     **Modified keys**: ``img`` (list ``[view_a, view_b]``), ``img_shape``.
 
-    **Added keys**: ``crop_boxes`` float32 (2, 4) = (top, left, height,
-    width) of each view in the original, unflipped image in pixels;
-    ``flips`` bool (2,); ``ori_shape`` (H, W) of the cropped image.
+    **Added keys**: the crop geometry, which SiameseIM needs packed as
+    algorithm keys (``PackInputs(algorithm_keys=['crop_boxes', 'flips',
+    'crop_source_shape'])``):
+
+    - ``crop_boxes`` float32 (2, 4) = (top, left, height, width) of each
+      view in pixels of the image this transform received, unflipped;
+    - ``flips`` bool (2,), whether each view was flipped;
+    - ``crop_source_shape`` (H, W) of the image this transform received
+      (after any ``Pad`` or resize before it), the frame of ``crop_boxes``.
+
+    ``ori_shape`` (the loaded image's shape) is left as it was.
 
     Crop parameters follow torchvision's ``RandomResizedCrop`` (10 attempts,
     then a centre crop clamped to the ratio range). Images smaller than the
@@ -162,7 +170,7 @@ class TwoViewRandomResizedCrop(BaseTransform):
             flips.append(flip)
         results['img'] = views
         results['img_shape'] = views[0].shape[:2]
-        results['ori_shape'] = (height, width)
+        results['crop_source_shape'] = (height, width)
         results['crop_boxes'] = np.asarray(boxes, dtype=np.float32)
         results['flips'] = np.asarray(flips, dtype=bool)
         return results

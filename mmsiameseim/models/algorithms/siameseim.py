@@ -1,4 +1,4 @@
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -7,9 +7,11 @@ from mmpretrain.models.selfsup.base import BaseSelfSupervisor
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ..utils.crop_geometry import (check_boxes_inside, check_mask_grid,
+                                   check_patch_grid, crop_source_shapes)
 from ..utils.encoder_interface import check_siameseim_parts
 from ..utils.momentum_target import MomentumTarget
-from ..utils.relative_position import crop_pair_offsets
+from ..utils.relative_position import CropPairOffsets, crop_pair_offsets
 
 
 def patchify(images: torch.Tensor, patch_size: int) -> torch.Tensor:
@@ -27,7 +29,8 @@ def _stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
         if key not in sample:
             raise KeyError(
                 f'data sample {i} has no {key!r}: pack it with '
-                "PackInputs(algorithm_keys=['crop_boxes', 'flips']) after "
+                "PackInputs(algorithm_keys=['crop_boxes', 'flips', "
+                "'crop_source_shape']) after "
                 'TwoViewRandomResizedCrop and BlockwiseMaskGenerator')
         value = sample.get(key)
         values.append(torch.as_tensor(np.asarray(value) if not isinstance(
@@ -129,18 +132,44 @@ class SiameseIM(BaseSelfSupervisor):
             inputs = inputs[0]
         return self.backbone(inputs)
 
+    def check_train_pipeline(self, transforms: Sequence) -> None:
+        """Refuse a training pipeline (its built transforms) whose crop or
+        mask generator is off this model's patch grid; the training loop
+        calls it when it is built, before the first step (see
+        :func:`~mmsiameseim.models.utils.crop_geometry.check_patch_grid`).
+        """
+        check_patch_grid(transforms,
+                         self.backbone.patch_embed.projection.stride,
+                         self.neck.grid_size, self.neck.target_grid_size)
+
     def geometry(self, data_samples: List[DataSample],
-                 device: torch.device) -> Dict[str, torch.Tensor]:
-        """Mask and crop-pair offsets of a batch, on ``device``."""
+                 device: torch.device
+                 ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:
+        """Mask and crop-pair offsets of a batch, on ``device``.
+
+        Each sample needs ``mask`` (on the neck's ``grid_size``),
+        ``crop_boxes`` and ``flips`` (set by ``TwoViewRandomResizedCrop``),
+        and the size of the image the crops were taken from:
+        ``crop_source_shape`` (set by the crop too; pack it with the
+        algorithm keys) or, when a sample has none, its ``ori_shape``
+        metainfo as a fallback (the same size only when nothing padded or
+        resized the image before the crop: samples built by hand, e.g. the
+        parity fixture's). A sample with neither is refused.
+
+        Returns:
+            dict: ``mask`` (B, L) bool, True = masked, and ``offsets``
+            (:class:`CropPairOffsets`).
+        """
         mask = _stack_field(data_samples, 'mask').to(device).bool()
-        _check_equal_mask_counts(mask.flatten(1))
+        check_mask_grid(mask, self.neck.grid_size)
+        mask = mask.flatten(1)
+        _check_equal_mask_counts(mask)
         boxes = _stack_field(data_samples, 'crop_boxes').float()
         flips = _stack_field(data_samples, 'flips').bool()
-        widths = torch.tensor(
-            [float(s.ori_shape[1]) for s in data_samples])
-        offsets = crop_pair_offsets(boxes, flips, widths)
-        offsets = {k: v.to(device) for k, v in offsets.items()}
-        return dict(mask=mask.flatten(1), offsets=offsets)
+        shapes = crop_source_shapes(data_samples)
+        check_boxes_inside(boxes, shapes, data_samples)
+        offsets = crop_pair_offsets(boxes, flips, shapes[:, 1])
+        return dict(mask=mask, offsets=offsets.to(device))
 
     def loss(self,
              inputs: List[torch.Tensor],
@@ -152,7 +181,7 @@ class SiameseIM(BaseSelfSupervisor):
         Args:
             inputs (list[Tensor]): ``[view_a, view_b]``, each (B, C, H, W).
             data_samples (list[DataSample]): With ``mask``, ``crop_boxes``,
-                ``flips`` and ``ori_shape``.
+                ``flips`` and ``crop_source_shape`` (see :meth:`geometry`).
             update_target (bool): Apply the momentum update (before the
                 target forward, as the authors do). Defaults to True.
 

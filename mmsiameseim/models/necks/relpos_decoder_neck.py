@@ -1,4 +1,4 @@
-from typing import Dict, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -9,7 +9,7 @@ from mmpretrain.registry import MODELS
 
 from ..utils.cpu_autocast_attention import \
     use_fp32_attention_under_cpu_autocast
-from ..utils.relative_position import relative_sincos_embed
+from ..utils.relative_position import CropPairOffsets, relative_sincos_embed
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
 
 
@@ -115,13 +115,14 @@ class RelPosDecoderNeck(BaseModule):
         return self.projector(x)
 
     def predict(self, x: torch.Tensor, mask: torch.Tensor,
-                offsets: Dict[str, torch.Tensor]) -> torch.Tensor:
+                offsets: CropPairOffsets) -> torch.Tensor:
         """Predict view b's target features.
 
         Args:
             x (Tensor): Projected tokens of view a (B, 1 + visible, D).
             mask (Tensor): Boolean patch mask of view a, True = masked.
-            offsets (dict): Crop-pair geometry from ``crop_pair_offsets``.
+            offsets (CropPairOffsets): Where view b's crop lies relative to
+                view a's (``crop_pair_offsets``).
 
         Returns:
             Tensor: Predictions (B, N_b, out_channels) for the patches of
@@ -142,5 +143,5 @@ class RelPosDecoderNeck(BaseModule):
         return self.pred(x[:, -queries.shape[1]:])
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor,
-                offsets: Dict[str, torch.Tensor]) -> torch.Tensor:
+                offsets: CropPairOffsets) -> torch.Tensor:
         return self.predict(self.project(x), mask, offsets)

@@ -2,10 +2,11 @@ from .checkpoint_coverage import (check_coverage, describe_keys,
                                   read_state_dict)
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
+from .crop_geometry import check_patch_grid, crop_source_shapes
 from .encoder_interface import check_masked_encoder, check_siameseim_parts
 from .momentum_target import MomentumTarget
-from .relative_position import (crop_pair_offsets, relative_patch_centres,
-                                relative_sincos_embed)
+from .relative_position import (CropPairOffsets, crop_pair_offsets,
+                                relative_patch_centres, relative_sincos_embed)
 from .sincos_pos_embed import build_rows_first_sincos_embed
 from .strict_pretrained_init import StrictPretrainedInit
 from .token_batchnorm import TokenBatchNorm
@@ -15,9 +16,11 @@ from .vit_checkpoint_adapter import (KeyReport, adapt_in_channels,
 
 __all__ = [
     'fp32_attention_under_cpu_autocast',
-    'use_fp32_attention_under_cpu_autocast', 'check_masked_encoder',
+    'use_fp32_attention_under_cpu_autocast', 'check_patch_grid',
+    'crop_source_shapes', 'check_masked_encoder',
     'check_siameseim_parts', 'MomentumTarget',
-    'crop_pair_offsets', 'relative_patch_centres', 'relative_sincos_embed',
+    'CropPairOffsets', 'crop_pair_offsets', 'relative_patch_centres',
+    'relative_sincos_embed',
     'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
     'describe_keys', 'read_state_dict', 'StrictPretrainedInit', 'KeyReport',
     'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',

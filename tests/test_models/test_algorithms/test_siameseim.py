@@ -165,3 +165,111 @@ def test_pixel_target_has_no_target_branch_and_predicts_view_b_pixels():
     assert model.neck.pred.weight.grad is not None
     with pytest.raises(ValueError, match="'feature' or 'pixel'"):
         MODELS.build(dict(tiny_siameseim_cfg(), target_type='pixels'))
+
+
+def _padded_fashion_like_batch(n=8, seed=0):
+    """Samples of the Fashion-MNIST layout: a 28 x 28 image (ori_shape as
+    loaded) padded to 32 x 32 before the crop, packed as the configs do."""
+    import numpy as np
+    from mmcv.transforms import Compose
+    from mmpretrain.registry import TRANSFORMS
+    pipeline = Compose([TRANSFORMS.build(t) for t in [
+        dict(type='Pad', size=(32, 32), pad_val=0),
+        dict(type='TwoViewRandomResizedCrop', size=32, scale=(0.25, 1.0)),
+        dict(type='BlockwiseMaskGenerator', input_size=4,
+             num_masking_patches=6, min_num_patches=2),
+        dict(type='PackInputs',
+             algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
+             meta_keys=['ori_shape', 'img_shape']),
+    ]])
+    np.random.seed(seed)
+    rng = np.random.default_rng(seed)
+    return [pipeline(dict(img=rng.integers(0, 255, (28, 28, 3), np.uint8),
+                          ori_shape=(28, 28)))['data_samples']
+            for _ in range(n)]
+
+
+def test_a_pad_before_the_crop_leaves_ori_shape_and_the_geometry_right():
+    """The crop's frame (the padded 32 x 32 image) travels as
+    crop_source_shape; ori_shape stays the loaded 28 x 28 and is not used
+    for the geometry (the horizontal offset of a mirrored pair depends on
+    the source width)."""
+    from mmsiameseim.models.utils import crop_pair_offsets
+    model = _model()
+    samples = _padded_fashion_like_batch()
+    assert all(s.ori_shape == (28, 28) for s in samples)
+    assert all(s.crop_source_shape == (32, 32) for s in samples)
+    offsets = model.geometry(samples, torch.device('cpu'))['offsets']
+    boxes = torch.stack([torch.as_tensor(s.crop_boxes) for s in samples])
+    flips = torch.stack([torch.as_tensor(s.flips) for s in samples])
+    want = crop_pair_offsets(boxes, flips, torch.full((len(samples), ), 32.))
+    assert bool(want.relative_flip.any())  # the width matters in the batch
+    for got, ref in zip(offsets, want):
+        torch.testing.assert_close(got, ref)
+
+
+def test_ori_shape_is_the_fallback_and_a_sample_with_neither_is_refused():
+    model = _model()
+    views, samples = random_batch(4)  # crop_source_shape (64, 64)
+    own_key = model.geometry(samples, torch.device('cpu'))['offsets']
+    for s in samples:
+        s.set_metainfo(dict(ori_shape=(7, 7)))  # ignored beside it
+    for a, b in zip(own_key,
+                    model.geometry(samples, torch.device('cpu'))['offsets']):
+        torch.testing.assert_close(a, b)
+    for s in samples:  # as the contract checks and hand-made samples
+        del s.crop_source_shape
+        s.set_metainfo(dict(ori_shape=(64, 64)))
+    fallback = model.geometry(samples, torch.device('cpu'))['offsets']
+    for a, b in zip(own_key, fallback):
+        torch.testing.assert_close(a, b)
+    del samples[2].ori_shape
+    with pytest.raises(KeyError, match="data sample 2 has neither "
+                       "'crop_source_shape' nor an 'ori_shape'"):
+        model.loss(views, samples)
+
+
+def test_a_box_outside_its_source_image_is_refused():
+    """e.g. ori_shape of an image padded before the crop, 28 x 28 for
+    boxes in the 32 x 32 padded frame."""
+    model = _model()
+    samples = _padded_fashion_like_batch()
+    for s in samples:
+        del s.crop_source_shape
+    with pytest.raises(ValueError, match=r"does not fit in the 28x28 source "
+                       r"image given by 'ori_shape'"):
+        model.geometry(samples, torch.device('cpu'))
+
+
+def test_a_mask_off_the_neck_grid_is_refused_naming_the_options():
+    model = _model()  # 4 x 4 grid
+    views, samples = random_batch(4, grid=5, num_mask=10)
+    with pytest.raises(ValueError, match=r"masks are 5x5 patches but the "
+                       r"neck's grid_size is 4: give the mask generator's "
+                       r"input_size"):
+        model.loss(views, samples)
+
+
+def test_check_train_pipeline_names_each_option_off_the_grid():
+    from mmpretrain.registry import TRANSFORMS
+    model = _model()  # 32 px, patch 8: a 4 x 4 grid
+
+    def build(crop=None, mask=None):
+        crop, mask = crop or {}, mask or {}
+        return [TRANSFORMS.build(t) for t in [
+            dict(dict(type='TwoViewRandomResizedCrop', size=32), **crop),
+            dict(dict(type='BlockwiseMaskGenerator', input_size=4,
+                      num_masking_patches=6, min_num_patches=2), **mask),
+            dict(type='PackInputs')]]
+
+    model.check_train_pipeline(build())
+    with pytest.raises(ValueError, match=r'BlockwiseMaskGenerator '
+                       r'input_size=\(5, 5\)'):
+        model.check_train_pipeline(build(mask=dict(input_size=5)))
+    with pytest.raises(ValueError, match=r'TwoViewRandomResizedCrop '
+                       r'size=\(40, 40\) is not the 4x4 patch grid'):
+        model.check_train_pipeline(build(crop=dict(size=40)))
+    with pytest.raises(ValueError, match=r'target_size=\(16, 16\)'):
+        model.check_train_pipeline(build(crop=dict(target_size=16)))
+    low_res = _model(target_grid_size=2)
+    low_res.check_train_pipeline(build(crop=dict(target_size=16)))

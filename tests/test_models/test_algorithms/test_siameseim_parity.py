@@ -25,12 +25,11 @@ def test_crop_offsets_match_official(parity_fixture):
                              torch.full((4, ), float(S)))
     for key, ref in inp['official_rel_pos'].items():
         if key == 'relative_flip':
-            assert torch.equal(ours[key], ref)
+            assert torch.equal(ours.relative_flip, ref)
         else:
-            torch.testing.assert_close(ours[key], ref.float())
+            torch.testing.assert_close(getattr(ours, key), ref.float())
     # sample 0 has exactly one view flipped, sample 2 none
-    assert bool(ours['relative_flip'][0]) and not bool(
-        ours['relative_flip'][2])
+    assert bool(ours.relative_flip[0]) and not bool(ours.relative_flip[2])
 
 
 def test_loss_and_prediction_match_official(parity_fixture):

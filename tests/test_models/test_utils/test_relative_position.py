@@ -48,7 +48,7 @@ def test_same_view_reduces_to_identity_grid():
         grid = torch.arange(4.).repeat_interleave(4)
         torch.testing.assert_close(rows, grid)
         torch.testing.assert_close(cols, torch.arange(4.).repeat(4))
-        assert not bool(offsets['relative_flip'][0])
+        assert not bool(offsets.relative_flip[0])
 
 
 def test_lower_resolution_target_grid():
@@ -76,3 +76,16 @@ def test_embedding_layout_and_scale_terms():
     scale_w = 10 * torch.log(torch.tensor(80 / 40))
     torch.testing.assert_close(emb[0, 5, 7 * q:8 * q],
                                torch.cos(scale_w * omega))
+
+
+def test_offsets_are_a_typed_structure_in_the_authors_order():
+    from mmsiameseim.models.utils import CropPairOffsets
+    offsets, _, _ = _centres([(10, 20, 50, 40), (30, 5, 25, 60)],
+                             (False, True))
+    assert isinstance(offsets, CropPairOffsets)
+    assert offsets._fields == ('delta_i', 'delta_j', 'delta_h', 'delta_w',
+                               'relative_flip', 'flip_delta_j')
+    moved = offsets.to('meta')
+    assert isinstance(moved, CropPairOffsets)
+    assert all(t.device.type == 'meta' for t in moved)
+    assert moved.relative_flip.dtype == torch.bool
