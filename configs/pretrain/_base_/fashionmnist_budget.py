@@ -14,7 +14,7 @@ warmup_epochs = 0.1
 vit_arch = dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
                 feedforward_channels=embed_dims * 4)
 data_preprocessor = dict(
-    type='SelfSupDataPreprocessor', mean=[72.94], std=[90.02])
+    type='EagerSelfSupDataPreprocessor', mean=[72.94], std=[90.02])
 
 # The two views' colour transforms of SiameseIM and the two-view mix
 # configs. Grayscale images: the MoCo-v3 colour set reduces to brightness

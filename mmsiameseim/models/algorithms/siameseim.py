@@ -129,6 +129,7 @@ class SiameseIM(BaseSelfSupervisor):
             inputs = inputs[0]
         return self.backbone(inputs)
 
+    @torch.compiler.disable  # per-sample Python and numpy values
     def geometry(self, data_samples: List[DataSample],
                  device: torch.device) -> Dict[str, torch.Tensor]:
         """Mask and crop-pair offsets of a batch, on ``device``."""

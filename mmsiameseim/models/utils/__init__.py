@@ -2,6 +2,7 @@ from .checkpoint_coverage import (check_coverage, describe_keys,
                                   read_state_dict)
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
+from .eager_data_preprocessor import EagerSelfSupDataPreprocessor
 from .encoder_interface import check_masked_encoder, check_siameseim_parts
 from .momentum_target import MomentumTarget
 from .relative_position import (crop_pair_offsets, relative_patch_centres,
@@ -9,6 +10,7 @@ from .relative_position import (crop_pair_offsets, relative_patch_centres,
 from .sincos_pos_embed import build_rows_first_sincos_embed
 from .strict_pretrained_init import StrictPretrainedInit
 from .token_batchnorm import TokenBatchNorm
+from .zero_drop_path import drop_zero_drop_paths
 
 __all__ = [
     'fp32_attention_under_cpu_autocast',
@@ -16,5 +18,6 @@ __all__ = [
     'check_siameseim_parts', 'MomentumTarget',
     'crop_pair_offsets', 'relative_patch_centres', 'relative_sincos_embed',
     'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
-    'describe_keys', 'read_state_dict', 'StrictPretrainedInit'
+    'describe_keys', 'read_state_dict', 'StrictPretrainedInit',
+    'EagerSelfSupDataPreprocessor', 'drop_zero_drop_paths'
 ]
