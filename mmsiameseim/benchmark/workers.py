@@ -31,18 +31,19 @@ def build_step(name: str, precision: str, args: argparse.Namespace,
     """The ``TrainStep`` (or ``GemmStep``) called ``name``.
 
     ``args`` has ``arch``, ``batch``, ``img_size``, ``device`` and
-    optionally ``target_size``, ``compile``, ``fused_adamw`` and
+    optionally ``target_size``, ``compile``, ``adamw`` ('fused', the
+    pretraining configs' setting and the default, or 'foreach') and
     ``gemm_size``. ``builders`` adds models: name -> ``f(args)`` returning
-    (model, batch); they run eager (code as its authors ship it).
+    (model, batch); they run eager with torch's default AdamW (code as its
+    authors ship it).
     """
     if name == GEMM:
         return GemmStep(precision, args.device,
                         getattr(args, 'gemm_size', 4096))
-    fused = getattr(args, 'fused_adamw', False)
     if builders and name in builders:
         model, data = builders[name](args)
-        return TrainStep(model, data, precision, args.device,
-                         fused_adamw=fused)
+        return TrainStep(model, data, precision, args.device)
+    fused = getattr(args, 'adamw', 'fused') == 'fused'
     model, data = build_benchmark_model(name, args.arch, args.img_size,
                                         args.batch, args.device,
                                         getattr(args, 'target_size', None))
