@@ -23,8 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-# ARCHS: embed dims, depth and backbone heads of each --arch
-from benchmark_pretrain import ARCHS, add_shape_options
+from mmsiameseim.benchmark import arch_settings, decoder_heads
 from mmsiameseim.models.utils.cpu_autocast_attention import \
     fp32_attention_under_cpu_autocast
 
@@ -35,8 +34,9 @@ def step_calls(arch, batch, grid, masked, projector_depth=2,
                predictor_depth=4):
     """(name, (B, heads, tokens, head dim), calls per step) of each kind
     of attention call in a SiameseIM training step."""
-    dims, depth, heads = ARCHS[arch]
-    neck_heads = 16 if dims % 16 == 0 else heads
+    s = arch_settings(arch)
+    dims, depth, heads = s['embed_dims'], s['num_layers'], s['num_heads']
+    neck_heads = decoder_heads(arch)
     visible = grid * grid - masked + 1  # + cls
     full = grid * grid + 1
     query = visible + grid * grid
@@ -118,7 +118,11 @@ def format_table(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    add_shape_options(parser)
+    from mmpretrain.models import VisionTransformer
+    parser.add_argument('--arch', default='b',
+                        choices=sorted(VisionTransformer.arch_zoo))
+    parser.add_argument('--batch', type=int, default=8)
+    parser.add_argument('--img-size', type=int, default=224)
     parser.add_argument('--patch-size', type=int, default=16)
     parser.add_argument('--masked', type=int, default=118,
                         help='masked patches of view a')

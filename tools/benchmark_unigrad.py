@@ -33,7 +33,6 @@ SiameseIM step at ``--batch`` with that tool's model and batch builders)
 the loss time is also given as a percentage of the step.
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -42,6 +41,9 @@ import sys
 import time
 
 import torch
+
+from mmsiameseim.benchmark import (build_step, peak_rss_bytes, reset_peak_rss,
+                                   rss_bytes)
 
 VARIANTS = {'chunked': True, 'autograd': False}
 DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
@@ -106,38 +108,18 @@ def memory_child(args, variant):
     small_pred, small_target = make_inputs(args, scale=args.batch)
     fwd_bwd(loss, small_pred[:, :8], small_target[:, :8], 'cpu')
     pred, target = make_inputs(args)
-    before = _rss_bytes()
-    with open('/proc/self/clear_refs', 'w') as f:
-        f.write('5')  # peak RSS (VmHWM) := current RSS
+    before = rss_bytes()
+    reset_peak_rss()
     fwd_bwd(loss, pred, target, 'cpu')
-    peak = _benchmark_pretrain().peak_rss_bytes()
+    peak = peak_rss_bytes()
     print((peak - before - pred.grad.nbytes) / 2**20)
-
-
-def _rss_bytes():
-    with open('/proc/self/statm') as f:
-        return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
-
-
-def _benchmark_pretrain():
-    """tools/benchmark_pretrain.py as a module (this tool also runs from a
-    test, where tools/ is not on the path)."""
-    spec = importlib.util.spec_from_file_location(
-        'benchmark_pretrain',
-        os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                     'benchmark_pretrain.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def measure_step_seconds(args):
     """Median step of the ViT-B SiameseIM of tools/benchmark_pretrain.py."""
     precision = 'bf16' if args.dtype == 'bf16' else 'fp32'
-    bench = _benchmark_pretrain().build_bench(
-        'siameseim', precision, argparse.Namespace(
-            arch='b', img_size=224, batch=args.batch, device=args.device,
-            target_size=None))
+    bench = build_step('siameseim', precision, argparse.Namespace(
+        arch='b', img_size=224, batch=args.batch, device=args.device))
     bench.step()  # warm-up
     return statistics.median(bench.step() for _ in range(2))
 
@@ -212,6 +194,7 @@ def main(argv=None):
         print(json.dumps(dict(rows=rows, step_seconds=step)))
         return
     print(format_table(rows, step, args.batch))
+
 
 if __name__ == '__main__':
     main()

@@ -107,18 +107,20 @@ def test_a_folder_without_their_code_is_named(tmp_path):
 def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
     out = subprocess.run(
         [sys.executable, os.path.join(TOOLS, 'benchmark_pretrain.py'),
-         '--arch', 't', '--img-size', '32', '--batch', '2', '--steps', '1',
-         '--warmup', '1', '--models', 'siameseim,official',
+         '--arch', 'deit-t', '--img-size', '32', '--batch', '2', '--steps',
+         '1', '--warmup', '1', '--gemm-size', '256',
+         '--models', 'siameseim,official',
          '--official-repo', stand_in_repo, '--precision', 'fp32,bf16',
          '--json'],
         capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, OMP_NUM_THREADS='1'))
+        env=dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     # their autocast is torch.cuda.amp: no bf16 row, and the log says so
     assert 'no bf16 row for official' in out.stderr
     res = json.loads(out.stdout.strip().splitlines()[-1])
     rows = {(r['model'], r['precision']): r for r in res['rows']}
-    assert set(rows) == {('siameseim', 'fp32'), ('siameseim', 'bf16'),
+    assert set(rows) == {('gemm', 'fp32'), ('siameseim', 'fp32'),
+                         ('gemm', 'bf16'), ('siameseim', 'bf16'),
                          ('official', 'fp32')}
     official = rows['official', 'fp32']
     assert official['step_s_median'] > 0 and official['gflop_per_step'] > 0
@@ -131,7 +133,8 @@ def test_official_without_a_checkout_is_refused(tmp_path):
     out = subprocess.run(
         [sys.executable, os.path.join(TOOLS, 'benchmark_pretrain.py'),
          '--models', 'siameseim,official', '--official-repo', str(tmp_path)],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 2
     assert '--models official needs --official-repo' in out.stderr
     assert 'no models_sim.py' in out.stderr

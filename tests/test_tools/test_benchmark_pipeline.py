@@ -27,7 +27,7 @@ def test_tiny_run_with_profile_and_step_rate_from_json(tmp_path):
         [sys.executable, TOOL, '--images', '3', '--repeats', '1',
          '--image-size', '80', '60', '--profile', '--pretrain-json',
          str(pretrain), '--json'], capture_output=True, text=True,
-        timeout=120)
+        timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res['step_images_per_s'] == 500.0
@@ -49,16 +49,6 @@ def test_tiny_run_with_profile_and_step_rate_from_json(tmp_path):
     assert lines[3].startswith('torchvision | ')
     assert 'step rate: 500.0 images/s per GPU' in lines
     assert 'transform | ms/image' in lines
-
-
-def test_jpegs_are_real_photo_crops_of_the_requested_size(tmp_path):
-    from PIL import Image
-    paths = _tool().write_jpegs(str(tmp_path), 3, (50, 40))
-    assert len(paths) == 3
-    for path in paths:
-        with Image.open(path) as img:
-            assert img.format == 'JPEG' and img.size == (50, 40)
-            assert len(set(img.convert('L').getdata())) > 20  # not flat
 
 
 def test_bad_pretrain_json_names_the_file(tmp_path):

@@ -10,13 +10,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 TOOL = os.path.join(ROOT, 'tools', 'benchmark_pretrain.py')
 
 
+# one thread: tiny steps are all thread start-up and barriers; this
+# checkout's package first
+ENV = dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=ROOT)
+
+
 def _run(*extra):
     out = subprocess.run(
-        [sys.executable, TOOL, '--arch', 't', '--batch', '2', '--steps', '2',
-         '--warmup', '1', '--json', *extra],
-        capture_output=True, text=True, timeout=600,
-        # one thread: tiny steps are all thread start-up and barriers
-        env=dict(os.environ, OMP_NUM_THREADS='1'))
+        [sys.executable, TOOL, '--arch', 'deit-t', '--batch', '2', '--steps',
+         '2', '--warmup', '1', '--gemm-size', '256', '--json', *extra],
+        capture_output=True, text=True, timeout=600, env=ENV)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -24,8 +27,17 @@ def _run(*extra):
 def test_both_methods_at_two_precisions_in_one_run():
     res = _run('--img-size', '32', '--precision', 'fp32,bf16')
     rows = {(r['model'], r['precision']): r for r in res['rows']}
-    assert set(rows) == {(m, p) for m in ('siameseim', 'mae')
+    assert set(rows) == {(m, p) for m in ('gemm', 'siameseim', 'mae')
                          for p in ('fp32', 'bf16')}
+    for precision in ('fp32', 'bf16'):
+        # the GEMM peak of the same run, and each model's fraction of it
+        gemm = rows['gemm', precision]
+        assert gemm['gflop_per_step'] == pytest.approx(2 * 256**3 / 1e9)
+        for model in ('siameseim', 'mae'):
+            assert res['fraction_of_gemm_peak'][model][
+                precision] == pytest.approx(
+                rows[model, precision]['gflop_per_s'] / gemm['gflop_per_s'])
+            assert not rows[model, precision]['compiled']
     for row in rows.values():
         assert 0 < row['step_s_min'] <= row['step_s_median'] \
             <= row['step_s_max']
@@ -54,7 +66,7 @@ def test_low_resolution_target_option_does_less_work():
     res = _run('--img-size', '64', '--models',
                'siameseim,siameseim-lowres,mae', '--target-size', '32')
     rows = {r['model']: r for r in res['rows']}
-    assert list(rows) == ['siameseim', 'siameseim-lowres', 'mae']
+    assert list(rows) == ['gemm', 'siameseim', 'siameseim-lowres', 'mae']
     assert 0 < rows['siameseim-lowres']['gflop_per_step'] \
         < rows['siameseim']['gflop_per_step']
     assert res['lowres_target_speedup']['fp32'] == pytest.approx(
@@ -71,10 +83,11 @@ def test_low_resolution_target_option_does_less_work():
     (['--precision', 'fp8'], "--precision: unknown 'fp8'"),
     (['--precision', 'fp16'], 'fp16 AMP needs --device cuda'),
     (['--models', 'siameseim,beit'], "--models: unknown 'beit'"),
+    (['--arch', 't'], "--arch: invalid choice: 't'"),
 ])
 def test_bad_options_are_named(option, message):
     out = subprocess.run([sys.executable, TOOL, *option],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, env=ENV)
     assert out.returncode == 2
     assert message in out.stderr
 
@@ -98,11 +111,6 @@ def _spawned_workers(pid):
     return workers
 
 
-def _tool():
-    from tests.helpers import load_tool
-    return load_tool('benchmark_pretrain.py')
-
-
 def test_a_worker_that_dies_is_named_with_its_signal():
     """A worker killed as the OOM killer kills (SIGKILL): the tool names
     it, the signal and the likely cause, and exits 1 without a
@@ -110,23 +118,23 @@ def test_a_worker_that_dies_is_named_with_its_signal():
     import signal
     import time
     proc = subprocess.Popen(
-        [sys.executable, TOOL, '--arch', 't', '--batch', '2', '--steps', '1',
-         '--warmup', '1', '--img-size', '32', '--json'],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, OMP_NUM_THREADS='1'))
+        [sys.executable, TOOL, '--arch', 'deit-t', '--batch', '2', '--steps',
+         '1', '--warmup', '1', '--img-size', '32', '--gemm-size', '256',
+         '--json'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         deadline = time.monotonic() + 120
         while not _spawned_workers(proc.pid):
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.05)
-        # the first worker (siameseim, fp32), while it is still starting
+        # the first worker (the fp32 GEMM), while it is still starting
         os.kill(_spawned_workers(proc.pid)[0], signal.SIGKILL)
         out, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 1, err[-2000:]
-    assert 'worker siameseim (fp32) was killed by SIGKILL (exit code -9) ' \
+    assert 'worker gemm (fp32) was killed by SIGKILL (exit code -9) ' \
         'while starting (importing, building the model): most likely out ' \
         'of memory' in err
     assert 'Traceback' not in err and 'BrokenPipeError' not in err
@@ -136,11 +144,10 @@ def test_a_worker_that_dies_is_named_with_its_signal():
 def test_max_workers_one_keeps_one_worker_alive_at_a_time():
     import time
     proc = subprocess.Popen(
-        [sys.executable, TOOL, '--arch', 't', '--batch', '2', '--steps', '1',
-         '--warmup', '1', '--img-size', '32', '--max-workers', '1',
-         '--json'],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, OMP_NUM_THREADS='1'))
+        [sys.executable, TOOL, '--arch', 'deit-t', '--batch', '2', '--steps',
+         '1', '--warmup', '1', '--img-size', '32', '--gemm-size', '256',
+         '--max-workers', '1', '--json'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     most, seen = 0, set()
     while proc.poll() is None:
         alive = _spawned_workers(proc.pid)
@@ -148,45 +155,7 @@ def test_max_workers_one_keeps_one_worker_alive_at_a_time():
         time.sleep(0.02)
     out, err = proc.communicate()
     assert proc.returncode == 0, err[-2000:]
-    assert most == 1 and len(seen) == 2  # siameseim, then mae
+    assert most == 1 and len(seen) == 3  # the GEMM, siameseim, then mae
     rows = json.loads(out.strip().splitlines()[-1])['rows']
     assert [(r['model'], r['workers_alive']) for r in rows] == [
-        ('siameseim', 1), ('mae', 1)]
-
-
-def test_another_worker_starts_only_while_memory_holds_it(monkeypatch):
-    """The grouping: with the free memory of a 24 GB machine and ViT-B
-    sized workers (peaks measured after warm-up), seven workers run in
-    groups of as many as fit, never all at once."""
-    import argparse
-    tool = _tool()
-    gib = 2**30
-    total, alive = 22 * gib, []  # free with no worker running
-
-    class FakeWorker:
-        def __init__(self, ctx, name, precision, args):
-            self.name, self.precision = name, precision
-            alive.append(self)
-
-        def ask(self, command):
-            return 5 * gib if command == 'rss' else 0.1
-
-    monkeypatch.setattr(tool, 'Worker', FakeWorker)
-    monkeypatch.setattr(tool, 'mem_available_bytes',
-                        lambda: total - 5 * gib * len(alive))
-    args = argparse.Namespace(warmup=1, device='cpu', max_workers=7)
-    todo = [(p, m) for p in ('fp32', 'bf16') for m in 'abcd'][:7]
-    sizes = []
-    while todo:
-        group = []
-        tool.start_group(None, todo, args, group)
-        sizes.append(len(group))
-        alive.clear()
-    # 22 GiB: a second worker needs 1.5 x 5 GiB + 0.5 GiB beside the first
-    # (17 GiB free: yes), a third beside two (12 GiB: yes), a fourth
-    # beside three (7 GiB: no)
-    assert sizes == [3, 3, 1]
-
-    assert tool.room_for_another([gib], 2 * gib)
-    assert not tool.room_for_another([gib], int(1.9 * gib))
-    assert not tool.room_for_another([gib], None)  # unknown: in sequence
+        ('gemm', 1), ('siameseim', 1), ('mae', 1)]

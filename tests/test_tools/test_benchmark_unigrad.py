@@ -20,7 +20,8 @@ def test_tiny_run_gives_rows_and_table():
     out = subprocess.run(
         [sys.executable, TOOL, '--batch', '2', '--tokens', '8',
          '--channels', '16', '--repeats', '2', '--step-seconds', '0.5',
-         '--json'], capture_output=True, text=True, timeout=120)
+         '--json'], capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     rows = res['rows']

@@ -9,8 +9,10 @@ warmup_epochs = 40
 optim_wrapper = dict(
     type='AmpOptimWrapper',
     loss_scale='dynamic',
+    # fused: one kernel over all parameters (CPU and CUDA), about 5x
+    # faster than the foreach default on CPU; same update to rounding
     optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
-                   weight_decay=0.05),
+                   weight_decay=0.05, fused=True),
     clip_grad=dict(max_norm=1.0),
     paramwise_cfg={{_base_.paramwise_cfg}})
 param_scheduler = [

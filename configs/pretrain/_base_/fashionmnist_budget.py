@@ -2,8 +2,8 @@
 # Fashion-MNIST: same ViT (128 wide, 4 blocks, 4 heads, patch 4 on 28x28
 # padded to 32, one channel), same batch, epochs, optimizer, schedule and
 # bf16 autocast (AVX-512 BF16 / AMX; emulated and slower elsewhere: use
-# --cfg-options optim_wrapper.dtype=float32 there). Each config adds its
-# model and its training pipeline.
+# --cfg-options optim_wrapper.dtype=float32 there: plain fp32, no autocast).
+# Each config adds its model and its training pipeline.
 _base_ = ['runtime.py', 'no_decay_paramwise.py']
 
 # the repo's data/ folder, wherever the command runs from
@@ -14,7 +14,7 @@ warmup_epochs = 0.1
 vit_arch = dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
                 feedforward_channels=embed_dims * 4)
 data_preprocessor = dict(
-    type='SelfSupDataPreprocessor', mean=[72.94], std=[90.02])
+    type='EagerSelfSupDataPreprocessor', mean=[72.94], std=[90.02])
 
 # The two views' colour transforms of SiameseIM and the two-view mix
 # configs. Grayscale images: the MoCo-v3 colour set reduces to brightness
@@ -44,8 +44,10 @@ train_dataloader = dict(
 optim_wrapper = dict(
     type='AutocastOptimWrapper',
     dtype='bfloat16',
+    # fused: one kernel over all parameters (CPU and CUDA), about 5x
+    # faster than the foreach default on CPU; same update to rounding
     optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
-                   weight_decay=0.05),
+                   weight_decay=0.05, fused=True),
     clip_grad=dict(max_norm=1.0),
     paramwise_cfg={{_base_.paramwise_cfg}})
 param_scheduler = [

@@ -20,3 +20,8 @@ randomness = dict(seed=0, diff_rank_seed=True)
 # the work dir) or `--resume PATH`; `--cfg-options resume=True` does the
 # same as `--resume`.
 resume = False
+# torch.compile the training step (mmengine's option; True or a dict of
+# torch.compile's arguments, e.g. dict(mode='max-autotune')). Off by
+# default: the compile takes minutes and pays off only on long runs; see
+# configs/pretrain/README.md, "Compiled step".
+compile = False

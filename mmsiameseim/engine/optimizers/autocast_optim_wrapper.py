@@ -1,9 +1,12 @@
+import contextlib
 from contextlib import contextmanager
 
 import torch
 import torch.nn as nn
 from mmengine.optim import OptimWrapper
 from mmpretrain.registry import OPTIM_WRAPPERS
+
+_DTYPES = ('bfloat16', 'float16', 'float32')
 
 
 @OPTIM_WRAPPERS.register_module()
@@ -17,7 +20,10 @@ class AutocastOptimWrapper(OptimWrapper):
     themselves.
 
     Args:
-        dtype (str): Autocast dtype. Defaults to 'bfloat16'.
+        dtype (str): Autocast dtype: 'bfloat16', 'float16' (CUDA; no loss
+            scaling here, use mmengine's ``AmpOptimWrapper`` for that) or
+            'float32', which means no autocast at all: plain fp32 (for
+            CPUs without bf16 instructions). Defaults to 'bfloat16'.
         device_type (str, optional): 'cpu' or 'cuda'; by default the device
             of the first parameter.
         **kwargs: ``OptimWrapper`` arguments.
@@ -28,12 +34,17 @@ class AutocastOptimWrapper(OptimWrapper):
                  device_type: str = None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
+        if dtype not in _DTYPES:
+            raise ValueError(f'AutocastOptimWrapper: dtype must be one of '
+                             f'{_DTYPES}, got {dtype!r}')
         self.cast_dtype = getattr(torch, dtype)
         self.device_type = device_type
 
     @contextmanager
     def optim_context(self, model: nn.Module):
         device = self.device_type or next(model.parameters()).device.type
-        with super().optim_context(model), torch.autocast(
-                device_type=device, dtype=self.cast_dtype):
+        precision = contextlib.nullcontext() \
+            if self.cast_dtype == torch.float32 else torch.autocast(
+                device_type=device, dtype=self.cast_dtype)
+        with super().optim_context(model), precision:
             yield

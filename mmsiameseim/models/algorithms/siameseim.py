@@ -142,6 +142,7 @@ class SiameseIM(BaseSelfSupervisor):
                          self.backbone.patch_embed.projection.stride,
                          self.neck.grid_size, self.neck.target_grid_size)
 
+    @torch.compiler.disable  # per-sample Python and numpy values
     def geometry(self, data_samples: List[DataSample],
                  device: torch.device
                  ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:

@@ -8,6 +8,7 @@ from mmpretrain.registry import MODELS
 from ..utils.cpu_autocast_attention import \
     use_fp32_attention_under_cpu_autocast
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
+from ..utils.zero_drop_path import drop_zero_drop_paths
 
 
 @MODELS.register_module()
@@ -112,6 +113,7 @@ class SiameseIMViT(MAEViT):
             for p in self.patch_embed.parameters():
                 p.requires_grad = False
         use_fp32_attention_under_cpu_autocast(self.layers)
+        drop_zero_drop_paths(self.layers)  # no graph break per block
 
     def init_weights(self) -> None:
         super().init_weights()

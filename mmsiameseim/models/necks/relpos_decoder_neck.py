@@ -11,11 +11,12 @@ from ..utils.cpu_autocast_attention import \
     use_fp32_attention_under_cpu_autocast
 from ..utils.relative_position import CropPairOffsets, relative_sincos_embed
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
+from ..utils.zero_drop_path import drop_zero_drop_paths
 
 
 def _blocks(depth: int, dims: int, num_heads: int, mlp_ratio: float,
             norm_cfg: dict) -> ModuleList:
-    return use_fp32_attention_under_cpu_autocast(
+    return drop_zero_drop_paths(use_fp32_attention_under_cpu_autocast(
         ModuleList([
             TransformerEncoderLayer(
                 embed_dims=dims,
@@ -23,7 +24,7 @@ def _blocks(depth: int, dims: int, num_heads: int, mlp_ratio: float,
                 feedforward_channels=int(dims * mlp_ratio),
                 qkv_bias=True,
                 norm_cfg=norm_cfg) for _ in range(depth)
-        ]))
+        ])))
 
 
 class SiameseIMProjector(BaseModule):

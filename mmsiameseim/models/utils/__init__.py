@@ -3,6 +3,7 @@ from .checkpoint_coverage import (check_coverage, describe_keys,
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
 from .crop_geometry import check_patch_grid, crop_source_shapes
+from .eager_data_preprocessor import EagerSelfSupDataPreprocessor
 from .encoder_interface import check_masked_encoder, check_siameseim_parts
 from .momentum_target import MomentumTarget
 from .relative_position import (CropPairOffsets, crop_pair_offsets,
@@ -13,6 +14,7 @@ from .token_batchnorm import TokenBatchNorm
 from .vit_checkpoint_adapter import (KeyReport, adapt_in_channels,
                                      adapt_vit_checkpoint, grid_side,
                                      resize_pos_embed_to, strip_prefix)
+from .zero_drop_path import drop_zero_drop_paths
 
 __all__ = [
     'fp32_attention_under_cpu_autocast',
@@ -24,5 +26,6 @@ __all__ = [
     'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
     'describe_keys', 'read_state_dict', 'StrictPretrainedInit', 'KeyReport',
     'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
-    'resize_pos_embed_to', 'strip_prefix'
+    'resize_pos_embed_to', 'strip_prefix', 'EagerSelfSupDataPreprocessor',
+    'drop_zero_drop_paths'
 ]
