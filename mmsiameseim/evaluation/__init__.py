@@ -9,8 +9,13 @@ from .knn_curve import plot_knn_curve, read_knn_scalars
 from .linear_probe import (linear_probe_accuracy, match_probe_backbone,
                            probe_config, set_probe_epochs)
 from .precision import (autocast, native_bf16, set_training_precision)
-from .pretraining import initial_weights, pretrain_once, set_max_epochs
+from .demo_report import (describe_pretraining, draw_pipeline_sample,
+                          write_demo_report)
+from .pretraining import (initial_weights, prepare_pretrain_cfg,
+                          pretrain_once, set_max_epochs)
 from .protocol import FrozenBackboneProtocol
+from .table3 import (miniature_cfg, paper_results, row_configs,
+                     table3_factors, write_table3_report)
 from .report_io import atomic_json, atomic_write, load_json
 
 __all__ = [
@@ -22,5 +27,8 @@ __all__ = [
     'match_probe_backbone', 'set_probe_epochs', 'linear_probe_accuracy',
     'autocast', 'native_bf16', 'set_training_precision', 'pretrain_once',
     'initial_weights', 'set_max_epochs', 'FrozenBackboneProtocol',
-    'atomic_json', 'atomic_write', 'load_json'
+    'atomic_json', 'atomic_write', 'load_json', 'prepare_pretrain_cfg',
+    'describe_pretraining', 'draw_pipeline_sample', 'write_demo_report',
+    'miniature_cfg', 'paper_results', 'row_configs', 'table3_factors',
+    'write_table3_report'
 ]

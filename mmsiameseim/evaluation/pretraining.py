@@ -80,3 +80,52 @@ def initial_weights(done: dict, run_dir: Optional[str] = None) -> str:
             f'finished without saving its initial weights '
             f'({INITIAL_WEIGHTS}); delete that folder to rerun it')
     return path
+
+
+def prepare_pretrain_cfg(cfg: Config,
+                         work_dir: str,
+                         data_prefix: Optional[str] = None,
+                         overrides: Optional[dict] = None,
+                         hook_overrides: Optional[dict] = None,
+                         epochs: Optional[int] = None,
+                         seed: Optional[int] = None,
+                         precision: Optional[str] = None) -> Config:
+    """A pretraining config set up for one run, in place.
+
+    Args:
+        cfg (Config): The pretraining config.
+        work_dir (str): The run's work dir.
+        data_prefix (str, optional): Dataset folder of the training set and
+            of the ``OnlineKNNHook`` loaders.
+        overrides (dict, optional): Merged into the config (nested dicts,
+            e.g. ``dict(train_dataloader=dict(batch_size=64))``).
+        hook_overrides (dict, optional): Hook type -> dict merged into every
+            ``custom_hooks`` entry of that type.
+        epochs (int, optional): Pretraining epochs (see
+            :func:`set_max_epochs`).
+        seed (int, optional): Replaces ``randomness.seed`` only.
+        precision (str, optional): 'fp32', 'bf16' or 'fp16' (see
+            :func:`set_training_precision`).
+
+    Returns:
+        Config: ``cfg``.
+    """
+    from .precision import set_training_precision
+    cfg.work_dir = osp.abspath(work_dir)
+    if overrides:
+        cfg.merge_from_dict(dict(overrides))
+    if data_prefix is not None:
+        cfg.train_dataloader.dataset.data_prefix = data_prefix
+    for hook in cfg.get('custom_hooks', []):
+        hook.update(Config._merge_a_into_b(
+            dict((hook_overrides or {}).get(hook.get('type'), {})), hook))
+        if hook.get('type') == 'OnlineKNNHook' and data_prefix is not None:
+            for loader in ('bank_dataloader', 'query_dataloader'):
+                hook[loader]['dataset']['data_prefix'] = data_prefix
+    if epochs:
+        set_max_epochs(cfg, epochs)
+    if seed is not None:
+        cfg.randomness = dict(cfg.get('randomness', {}), seed=seed)
+    if precision is not None:
+        set_training_precision(cfg, precision)
+    return cfg
