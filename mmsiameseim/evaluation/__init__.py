@@ -14,6 +14,7 @@ from .demo_report import (describe_pretraining, draw_pipeline_sample,
 from .pretraining import (initial_weights, prepare_pretrain_cfg,
                           pretrain_once, set_max_epochs)
 from .protocol import FrozenBackboneProtocol
+from .seed_table import format_seed_table, mean_spread
 from .table3 import (miniature_cfg, paper_results, row_configs,
                      table3_factors, write_table3_report)
 from .report_io import atomic_json, atomic_write, load_json
@@ -30,5 +31,5 @@ __all__ = [
     'atomic_json', 'atomic_write', 'load_json', 'prepare_pretrain_cfg',
     'describe_pretraining', 'draw_pipeline_sample', 'write_demo_report',
     'miniature_cfg', 'paper_results', 'row_configs', 'table3_factors',
-    'write_table3_report'
+    'write_table3_report', 'format_seed_table', 'mean_spread'
 ]

@@ -49,8 +49,8 @@ def test_ten_rows_with_the_papers_switches():
     for row, path in ROWS.items():
         cfg = Config.fromfile(path)
         factors = table3.table3_factors(cfg)
-        assert tuple(factors[c] for c in table3.COLUMNS) == PAPER_TABLE3[row], \
-            row
+        assert tuple(factors[c] for c in table3.COLUMNS) == \
+            PAPER_TABLE3[row], row
         # the paper's scale is kept: ViT-B/16, 400 epochs, batch 4096
         assert cfg.model.backbone.arch == 'b'
         assert cfg.train_cfg.max_epochs == 400
