@@ -20,7 +20,8 @@ mix_dir = 'configs/pretrain/mix'
 # are merged into each pretraining config and into its hooks of that type.
 pretrain_epochs = None
 pretrain_overrides = dict()
-hook_overrides = dict()
+# the kNN curve starts at the initial weights
+hook_overrides = dict(OnlineKNNHook=dict(before_train=True))
 # mmsiameseim.evaluation.FrozenBackboneProtocol
 evaluation = dict(
     probe_config='configs/benchmarks/mmpretrain/'

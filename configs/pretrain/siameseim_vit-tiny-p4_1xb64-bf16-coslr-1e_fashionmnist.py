@@ -51,12 +51,13 @@ train_pipeline = [
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 
-# Online kNN (OnlineKNNHook): every 100 iterations and before the first, the
-# current backbone encodes 1000 test images (queries) and a 5000-image bank
-# from the training set (test pipeline, no augmentation); weighted kNN
-# (k=20, T=0.07) top-1/top-5 go to the log and to every visualizer backend
-# (vis_data/scalars.json here; TensorBoard or W&B when configured). A round
-# is cut at 60 s on a busy CPU (the log says so).
+# Online kNN (OnlineKNNHook): every 100 iterations the current backbone
+# encodes 1000 test images (queries) and a 5000-image bank from the training
+# set (test pipeline, no augmentation); weighted kNN (k=20, T=0.07) top-1 and
+# top-5 go to the log and to every visualizer backend (vis_data/scalars.json
+# here; TensorBoard or W&B when configured). A round is cut at 60 s on a
+# busy CPU (the log says so). tools/demo.py adds a round before the first
+# step (before_train=True, configs/demo/fashionmnist_demo.py).
 knn_pipeline = [
     dict(type='Pad', size=(img_size, img_size), pad_val=0),
     dict(type='PackInputs'),

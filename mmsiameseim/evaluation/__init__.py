@@ -1,5 +1,5 @@
 from .class_subset_accuracy import ClassSubsetAccuracy
-from .feature_cache import cache_digest, cached_features
+from .feature_cache import cache_digest, cached_features, file_identity
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import (batch_features, build_frozen_backbone_model,
                               extract_features, pool_backbone_output)
@@ -22,6 +22,7 @@ from .report_io import atomic_json, atomic_write, load_json
 __all__ = [
     'build_frozen_backbone_model', 'extract_features', 'batch_features',
     'pool_backbone_output', 'cache_digest', 'cached_features',
+    'file_identity',
     'class_balanced_subset', 'logistic_regression_accuracy',
     'weighted_knn_accuracy', 'ClassSubsetAccuracy', 'ImageNetCorruptionError',
     'read_knn_scalars', 'plot_knn_curve', 'probe_config',

@@ -69,7 +69,7 @@ def _api_knn(runner, hook, backbone):
 
 
 def test_logs_top1_top5_every_interval_and_equals_the_api(tmp_path):
-    runner = _runner(tmp_path, interval=2)
+    runner = _runner(tmp_path, interval=2, before_train=True)
     runner.train()
     recs = _knn_records(runner)
     assert [r['step'] for r in recs] == [0, 2, 4]  # before, every 2 iters
@@ -137,3 +137,23 @@ def test_bad_options_are_refused():
         OnlineKNNHook({}, {}, encoder='ema')
     with pytest.raises(ValueError, match='precision'):
         OnlineKNNHook({}, {}, precision='float32')
+
+
+def test_the_imagenet_configs_commented_example_builds(tmp_path):
+    """Uncommented, the example of the ImageNet pretraining config gives
+    the hook on the target encoder beside the runtime's hooks."""
+    from mmpretrain.registry import HOOKS
+    name = 'siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
+    src = open(os.path.join(ROOT, 'configs', 'pretrain', name)).read()
+    example = src[src.index('# knn_pipeline'):].splitlines()
+    assert all(line.startswith('# ') or line == '#' for line in example)
+    cfg = tmp_path / 'with_knn.py'
+    base = os.path.join(ROOT, 'configs', 'pretrain', name)
+    cfg.write_text(f'_base_ = {base!r}\n' +
+                   '\n'.join(line[2:] for line in example))
+    hooks = Config.fromfile(str(cfg)).custom_hooks
+    runtime = Config.fromfile(os.path.join(
+        ROOT, 'configs', 'pretrain', '_base_', 'runtime.py')).custom_hooks
+    assert hooks[:len(runtime)] == runtime
+    hook = HOOKS.build(hooks[-1])
+    assert isinstance(hook, OnlineKNNHook) and hook.encoder == 'target'

@@ -18,7 +18,7 @@ class OnlineKNNHook(Hook):
     curve during training.
 
     Every ``interval`` iterations (or epochs with ``by_epoch=True``), and
-    once before the first step, the current backbone (the online one, or
+    optionally before the first step, the current backbone (the online one, or
     the target / momentum encoder) encodes a labelled query set and a
     labelled bank, and each query is classified by its ``k`` nearest bank
     features (:func:`mmsiameseim.evaluation.weighted_knn_accuracy`, the
@@ -59,7 +59,7 @@ class OnlineKNNHook(Hook):
         max_seconds (float, optional): Stop encoding after this many
             seconds. Defaults to None.
         before_train (bool): Also evaluate before the first step (or at a
-            resume). Defaults to True.
+            resume): the curve's starting point. Defaults to False.
         precision (str): 'fp32' (no autocast), 'bf16' or 'fp16'.
             Defaults to 'fp32'.
         prefix (str): Name prefix of the logged scalars. Defaults to 'knn'.
@@ -78,7 +78,7 @@ class OnlineKNNHook(Hook):
                  target_backbone: str = 'target.module.backbone',
                  max_samples: Optional[int] = None,
                  max_seconds: Optional[float] = None,
-                 before_train: bool = True,
+                 before_train: bool = False,
                  precision: str = 'fp32',
                  prefix: str = 'knn') -> None:
         if encoder not in ('online', 'target'):
@@ -105,11 +105,6 @@ class OnlineKNNHook(Hook):
 
     # ------------------------------------------------------------ schedule
     def before_train(self, runner) -> None:
-        if self.loaders is None:
-            self.loaders = {
-                name: runner.build_dataloader(cfg, seed=runner.seed)
-                for name, cfg in self.loader_cfgs.items()
-            }
         if self.run_before_train:
             self.evaluate(runner, step=runner.iter)
 
@@ -176,6 +171,11 @@ class OnlineKNNHook(Hook):
 
     def evaluate(self, runner, step: int) -> Optional[Dict[str, float]]:
         """One kNN round; returns the logged scalars (None if skipped)."""
+        if self.loaders is None:  # built at the first round
+            self.loaders = {
+                name: runner.build_dataloader(cfg, seed=runner.seed)
+                for name, cfg in self.loader_cfgs.items()
+            }
         model = runner.model.module if is_model_wrapper(runner.model) \
             else runner.model
         was_training = model.training
