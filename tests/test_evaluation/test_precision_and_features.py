@@ -83,3 +83,16 @@ def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
     assert hook.query_dataloader.dataset.data_prefix == '/data/'
     assert cfg.randomness == dict(seed=3, diff_rank_seed=True)
     assert cfg.optim_wrapper.type == 'OptimWrapper'
+
+
+def test_fp32_fashionmnist_config_is_the_bf16_one_with_a_plain_wrapper():
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    name = 'siameseim_vit-tiny-p4_1xb64-{}-coslr-1e_fashionmnist.py'
+    fp32, bf16 = (Config.fromfile(os.path.join(
+        root, 'configs', 'pretrain', name.format(p)))
+        for p in ('fp32', 'bf16'))
+    assert fp32.optim_wrapper.type == 'OptimWrapper'
+    set_training_precision(bf16, 'fp32')
+    assert fp32.to_dict() == bf16.to_dict()
