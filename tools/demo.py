@@ -1,4 +1,4 @@
-"""The main job: SiameseIM pretraining and evaluation on Fashion-MNIST, on a CPU.
+"""The main job: pretrain and evaluate SiameseIM on Fashion-MNIST, on a CPU.
 
     python tools/demo.py [--work-dir work_dirs/demo] [--compare mae,mocov3]
                          [--smoke] [--seed S] [--epochs E] [--fp32]
@@ -19,8 +19,7 @@ from its last checkpoint):
 3. ``WORK_DIR/report.md`` with a results table and PNG figures
    (``figures/``: training_curves, knn_curve, accuracy, two_view_sample).
 
-Every number (subsets, k, T, epochs, ...) comes from the demo config
-(``--smoke``: configs/demo/fashionmnist_demo_smoke.py).
+Every number (subsets, k, T, epochs, ...) comes from the demo config.
 """
 import argparse
 import glob
@@ -34,8 +33,7 @@ from mmengine.config import Config, DictAction
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 CONFIG = 'configs/demo/fashionmnist_demo.py'
 SMOKE_CONFIG = 'configs/demo/fashionmnist_demo_smoke.py'
-# result rows: the floor (the pretraining run's own start) and a separately
-# initialised mmpretrain ViT, kept for reference and labelled as such
+# rows: the floor (the run's own start); a separately initialised ViT
 FLOOR = 'siameseim initial weights'
 OTHER_INIT = 'mmpretrain ViT init (not this run\'s start)'
 FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
@@ -104,6 +102,7 @@ def pretrain_run_cfg(demo_cfg, path, work_dir, args):
 
 
 def build_protocol(demo_cfg, work_dir, data_root):
+    """The demo config's evaluation, bf16 on CPUs with native bf16."""
     from mmsiameseim.evaluation import FrozenBackboneProtocol, native_bf16
     return FrozenBackboneProtocol.from_cfg(
         demo_cfg.evaluation, work_dir=work_dir,
@@ -129,7 +128,8 @@ def methods_of(args, demo_cfg):
 def run(args):
     from mmsiameseim.evaluation import (initial_weights, pretrain_once,
                                         write_demo_report)
-    check_dataset(osp.abspath(args.data_root))
+    data_prefix = osp.abspath(args.data_root) + '/'
+    check_dataset(data_prefix)
     demo_cfg = load_demo_config(args)
     wd = osp.abspath(args.work_dir)
     t0 = time.time()
@@ -144,7 +144,7 @@ def run(args):
     protocol = build_protocol(demo_cfg, wd, args.data_root)
     results = {m: protocol.evaluate(m, pretrain[m]['checkpoint'],
                                     run_cfgs[m].model) for m in methods}
-    try:
+    try:  # the floor: the run's own initial weights
         floor = initial_weights(pretrain['siameseim'])
     except FileNotFoundError as e:
         sys.exit(str(e))
@@ -152,11 +152,10 @@ def run(args):
                                        run_cfgs['siameseim'].model)
     results[OTHER_INIT] = protocol.evaluate('random_init', None)
     pixel = protocol.pixel_knn()
-    note = ' (--smoke: tiny subsets, numbers are not meaningful)' \
-        if args.smoke else ''
-    path = write_demo_report(wd, run_cfgs, pretrain, results, pixel,
-                             protocol, FLOOR, OTHER_INIT, note,
-                             osp.abspath(args.data_root) + '/')
+    note = ' (--smoke: tiny subsets, numbers are not meaningful)' * \
+        args.smoke
+    path = write_demo_report(wd, run_cfgs, pretrain, results, pixel, protocol,
+                             FLOOR, OTHER_INIT, note, data_prefix)
     say(f'finished in {(time.time() - t0) / 60:.1f} min')
     say(f'report: {path}')
     return path
