@@ -105,7 +105,8 @@ def prepare_pretrain_cfg(cfg: Config,
             :func:`set_max_epochs`).
         seed (int, optional): Replaces ``randomness.seed`` only.
         precision (str, optional): 'fp32', 'bf16' or 'fp16' (see
-            :func:`set_training_precision`).
+            :func:`set_training_precision`), also of the ``OnlineKNNHook``
+            rounds.
 
     Returns:
         Config: ``cfg``.
@@ -119,7 +120,11 @@ def prepare_pretrain_cfg(cfg: Config,
     for hook in cfg.get('custom_hooks', []):
         hook.update(Config._merge_a_into_b(
             dict((hook_overrides or {}).get(hook.get('type'), {})), hook))
-        if hook.get('type') == 'OnlineKNNHook' and data_prefix is not None:
+        if hook.get('type') != 'OnlineKNNHook':
+            continue
+        if precision is not None:  # its rounds in the run's precision
+            hook.precision = precision
+        if data_prefix is not None:
             for loader in ('bank_dataloader', 'query_dataloader'):
                 hook[loader]['dataset']['data_prefix'] = data_prefix
     if epochs:

@@ -83,6 +83,8 @@ def test_logs_top1_top5_every_interval_and_equals_the_api(tmp_path):
     assert runner.model.training
     # the last round ran on the final weights: the API gives the same
     hook = _hook(runner)
+    # the first complete pass was kept (cache_inputs) and encoded again
+    assert [len(hook.cached_batches[n]) for n in ('bank', 'query')] == [3, 2]
     api = _api_knn(runner, hook, runner.model.backbone)
     assert api['top1'] == pytest.approx(recs[-1]['knn/top1'])
     assert api['top5'] == pytest.approx(recs[-1]['knn/top5'])
@@ -130,6 +132,7 @@ def test_cap_on_samples_and_time_is_respected_and_logged(tmp_path):
         log = f.read()
     assert 'round at step 4 capped' in log
     assert 'used 16/48 bank and 16/24 query samples' in log
+    assert _hook(runner).cached_batches == {}  # capped passes are not kept
 
 
 def test_bad_options_are_refused():

@@ -81,6 +81,7 @@ def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
     hook = cfg.custom_hooks[0]
     assert hook.interval == 2 and hook.bank_dataloader.dataset.indices == 5
     assert hook.query_dataloader.dataset.data_prefix == '/data/'
+    assert hook.precision == 'fp32'
     assert cfg.randomness == dict(seed=3, diff_rank_seed=True)
     assert cfg.optim_wrapper.type == 'OptimWrapper'
 

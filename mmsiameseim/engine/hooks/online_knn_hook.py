@@ -62,6 +62,10 @@ class OnlineKNNHook(Hook):
             resume): the curve's starting point. Defaults to False.
         precision (str): 'fp32' (no autocast), 'bf16' or 'fp16'.
             Defaults to 'fp32'.
+        cache_inputs (bool): Keep the collated batches of the first
+            complete pass in memory and encode them again in later rounds,
+            instead of running the loaders' pipelines each time (for small
+            subsets without random transforms). Defaults to False.
         prefix (str): Name prefix of the logged scalars. Defaults to 'knn'.
     """
 
@@ -80,6 +84,7 @@ class OnlineKNNHook(Hook):
                  max_seconds: Optional[float] = None,
                  before_train: bool = False,
                  precision: str = 'fp32',
+                 cache_inputs: bool = False,
                  prefix: str = 'knn') -> None:
         if encoder not in ('online', 'target'):
             raise ValueError(f"OnlineKNNHook: encoder={encoder!r}, choose "
@@ -101,7 +106,9 @@ class OnlineKNNHook(Hook):
         self.run_before_train = before_train
         self.precision = precision
         self.prefix = prefix
+        self.cache_inputs = cache_inputs
         self.loaders = None
+        self.cached_batches = {}
 
     # ------------------------------------------------------------ schedule
     def before_train(self, runner) -> None:
@@ -140,7 +147,11 @@ class OnlineKNNHook(Hook):
             -(-self.max_samples // world)
         feats, labels, index = [], [], []
         capped = False
-        for batch in self.loaders[name]:
+        cached = self.cached_batches.get(name)
+        batches = []
+        for batch in (self.loaders[name] if cached is None else cached):
+            if cached is None and self.cache_inputs:
+                batches.append(batch)
             x, y = batch_features(model, batch, backbone, self.precision)
             feats.append(x)
             labels.append(y)
@@ -155,6 +166,8 @@ class OnlineKNNHook(Hook):
             if stop.any():
                 capped = True
                 break
+        if cached is None and self.cache_inputs and not capped:
+            self.cached_batches[name] = batches  # complete passes only
         local = (torch.cat(feats), torch.cat(labels), torch.cat(index))
         parts = dist.all_gather_object(local) if world > 1 else [local]
         x, y, idx = (torch.cat(p) for p in zip(*parts))
