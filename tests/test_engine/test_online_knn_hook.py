@@ -61,7 +61,7 @@ def _api_knn(runner, hook, backbone):
     model.eval()
     feats = {}
     for name in ('bank', 'query'):
-        xs, ys = zip(*[batch_features(model, b, backbone)
+        xs, ys = zip(*[batch_features(model, b, backbone, hook.precision)
                        for b in hook.loaders[name]])
         feats[name] = torch.cat(xs), torch.cat(ys)
     return weighted_knn_accuracy(*feats['bank'], *feats['query'], k=hook.k,
