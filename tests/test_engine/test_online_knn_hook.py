@@ -92,9 +92,12 @@ def test_logs_top1_top5_every_interval_and_equals_the_api(tmp_path):
 
 def test_by_epoch_interval_and_no_round_before_training(tmp_path):
     runner = _runner(tmp_path, interval=1, by_epoch=True,
-                     before_train=False)
+                     before_train=False, max_samples=48)
     runner.train()
-    assert [r['step'] for r in _knn_records(runner)] == [4]
+    recs = _knn_records(runner)
+    assert [r['step'] for r in recs] == [4]
+    # a cap the data does not reach is not a capped round
+    assert (recs[0]['knn/bank'], recs[0]['knn/capped']) == (48, 0)
 
 
 def test_target_encoder_is_the_momentum_backbone(tmp_path):

@@ -146,7 +146,6 @@ class OnlineKNNHook(Hook):
         limit = None if self.max_samples is None else \
             -(-self.max_samples // world)
         feats, labels, index = [], [], []
-        capped = False
         cached = self.cached_batches.get(name)
         batches = []
         for batch in (self.loaders[name] if cached is None else cached):
@@ -164,8 +163,13 @@ class OnlineKNNHook(Hook):
                 float(deadline is not None and time.time() > deadline)])
             dist.all_reduce(stop, op='max')
             if stop.any():
-                capped = True
                 break
+        # capped: some rank stopped before the end of its share
+        total = len(self.loaders[name].sampler) if cached is None else \
+            sum(len(b['data_samples']) for b in cached)
+        short = torch.tensor([float(count < total)])
+        dist.all_reduce(short, op='max')
+        capped = bool(short.item())
         if cached is None and self.cache_inputs and not capped:
             self.cached_batches[name] = batches  # complete passes only
         local = (torch.cat(feats), torch.cat(labels), torch.cat(index))
