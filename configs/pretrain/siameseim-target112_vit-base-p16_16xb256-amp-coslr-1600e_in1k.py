@@ -16,3 +16,6 @@ train_dataloader = dict(dataset=dict(pipeline=[
     {{_base_.blockwise_mask}},
     {{_base_.pack_inputs}},
 ]))
+
+# Online kNN during pretraining: see the commented OnlineKNNHook example in
+# siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py.

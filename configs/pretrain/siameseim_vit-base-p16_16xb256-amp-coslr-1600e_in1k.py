@@ -8,3 +8,6 @@ param_scheduler = [
          by_epoch=True, begin=40, end=max_epochs, convert_to_iter_based=True),
 ]
 train_cfg = dict(max_epochs=max_epochs)
+
+# Online kNN during pretraining: see the commented OnlineKNNHook example in
+# siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py.

@@ -53,3 +53,46 @@ train_pipeline = [
          meta_keys=['ori_shape', 'img_shape']),
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+
+# Online kNN (OnlineKNNHook): every 200 iterations the current backbone
+# encodes 500 test images (queries) and a 2000-image bank from the training
+# set (test pipeline, no augmentation), in bf16 like the training; weighted
+# kNN (k=20, T=0.07) top-1 and top-5 go to the log and to every visualizer
+# backend (vis_data/scalars.json here; TensorBoard or W&B when configured).
+# The collated images of the first round are kept (cache_inputs, 10 MB), so
+# later rounds only run the backbone: about 20 s a round on the shared 2-core
+# CPU at load 8. A round is cut at 60 s (the log says so). tools/demo.py adds a round before the first
+# step (before_train=True, configs/demo/fashionmnist_demo.py).
+knn_pipeline = [
+    dict(type='Pad', size=(img_size, img_size), pad_val=0),
+    dict(type='PackInputs'),
+]
+knn_loader = dict(
+    batch_size=500,
+    num_workers=0,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    collate_fn=dict(type='default_collate'))
+custom_hooks = [
+    dict(type='StopOnNonFiniteLossHook', interval=1),
+    # every ~45 s of the demo (938 iterations per epoch at ~4.5 it/s)
+    dict(type='CheckpointHook', by_epoch=False, interval=200,
+         save_last=False, max_keep_ckpts=2),
+    dict(type='OnlineKNNHook',
+         interval=200,
+         k=20,
+         temperature=0.07,
+         encoder='online',
+         max_seconds=60,
+         precision='bf16',
+         cache_inputs=True,
+         bank_dataloader=dict(
+             knn_loader,
+             dataset=dict(type='LocalFashionMNIST',
+                          data_prefix={{_base_.data_root}}, test_mode=False,
+                          indices=2000, pipeline=knn_pipeline)),
+         query_dataloader=dict(
+             knn_loader,
+             dataset=dict(type='LocalFashionMNIST',
+                          data_prefix={{_base_.data_root}}, test_mode=True,
+                          indices=500, pipeline=knn_pipeline))),
+]

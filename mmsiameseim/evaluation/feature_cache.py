@@ -16,6 +16,18 @@ def cache_digest(key: dict) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+def file_identity(path: Optional[str]) -> Optional[dict]:
+    """Path, size and modification time of a file (e.g. a checkpoint), to
+    key a cache by; None for None. A missing file is an error."""
+    if not path:
+        return None
+    if not osp.isfile(path):
+        raise FileNotFoundError(f'checkpoint {path} not found')
+    stat = os.stat(path)
+    return dict(path=osp.abspath(path), size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns)
+
+
 def cached_features(cache_dir: Optional[str], name: str, key: dict,
                     extract: Callable[[], Features]) -> Features:
     """Features of one split, extracted once per ``key``.

@@ -8,6 +8,8 @@ from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import DATASETS, MODELS
 
+from .precision import autocast
+
 
 def build_frozen_backbone_model(cfg: Config,
                                 checkpoint: Optional[str] = None
@@ -40,6 +42,57 @@ def build_frozen_backbone_model(cfg: Config,
     return model.eval()
 
 
+def pool_backbone_output(out) -> torch.Tensor:
+    """One feature vector per image from a backbone's output.
+
+    A tuple or list (mmpretrain backbones return one entry per out index)
+    gives its last entry; a feature map (N, C, H, W), e.g. a Swin stage, is
+    averaged over space; a token sequence (N, 1 + L, C), e.g. a ViT with
+    ``out_type='raw'`` or ``SiameseIMViT``, gives its first (cls) token;
+    (N, C), e.g. a ViT with ``out_type='cls_token'``, is kept.
+
+    Returns:
+        Tensor: (N, D) float32 features.
+    """
+    out = out[-1] if isinstance(out, (tuple, list)) else out
+    if out.dim() == 4:
+        out = out.mean(dim=(2, 3))
+    elif out.dim() == 3:
+        out = out[:, 0]
+    return out.float().reshape(out.shape[0], -1)
+
+
+@torch.no_grad()
+def batch_features(model: torch.nn.Module,
+                   data_batch: dict,
+                   backbone: Optional[torch.nn.Module] = None,
+                   precision: str = 'fp32'
+                   ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Frozen features and labels of one collated batch.
+
+    Args:
+        model: An mmpretrain model; its ``data_preprocessor`` prepares the
+            batch (``training=False``).
+        data_batch (dict): A collated batch (``inputs``, ``data_samples``
+            with ``gt_label``).
+        backbone (nn.Module, optional): The module that encodes the images;
+            defaults to ``model.backbone`` (e.g. a momentum encoder's copy
+            instead).
+        precision (str): 'fp32' (no autocast), 'bf16' or 'fp16'.
+
+    Returns:
+        tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
+        and labels (N,).
+    """
+    data = model.data_preprocessor(data_batch, False)
+    inputs = data['inputs']
+    backbone = model.backbone if backbone is None else backbone
+    with autocast(inputs.device.type, precision):
+        out = backbone(inputs)
+    labels = torch.stack([s.gt_label for s in data['data_samples']])
+    return pool_backbone_output(out).cpu(), labels.reshape(-1).cpu()
+
+
 @torch.no_grad()
 def extract_features(model: torch.nn.Module,
                      dataset_cfg: dict,
@@ -47,24 +100,25 @@ def extract_features(model: torch.nn.Module,
                      indices: Optional[Sequence[int]] = None,
                      batch_size: int = 500,
                      desc: str = 'features',
-                     autocast_dtype: Optional[torch.dtype] = None
+                     precision: str = 'fp32'
                      ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Backbone features and labels of a dataset, with a progress bar.
 
     Args:
-        model: An mmpretrain classifier (``extract_feat`` at the backbone).
+        model: An mmpretrain classifier, in eval mode (see
+            :func:`build_frozen_backbone_model`).
         dataset_cfg (dict): Dataset config; its pipeline is replaced by
             ``pipeline`` (use the test pipeline: no augmentation).
+        pipeline (sequence of dict): The pipeline of every sample.
         indices (sequence, optional): Subset of samples.
         batch_size (int): Images per forward.
-        autocast_dtype (torch.dtype, optional): Run the forward under
-            autocast with this dtype (e.g. ``torch.bfloat16`` on CPUs with
-            bf16 instructions).
+        desc (str): What the progress message calls these features.
+        precision (str): 'fp32' (no autocast), or 'bf16' / 'fp16' autocast
+            (e.g. 'bf16' on CPUs with bf16 instructions).
 
     Returns:
-        tuple: features (N, D) float32 and labels (N,). A backbone that
-        gives a feature map (N, C, H, W), e.g. a Swin, is averaged over
-        space (N, C); other outputs are flattened.
+        tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
+        and labels (N,).
     """
     cfg = copy.deepcopy(dataset_cfg)
     cfg['pipeline'] = list(pipeline)
@@ -76,17 +130,9 @@ def extract_features(model: torch.nn.Module,
     for start in range(0, len(indices), batch_size):
         batch = pseudo_collate(
             [dataset[i] for i in indices[start:start + batch_size]])
-        data = model.data_preprocessor(batch, False)
-        device = data['inputs'].device.type
-        with torch.autocast(device, dtype=autocast_dtype or torch.float32,
-                            enabled=autocast_dtype is not None):
-            out = model.extract_feat(data['inputs'], stage='backbone')
-        out = out[-1] if isinstance(out, (tuple, list)) else out
-        if out.dim() == 4:
-            out = out.mean(dim=(2, 3))
-        feats.append(out.float().reshape(out.shape[0], -1))
-        labels.append(torch.stack(
-            [s.gt_label for s in data['data_samples']]).reshape(-1))
+        x, y = batch_features(model, batch, precision=precision)
+        feats.append(x)
+        labels.append(y)
         bar.update(len(batch['inputs']))
     print()
     return torch.cat(feats), torch.cat(labels)

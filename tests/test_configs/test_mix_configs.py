@@ -8,11 +8,14 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from tests.helpers import load_tool
+from mmsiameseim.evaluation import (native_bf16, probe_config,
+                                    set_training_precision)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 MIX = os.path.join(ROOT, 'configs', 'pretrain', 'mix')
+PROBE_CFG = os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
+                         'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
 CONFIGS = sorted(os.path.basename(p)[:-3]
                  for p in glob.glob(os.path.join(MIX, '*.py')))
@@ -60,8 +63,8 @@ def _smoke_cfg(name, work_dir, images=16, batch=8):
                                 by_epoch=True, begin=0, end=1,
                                 convert_to_iter_based=True)]
     cfg.default_hooks.logger.interval = 1
-    if not load_tool('demo.py').bf16_capable():
-        cfg.optim_wrapper.dtype = 'float32'
+    if not native_bf16():
+        set_training_precision(cfg, 'fp32')
     return cfg
 
 
@@ -97,9 +100,7 @@ def _check_probe_loads(name, checkpoint, pretrain_cfg):
 
     from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                         extract_features)
-    demo = load_tool('demo.py')
-    probe = Config.fromfile(os.path.join(ROOT, demo.PROBE_CFG))
-    demo.adapt_probe_model(probe.model, pretrain_cfg.model)
+    probe = probe_config(PROBE_CFG, pretrain_cfg.model)
     state = torch.load(checkpoint, map_location='cpu',
                        weights_only=False)['state_dict']
     model = build_frozen_backbone_model(probe, checkpoint)

@@ -12,7 +12,7 @@ from mmengine.dataset import default_collate
 from mmpretrain.registry import MODELS, TRANSFORMS
 
 import mmsiameseim  # noqa: F401
-from tests.helpers import load_tool
+from mmsiameseim.evaluation import table3
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -38,17 +38,19 @@ PAPER_TABLE3 = {
 }
 
 
-TOOL = load_tool('ablation_table3.py')
-ROWS = TOOL.row_configs()
+ROWS = table3.row_configs(os.path.join(ROOT, 'configs', 'pretrain',
+                                       'ablations'))
+DEMO_CFG = os.path.join(ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-'
+                        'p4_1xb64-bf16-coslr-1e_fashionmnist.py')
 
 
 def test_ten_rows_with_the_papers_switches():
     assert sorted(ROWS) == sorted(PAPER_TABLE3)
     for row, path in ROWS.items():
         cfg = Config.fromfile(path)
-        factors = TOOL.table3_factors(cfg)
-        assert tuple(factors[c] for c in TOOL.COLUMNS) == PAPER_TABLE3[row], \
-            row
+        factors = table3.table3_factors(cfg)
+        assert tuple(factors[c] for c in table3.COLUMNS) == \
+            PAPER_TABLE3[row], row
         # the paper's scale is kept: ViT-B/16, 400 epochs, batch 4096
         assert cfg.model.backbone.arch == 'b'
         assert cfg.train_cfg.max_epochs == 400
@@ -73,9 +75,9 @@ def test_each_comparison_changes_exactly_the_factor_it_names():
              'blockwise vs random mask': {'mask'},
              'MAE-like vs MoCo-like loss normalisation': {'loss_norm'},
              'dense vs global loss': {'loss'}}
-    for x, y, what in TOOL.COMPARISONS:
-        fx = TOOL.table3_factors(Config.fromfile(ROWS[x]))
-        fy = TOOL.table3_factors(Config.fromfile(ROWS[y]))
+    for x, y, what in table3.COMPARISONS:
+        fx = table3.table3_factors(Config.fromfile(ROWS[x]))
+        fy = table3.table3_factors(Config.fromfile(ROWS[y]))
         changed = {k for k in fx if fx[k] != fy[k]}
         if what in names:  # (the paper pairs each target with its best norm)
             assert changed == names[what], (x, y, changed)
@@ -84,14 +86,14 @@ def test_each_comparison_changes_exactly_the_factor_it_names():
 
 
 def test_miniature_keeps_every_switch():
-    demo = Config.fromfile(os.path.join(ROOT, TOOL.PRETRAIN_CFGS['siameseim']))
+    demo = Config.fromfile(DEMO_CFG)
     for row, path in ROWS.items():
-        factors = TOOL.table3_factors(Config.fromfile(path))
-        mini = TOOL.miniature_cfg(factors, demo)
-        assert TOOL.table3_factors(mini) == factors, row
+        factors = table3.table3_factors(Config.fromfile(path))
+        mini = table3.miniature_cfg(factors, demo)
+        assert table3.table3_factors(mini) == factors, row
         assert mini.model.backbone.arch == demo.model.backbone.arch
-    assert TOOL.table3_factors(demo) == dict(
-        zip(TOOL.COLUMNS, PAPER_TABLE3['i']))
+    assert table3.table3_factors(demo) == dict(
+        zip(table3.COLUMNS, PAPER_TABLE3['i']))
 
 
 def _shrunk(cfg):
@@ -130,7 +132,7 @@ def test_row_builds_and_trains_one_step(row):
     assert torch.isfinite(losses['loss'])
     losses['loss'].backward()
     assert model.neck.pred.weight.grad is not None
-    factors = TOOL.table3_factors(cfg)
+    factors = table3.table3_factors(cfg)
     assert (model.target is None) == (factors['target'] == 'pixel')
     assert model.head.loss_type == factors['loss']
     assert model.head.loss_module.target_norm == factors['loss_norm']
@@ -150,8 +152,10 @@ def test_miniature_run_smoke(tmp_path):
     import sys
     out = subprocess.run(
         [sys.executable, os.path.join(ROOT, 'tools', 'ablation_table3.py'),
-         '--smoke', '--smoke-images', '64', '--rows', 'g,j', '--work-dir',
-         str(tmp_path)], capture_output=True, text=True, timeout=900)
+         '--smoke', '--rows', 'g,j', '--work-dir', str(tmp_path),
+         '--cfg-options',
+         'pretrain_overrides.train_dataloader.dataset.indices=64'],
+        capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     text = (tmp_path / 'table3.md').read_text()
     assert '| (g) | feature | yes | yes | random | BN | moco-like | dense |' \
@@ -159,6 +163,9 @@ def test_miniature_run_smoke(tmp_path):
     assert '| (j) | feature | yes | yes | random | BN | moco-like | global |' \
         in text
     assert '| (g) - (j) | dense vs global loss | +1.6 |' in text
+    # the settings text comes from the configs that ran
+    assert '1 epoch(s) on 64 training images at batch 64' in text
+    assert 'k=20, T=0.07, on 400 random training images' in text
     # the floor: row (g)'s run at its own initial weights
     assert "Floor: row (g)'s run at its own initial weights" in text
     assert (tmp_path / 'table3g' / 'initial_weights.pth').exists()
@@ -166,9 +173,16 @@ def test_miniature_run_smoke(tmp_path):
 
 
 @pytest.mark.parametrize('argv, seed', [([], 0), (['--seed', '4'], 4)])
-def test_seed_option_reaches_the_row_pretraining(tmp_path, argv, seed):
-    args = TOOL.parse_args(['--work-dir', str(tmp_path)] + argv)
-    table = TOOL.Table3(args, {'g': ROWS['g']})
-    cfg = table.pretrain_run_cfg('table3g')
+def test_seed_option_reaches_the_row_pretraining(tmp_path, argv, seed,
+                                                 monkeypatch):
+    # what `python tools/ablation_table3.py` has on sys.path
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools'))
+    import ablation_table3 as tool
+    args = tool.parse_args(['--work-dir', str(tmp_path)] + argv)
+    t3 = Config.fromfile(os.path.join(ROOT, tool.CONFIG))
+    factors = {'g': table3.table3_factors(Config.fromfile(ROWS['g']))}
+    cfg = tool.row_run_cfg(t3, factors, 'g', str(tmp_path), args)
     assert cfg.randomness.seed == seed
     assert cfg.work_dir == str(tmp_path / 'table3g')
+    assert cfg.train_dataloader.dataset.indices == 16000
+    assert table3.table3_factors(cfg) == factors['g']

@@ -1,4 +1,5 @@
-"""The main job end to end on a small subset (the full run is `make demo`)."""
+"""The main job end to end on a small subset (the full run is `make demo`),
+and the pretraining configs it sets up."""
 import json
 import os
 import subprocess
@@ -17,7 +18,7 @@ def _demo(work_dir, *extra):
     return subprocess.run(
         [sys.executable, os.path.join(ROOT, 'tools', 'demo.py'), '--smoke',
          '--work-dir', str(work_dir), *extra],
-        capture_output=True, text=True, timeout=600)
+        capture_output=True, text=True, timeout=900)
 
 
 @pytest.mark.skipif(
@@ -34,16 +35,23 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
                 '| raw pixels'):
         assert row in text
     assert 'SiameseIM vs. its own initial weights' in text
+    # the protocol text comes from the smoke config that ran
+    assert 'k=20, T=0.07, on 400 random training images' in text
+    assert '1 epoch(s) on 400 training images' in text
+    assert 'top-1 on the first 300 test images' in text
+    assert '1 epoch(s) on 256 training images at batch 64' in text
     # the floor is the run's own start, saved before its first step
     assert (tmp_path / 'siameseim' / 'initial_weights.pth').exists()
     for name in ('siameseim', 'siameseim_initial_weights', 'random_init'):
         res = json.loads((tmp_path / 'results' / f'{name}.json').read_text())
         for key in ('knn', 'linear', 'fewshot'):
             assert 0 <= res[key] <= 100
-    for fig in ('training_curves.png', 'accuracy.png',
+    for fig in ('training_curves.png', 'knn_curve.png', 'accuracy.png',
                 'two_view_sample.png'):
         path = tmp_path / 'figures' / fig
         assert path.stat().st_size > 10_000, fig
+    assert '![online kNN](figures/knn_curve.png)' in text
+    assert 'every 2 iterations' in text
     # a rerun reuses every finished stage instead of starting over
     again = _demo(tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -58,22 +66,43 @@ def test_missing_dataset_gives_one_clear_message(tmp_path):
     assert 'dataset-fashion-mnist' in out.stderr
 
 
+def _run_cfg(demo, tmp_path, method, argv=()):
+    args = demo.parse_args(['--work-dir', str(tmp_path), *argv])
+    demo_cfg = demo.load_demo_config(args)
+    path = demo.pretrain_config_path(method, demo_cfg)
+    return demo.pretrain_run_cfg(demo_cfg, path, str(tmp_path / method),
+                                 args)
+
+
 @pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
 def test_seed_and_fp32_options_reach_the_pretraining_config(tmp_path, method):
     demo = load_tool('demo.py')
-    default = demo.Demo(demo.parse_args(['--work-dir', str(tmp_path)]))
-    cfg = default.pretrain_run_cfg(method)
-    assert cfg.randomness.seed == 0
-    assert cfg.work_dir == str(tmp_path / method)
+    default = _run_cfg(demo, tmp_path, method)
+    assert default.randomness.seed == 0
+    assert default.work_dir == str(tmp_path / method)
 
-    args = demo.parse_args(
-        ['--work-dir', str(tmp_path), '--seed', '3', '--fp32'])
-    cfg = demo.Demo(args).pretrain_run_cfg(method)
+    cfg = _run_cfg(demo, tmp_path, method, ['--seed', '3', '--fp32'])
     assert cfg.randomness.seed == 3
-    assert cfg.optim_wrapper.dtype == 'float32'
+    # fp32 is mmengine's plain OptimWrapper: no autocast at all
+    assert cfg.optim_wrapper.type == 'OptimWrapper'
+    assert 'dtype' not in cfg.optim_wrapper
+    assert cfg.optim_wrapper.optimizer == default.optim_wrapper.optimizer
     # the seed replaces only the seed: rank offsets stay as configured
-    assert cfg.randomness.get('diff_rank_seed') == default.pretrain_run_cfg(
-        method).randomness.get('diff_rank_seed')
+    assert cfg.randomness.get('diff_rank_seed') == \
+        default.randomness.get('diff_rank_seed')
+
+
+def test_smoke_settings_come_from_the_smoke_config(tmp_path):
+    demo = load_tool('demo.py')
+    cfg = _run_cfg(demo, tmp_path, 'siameseim', ['--smoke'])
+    assert cfg.train_dataloader.dataset.indices == 256
+    assert cfg.train_dataloader.batch_size == 64
+    assert cfg.default_hooks.logger.interval == 2
+    knn = [h for h in cfg.custom_hooks if h.type == 'OnlineKNNHook'][0]
+    assert knn.interval == 2 and knn.k == 20
+    assert knn.bank_dataloader.dataset.indices == 200
+    assert knn.query_dataloader.dataset.data_prefix == \
+        cfg.train_dataloader.dataset.data_prefix
 
 
 @pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
@@ -81,10 +110,7 @@ def test_pretraining_resumes_exactly_from_iteration_checkpoints(tmp_path,
                                                                 method):
     """An interrupted demo continues from its last iteration checkpoint with
     the exact-resume loop (tests/test_engine/test_exact_resume_loop.py)."""
-    demo = load_tool('demo.py')
-    cfg = demo.Demo(demo.parse_args(['--work-dir', str(tmp_path)
-                                     ])).pretrain_run_cfg(method)
-    assert cfg.resume is True
+    cfg = _run_cfg(load_tool('demo.py'), tmp_path, method)
     assert cfg.train_cfg.type == 'ExactResumeEpochBasedTrainLoop'
     iteration_ckpts = [h for h in cfg.custom_hooks
                        if h.type == 'CheckpointHook' and not h.by_epoch]

@@ -1,15 +1,32 @@
 """tools/side_by_side.py: the shared settings, the training subset and the
 table. (Training the authors' side needs a clone of their code; the tool
 was run against one for the README's table.)"""
+import os
+import subprocess
+import sys
+
 import pytest
 from mmengine.config import Config
 
-from tests.helpers import load_tool
+from mmsiameseim.evaluation import format_seed_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+OURS_CFG = os.path.join(ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-'
+                        'p4_1xb64-bf16-coslr-1e_fashionmnist.py')
 
 
-def test_settings_are_read_off_our_fashionmnist_config():
-    tool = load_tool('side_by_side.py')
-    s = tool.settings(Config.fromfile(tool.OURS_CFG))
+@pytest.fixture
+def tools(monkeypatch):
+    # what `python tools/side_by_side.py` has on sys.path
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools'))
+    import side_by_side
+    import side_by_side_authors
+    return side_by_side, side_by_side_authors
+
+
+def test_settings_are_read_off_our_fashionmnist_config(tools):
+    s = tools[1].settings(Config.fromfile(OURS_CFG))
     assert (s['img'], s['patch'], s['in_chans']) == (32, 4, 1)
     assert (s['dims'], s['depth'], s['heads'], s['decoder_heads']) == \
         (128, 4, 4, 4)
@@ -23,8 +40,8 @@ def test_settings_are_read_off_our_fashionmnist_config():
     assert s['mean'] == pytest.approx(72.94 / 255)
 
 
-def test_training_subset_is_fixed_and_checked():
-    tool = load_tool('side_by_side.py')
+def test_training_subset_is_fixed_and_checked(tools):
+    tool = tools[0]
     a = tool.train_indices(640)
     assert a == tool.train_indices(640) and len(set(a)) == 640
     assert a == sorted(a) and 0 <= a[0] and a[-1] < 60000
@@ -32,17 +49,25 @@ def test_training_subset_is_fixed_and_checked():
         tool.train_indices(0)
 
 
+def test_our_run_uses_the_subset_seed_and_fp32(tools, tmp_path):
+    tool = tools[0]
+    args = tool.parse_args(['--fp32', '--epochs', '2'])
+    demo_cfg = Config.fromfile(os.path.join(ROOT, tool.CONFIG))
+    cfg = tool.ours_cfg(args, demo_cfg, 3, str(tmp_path), [1, 5, 7])
+    assert cfg.train_dataloader.dataset.indices == [1, 5, 7]
+    assert cfg.randomness.seed == 3 and cfg.train_cfg.max_epochs == 2
+    assert cfg.optim_wrapper.type == 'OptimWrapper'
+    assert cfg.work_dir == str(tmp_path / 'ours')
+
+
 def test_table_gives_mean_spread_and_every_run():
-    tool = load_tool('side_by_side.py')
     runs = [dict(impl=impl, seed=seed, knn=k, linear=k + 1, fewshot=k - 1,
                  images_per_s=100. + seed, wall_s=60.)
             for impl, k0 in (('ours', 70.), ('authors', 60.))
             for seed, k in enumerate((k0, k0 + 2, k0 + 4))]
-    args = tool.argparse.Namespace(train_images=6400, epochs=1,
-                                   knn_train=5000, probe_train=5000,
-                                   probe_epochs=2, fewshot_fraction=0.01,
-                                   test_images=5000)
-    table = tool.format_table(runs, args)
+    table = format_seed_table(
+        runs, dict(ours='ours (mmsiameseim)', authors="the authors' code"),
+        ['scored on 5000 test images'])
     assert '| ours (mmsiameseim) | 0,1,2 | 72.00 ± 2.00 (70.00-74.00) |' \
         in table
     assert "| the authors' code | 0,1,2 | 62.00 ± 2.00 (60.00-64.00) |" \
@@ -51,8 +76,10 @@ def test_table_gives_mean_spread_and_every_run():
     assert table.count('| authors |') == 3
 
 
-def test_a_folder_without_their_code_is_refused(tmp_path, capsys):
-    tool = load_tool('side_by_side.py')
-    with pytest.raises(SystemExit):
-        tool.main(['--official-repo', str(tmp_path)])
-    assert 'no models_sim.py' in capsys.readouterr().err
+def test_a_folder_without_their_code_is_refused(tmp_path):
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, 'tools', 'side_by_side.py'),
+         '--official-repo', str(tmp_path)], capture_output=True, text=True,
+        timeout=300)
+    assert out.returncode != 0
+    assert 'no models_sim.py' in out.stderr

@@ -3,7 +3,8 @@
     python tools/benchmarks/fewshot_eval.py CONFIG --checkpoint CKPT
         [--data-root data/imagenet] [--subset-list data/imagenet/1percent.txt]
         [--cache-dir work_dirs/fewshot_features] [--c-grid 1,10,100]
-        [--cv-folds 3] [--batch-size 128] [--device cuda] [--out res.json]
+        [--cv-folds 3] [--batch-size 128] [--device cuda]
+        [--precision fp32|bf16|fp16] [--out res.json]
         [--cfg-options KEY=VALUE ...]
 
 CONFIG describes the backbone and the two datasets (e.g.
@@ -49,19 +50,13 @@ def parse_args(argv=None):
     parser.add_argument('--batch-size', type=int, default=None)
     parser.add_argument('--device', default=None,
                         help='default: cuda if available, else cpu')
+    parser.add_argument('--precision', default='fp32',
+                        choices=['fp32', 'bf16', 'fp16'],
+                        help='feature extraction: fp32 (no autocast) or '
+                        'bf16 / fp16 autocast')
     parser.add_argument('--out', default=None, help='write results as JSON')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     return parser.parse_args(argv)
-
-
-def checkpoint_identity(checkpoint):
-    if not checkpoint:
-        return None
-    if not osp.isfile(checkpoint):
-        raise FileNotFoundError(f'checkpoint {checkpoint} not found')
-    stat = os.stat(checkpoint)
-    return dict(path=osp.abspath(checkpoint), size=stat.st_size,
-                mtime_ns=stat.st_mtime_ns)
 
 
 def main(argv=None):
@@ -78,7 +73,7 @@ def run(args):
 
     from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                         cache_digest, cached_features,
-                                        extract_features,
+                                        extract_features, file_identity,
                                         logistic_regression_accuracy)
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
@@ -95,7 +90,7 @@ def run(args):
     folds = args.cv_folds or fewshot_cfg.get('cv_folds', 3)
     device = args.device or ('cuda' if torch.cuda.is_available() else 'cpu')
     cache_dir = None if args.cache_dir == 'none' else args.cache_dir
-    ckpt_id = checkpoint_identity(args.checkpoint)
+    ckpt_id = file_identity(args.checkpoint)
     if ckpt_id is None and cache_dir is not None:
         print('no checkpoint: a randomly initialised backbone, whose '
               'features are not cached')
@@ -110,6 +105,7 @@ def run(args):
             dict(dataset_cfg, pipeline=[], serialize_data=False)).data_list
         print(f'{split}: {len(samples)} images')
         key = dict(checkpoint=ckpt_id, model=cfg.model.to_dict(),
+                   precision=args.precision,
                    pipeline=dataset_cfg['pipeline'],
                    samples=cache_digest(
                        [(s['img_path'], s['gt_label']) for s in samples]))
@@ -122,7 +118,7 @@ def run(args):
             return extract_features(
                 model, dataset_cfg, dataset_cfg['pipeline'],
                 batch_size=args.batch_size or loader.get('batch_size', 128),
-                desc=f'{split} features')
+                desc=f'{split} features', precision=args.precision)
 
         features[split] = cached_features(cache_dir, split, key, extract)
 

@@ -2,8 +2,8 @@
 # Fashion-MNIST: same ViT (128 wide, 4 blocks, 4 heads, patch 4 on 28x28
 # padded to 32, one channel), same batch, epochs, optimizer, schedule and
 # bf16 autocast (AVX-512 BF16 / AMX; emulated and slower elsewhere: use
-# --cfg-options optim_wrapper.dtype=float32 there: plain fp32, no autocast).
-# Each config adds its model and its training pipeline.
+# ../siameseim_vit-tiny-p4_1xb64-fp32-coslr-1e_fashionmnist.py, a plain
+# OptimWrapper, there). Each config adds its model and its training pipeline.
 _base_ = ['runtime.py', 'no_decay_paramwise.py']
 
 # the repo's data/ folder, wherever the command runs from

@@ -1,4 +1,6 @@
+from .online_knn_hook import OnlineKNNHook
 from .save_initial_weights_hook import SaveInitialWeightsHook
 from .stop_on_nonfinite_loss_hook import StopOnNonFiniteLossHook
 
-__all__ = ['SaveInitialWeightsHook', 'StopOnNonFiniteLossHook']
+__all__ = ['OnlineKNNHook', 'SaveInitialWeightsHook',
+           'StopOnNonFiniteLossHook']

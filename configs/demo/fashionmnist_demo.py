@@ -1,0 +1,32 @@
+# Settings of tools/demo.py: SiameseIM pretraining on Fashion-MNIST (CPU)
+# and the frozen-backbone evaluation of every run. The report's text is
+# written from these numbers. Paths are relative to the repository root.
+
+# `--compare` names (any config of configs/pretrain/mix by file name, or a
+# config path, works too)
+pretrain_configs = {
+    'siameseim': 'configs/pretrain/'
+    'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
+    'mae': 'configs/pretrain/peers/'
+    'mae_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
+    'mocov3': 'configs/pretrain/peers/'
+    'mocov3_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
+    # the efficient target option (view b at 16 px: 16 target tokens)
+    'siameseim-target16': 'configs/pretrain/'
+    'siameseim-target16_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
+}
+mix_dir = 'configs/pretrain/mix'
+# Every pretraining: its config's epochs (None) or these; the dicts below
+# are merged into each pretraining config and into its hooks of that type.
+pretrain_epochs = None
+pretrain_overrides = dict()
+# the kNN curve starts at the initial weights
+hook_overrides = dict(OnlineKNNHook=dict(before_train=True))
+# mmsiameseim.evaluation.FrozenBackboneProtocol
+evaluation = dict(
+    probe_config='configs/benchmarks/mmpretrain/'
+    'vit-tiny-p4_linear-probe-10e_fashionmnist.py',
+    knn=dict(k=20, temperature=0.07, train_samples=20000),
+    linear=dict(train_samples=20000, epochs=3),
+    fewshot=dict(fraction=0.01, folds=3),
+    test_samples=None)

@@ -1,0 +1,12 @@
+# Settings of tools/ablation_table3.py: every Table 3 row's switches
+# (configs/pretrain/ablations) applied to the demo's SiameseIM config, the
+# same budget and seed for each row, evaluated like the demo.
+_base_ = ['fashionmnist_demo.py']
+
+row_config_dir = 'configs/pretrain/ablations'
+seed = 0
+pretrain_epochs = 1
+pretrain_overrides = dict(train_dataloader=dict(dataset=dict(indices=16000)))
+evaluation = dict(
+    knn=dict(train_samples=10000),
+    linear=dict(train_samples=10000, epochs=2))

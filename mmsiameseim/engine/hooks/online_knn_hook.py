@@ -1,0 +1,244 @@
+import time
+from typing import Dict, Optional, Tuple
+
+import torch
+from mmengine import dist
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+from mmpretrain.registry import HOOKS
+
+from ...evaluation.frozen_features import batch_features
+from ...evaluation.knn import weighted_knn_accuracy
+from ...evaluation.precision import check_precision
+
+
+@HOOKS.register_module()
+class OnlineKNNHook(Hook):
+    """Weighted kNN accuracy of the backbone being pretrained, logged as a
+    curve during training.
+
+    Every ``interval`` iterations (or epochs with ``by_epoch=True``), and
+    optionally before the first step, the current backbone (the online one, or
+    the target / momentum encoder) encodes a labelled query set and a
+    labelled bank, and each query is classified by its ``k`` nearest bank
+    features (:func:`mmsiameseim.evaluation.weighted_knn_accuracy`, the
+    same features as :func:`mmsiameseim.evaluation.batch_features`). Top-1
+    and top-5 go to the message hub (``{prefix}/top1``, ``{prefix}/top5``),
+    the logger, and ``runner.visualizer.add_scalars`` (so every visualizer
+    backend, e.g. TensorBoard or W&B, draws the curve), at step = the
+    iterations trained so far.
+
+    Under distributed training each rank encodes its share (the loaders
+    get distributed samplers) and the features are gathered through
+    ``mmengine.dist``; sampler padding is dropped by sample index. The time
+    a round takes is capped by ``max_seconds`` (queries first, then the
+    bank; the ranks stop together) and its size by ``max_samples``; a
+    capped round says so in the log and logs the numbers of bank and query
+    samples it used. The model is put back in the train/eval mode it was
+    in, and torch's random state is left as it was.
+
+    Args:
+        bank_dataloader (dict): Dataloader config of the labelled bank
+            (e.g. a training subset with the test pipeline). Use
+            ``default_collate`` for a ``SelfSupDataPreprocessor``.
+        query_dataloader (dict): Dataloader config of the labelled queries
+            (e.g. a held-out subset).
+        interval (int): Evaluate every ``interval`` iterations or epochs.
+            Defaults to 1000.
+        by_epoch (bool): Count ``interval`` in epochs. Defaults to False.
+        k (int): Neighbours. Defaults to 20.
+        temperature (float): Vote temperature. Defaults to 0.07.
+        encoder (str): 'online' (``model.backbone``) or 'target'.
+            Defaults to 'online'.
+        target_backbone (str): Module path of the target encoder's backbone
+            in the model. Defaults to 'target.module.backbone' (SiameseIM's
+            momentum target; mmpretrain's MoCo-v3: 'momentum_encoder.module
+            .0').
+        max_samples (int, optional): Use at most this many bank and this
+            many query samples. Defaults to None.
+        max_seconds (float, optional): Stop encoding after this many
+            seconds. Defaults to None.
+        before_train (bool): Also evaluate before the first step (or at a
+            resume): the curve's starting point. Defaults to False.
+        precision (str): 'fp32' (no autocast), 'bf16' or 'fp16'.
+            Defaults to 'fp32'.
+        cache_inputs (bool): Keep the collated batches of the first
+            complete pass in memory and encode them again in later rounds,
+            instead of running the loaders' pipelines each time (for small
+            subsets without random transforms). Defaults to False.
+        prefix (str): Name prefix of the logged scalars. Defaults to 'knn'.
+    """
+
+    priority = 'LOW'
+
+    def __init__(self,
+                 bank_dataloader: dict,
+                 query_dataloader: dict,
+                 interval: int = 1000,
+                 by_epoch: bool = False,
+                 k: int = 20,
+                 temperature: float = 0.07,
+                 encoder: str = 'online',
+                 target_backbone: str = 'target.module.backbone',
+                 max_samples: Optional[int] = None,
+                 max_seconds: Optional[float] = None,
+                 before_train: bool = False,
+                 precision: str = 'fp32',
+                 cache_inputs: bool = False,
+                 prefix: str = 'knn') -> None:
+        if encoder not in ('online', 'target'):
+            raise ValueError(f"OnlineKNNHook: encoder={encoder!r}, choose "
+                             "'online' or 'target'")
+        if interval < 1:
+            raise ValueError(f'OnlineKNNHook: interval={interval} must be '
+                             '>= 1')
+        check_precision(precision)
+        self.loader_cfgs = dict(bank=bank_dataloader,
+                                query=query_dataloader)
+        self.interval = interval
+        self.by_epoch = by_epoch
+        self.k = k
+        self.temperature = temperature
+        self.encoder = encoder
+        self.target_backbone = target_backbone
+        self.max_samples = max_samples
+        self.max_seconds = max_seconds
+        self.run_before_train = before_train
+        self.precision = precision
+        self.prefix = prefix
+        self.cache_inputs = cache_inputs
+        self.loaders = None
+        self.cached_batches = {}
+
+    # ------------------------------------------------------------ schedule
+    def before_train(self, runner) -> None:
+        if self.run_before_train:
+            self.evaluate(runner, step=runner.iter)
+
+    def after_train_iter(self, runner, batch_idx: int,
+                         data_batch=None, outputs=None) -> None:
+        if not self.by_epoch and self.every_n_train_iters(runner,
+                                                          self.interval):
+            self.evaluate(runner, step=runner.iter + 1)
+
+    def after_train_epoch(self, runner) -> None:
+        if self.by_epoch and self.every_n_epochs(runner, self.interval):
+            self.evaluate(runner, step=runner.iter)
+
+    # ------------------------------------------------------------ evaluate
+    def backbone(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The backbone that is evaluated."""
+        if self.encoder == 'online':
+            return model.backbone
+        try:
+            return model.get_submodule(self.target_backbone)
+        except AttributeError as e:
+            raise AttributeError(
+                f"OnlineKNNHook: encoder='target', but the model "
+                f'({type(model).__name__}) has no module '
+                f'{self.target_backbone!r} (target_backbone): {e}') from None
+
+    def encode(self, model, backbone, name: str, deadline: Optional[float]
+               ) -> Tuple[torch.Tensor, torch.Tensor, bool]:
+        """Features and labels of one loader, gathered over the ranks,
+        and whether the round was capped."""
+        world = dist.get_world_size()
+        limit = None if self.max_samples is None else \
+            -(-self.max_samples // world)
+        feats, labels, index = [], [], []
+        cached = self.cached_batches.get(name)
+        batches = []
+        for batch in (self.loaders[name] if cached is None else cached):
+            if cached is None and self.cache_inputs:
+                batches.append(batch)
+            x, y = batch_features(model, batch, backbone, self.precision)
+            feats.append(x)
+            labels.append(y)
+            index.append(torch.tensor([
+                s.metainfo.get('sample_idx', -1)
+                for s in batch['data_samples']]))
+            count = sum(len(f) for f in feats)
+            stop = torch.tensor([
+                float(limit is not None and count >= limit),
+                float(deadline is not None and time.time() > deadline)])
+            dist.all_reduce(stop, op='max')
+            if stop.any():
+                break
+        # capped: some rank stopped before the end of its share
+        total = len(self.loaders[name].sampler) if cached is None else \
+            sum(len(b['data_samples']) for b in cached)
+        short = torch.tensor([float(count < total)])
+        dist.all_reduce(short, op='max')
+        capped = bool(short.item())
+        if cached is None and self.cache_inputs and not capped:
+            self.cached_batches[name] = batches  # complete passes only
+        local = (torch.cat(feats), torch.cat(labels), torch.cat(index))
+        parts = dist.all_gather_object(local) if world > 1 else [local]
+        x, y, idx = (torch.cat(p) for p in zip(*parts))
+        if world > 1 and bool((idx >= 0).all()):  # drop sampler padding
+            keep = torch.zeros(len(idx), dtype=torch.bool)
+            seen = set()
+            for i, v in enumerate(idx.tolist()):
+                keep[i] = v not in seen
+                seen.add(v)
+            x, y = x[keep], y[keep]
+        if self.max_samples is not None and len(y) > self.max_samples:
+            x, y = x[:self.max_samples], y[:self.max_samples]
+        return x, y, capped
+
+    def evaluate(self, runner, step: int) -> Optional[Dict[str, float]]:
+        """One kNN round; returns the logged scalars (None if skipped)."""
+        if self.loaders is None:  # built at the first round
+            self.loaders = {
+                name: runner.build_dataloader(cfg, seed=runner.seed)
+                for name, cfg in self.loader_cfgs.items()
+            }
+        model = runner.model.module if is_model_wrapper(runner.model) \
+            else runner.model
+        was_training = model.training
+        start = time.time()
+        deadline = None if self.max_seconds is None else \
+            start + self.max_seconds
+        model.eval()
+        # the training's random stream stays as it would be without the
+        # hook (iterating a DataLoader draws from torch's global generator)
+        with torch.random.fork_rng(devices=[]):
+            try:
+                backbone = self.backbone(model)
+                queries, query_labels, capped_q = self.encode(
+                    model, backbone, 'query', deadline)
+                bank, bank_labels, capped_b = self.encode(
+                    model, backbone, 'bank', deadline)
+            finally:
+                model.train(was_training)
+        seconds = time.time() - start
+        sizes = (f'{len(bank_labels)}/{len(self.loaders["bank"].dataset)} '
+                 f'bank and {len(query_labels)}/'
+                 f'{len(self.loaders["query"].dataset)} query samples')
+        capped = capped_q or capped_b
+        if capped:
+            runner.logger.warning(
+                f'OnlineKNNHook: round at step {step} capped '
+                f'(max_samples={self.max_samples}, max_seconds='
+                f'{self.max_seconds}): used {sizes}')
+        if len(bank_labels) == 0 or len(query_labels) == 0:
+            runner.logger.warning(
+                f'OnlineKNNHook: no kNN at step {step}: {sizes}; raise '
+                'max_seconds or max_samples')
+            return None
+        acc = weighted_knn_accuracy(bank, bank_labels, queries,
+                                    query_labels, self.k, self.temperature)
+        p = self.prefix
+        scalars = {f'{p}/top1': acc['top1'], f'{p}/top5': acc['top5'],
+                   f'{p}/bank': len(bank_labels),
+                   f'{p}/queries': len(query_labels),
+                   f'{p}/seconds': seconds, f'{p}/capped': int(capped)}
+        for key, value in scalars.items():
+            runner.message_hub.update_scalar(key, value)
+        runner.visualizer.add_scalars(scalars, step=step)
+        runner.logger.info(
+            f'OnlineKNNHook ({self.encoder} encoder) at step {step}: '
+            f'top-1 {acc["top1"]:.2f} %, top-5 {acc["top5"]:.2f} % '
+            f'(k={self.k}, T={self.temperature}, {sizes}, '
+            f'{seconds:.1f} s)')
+        return scalars

@@ -1,0 +1,150 @@
+import copy
+import os.path as osp
+from typing import Optional, Sequence
+
+import torch
+from mmengine.config import Config, ConfigDict
+
+from .precision import set_training_precision
+
+_VITS = ('SiameseIMViT', 'MAEViT', 'MoCoV3ViT', 'VisionTransformer')
+_SWINS = ('SimMIMSwinTransformer', 'SwinTransformer')
+
+
+def match_probe_backbone(probe_model: ConfigDict,
+                         pretrain_model: ConfigDict) -> None:
+    """Make a frozen-feature classifier config take the backbone of a
+    pretraining model config, in place.
+
+    The probe's backbone becomes the plain mmpretrain counterpart of the
+    pretraining backbone (same arch and weight layout, all blocks frozen),
+    with the pretraining normalisation. ViTs give the last block's cls
+    token (no final norm), followed by ``ClsBatchNormNeck``; Swins the
+    global average of the last stage. The probe's ``init_cfg`` is kept.
+
+    Args:
+        probe_model (ConfigDict): ``model`` of the probe config.
+        pretrain_model (ConfigDict): ``model`` of the pretraining config.
+    """
+    from mmpretrain.registry import MODELS
+    src = copy.deepcopy(pretrain_model.backbone)
+    kind = src.pop('type')
+    arch = src.get('arch')
+    if isinstance(arch, str):
+        arch = MODELS.get(kind).arch_zoo[arch.lower()]
+    init = probe_model.backbone.get('init_cfg')
+    if kind in _VITS:
+        keep = ('img_size', 'patch_size', 'qkv_bias', 'pre_norm',
+                'layer_scale_init_value', 'layer_cfgs')
+        backbone = dict(
+            type='VisionTransformer', arch=dict(arch),
+            in_channels=src.get('in_channels', src.get('patch_cfg', {}).get(
+                'in_channels', 3)),
+            final_norm=False, out_type='cls_token',
+            frozen_stages=arch['num_layers'],
+            **{k: src[k] for k in keep if k in src})
+        dims = arch['embed_dims']
+        probe_model.neck = dict(type='ClsBatchNormNeck', input_features=dims)
+    elif kind in _SWINS:
+        keep = ('img_size', 'in_channels', 'out_indices', 'stage_cfgs',
+                'patch_cfg', 'window_size', 'norm_cfg')
+        stages = len(arch['depths'])
+        backbone = dict(type='SwinTransformer', arch=dict(arch),
+                        frozen_stages=stages - 1,  # index of the last one
+                        **{k: src[k] for k in keep if k in src})
+        dims = arch['embed_dims'] * 2**(stages - 1)
+        probe_model.neck = dict(type='GlobalAveragePooling')
+    else:
+        raise ValueError(f'no frozen-feature evaluation for a {kind} '
+                         f'backbone (supported: {", ".join(_VITS + _SWINS)})')
+    probe_model.backbone = dict(backbone, init_cfg=init)
+    probe_model.head.in_channels = dims
+    norm = pretrain_model.get('data_preprocessor') or {}
+    for key in ('mean', 'std'):
+        if key in norm:
+            probe_model.data_preprocessor[key] = norm[key]
+
+
+def probe_config(path: str,
+                 pretrain_model: Optional[ConfigDict] = None,
+                 data_prefix: Optional[str] = None) -> Config:
+    """A frozen-backbone classifier config (e.g. the linear probe of
+    configs/benchmarks/mmpretrain), matched to a pretraining model.
+
+    Args:
+        path (str): The probe config file.
+        pretrain_model (ConfigDict, optional): ``model`` of the pretraining
+            config whose backbone is evaluated (see
+            :func:`match_probe_backbone`); None keeps the probe's.
+        data_prefix (str, optional): Replaces the ``data_prefix`` of the
+            three dataloaders' datasets.
+    """
+    cfg = Config.fromfile(path)
+    if pretrain_model is not None:
+        match_probe_backbone(cfg.model, pretrain_model)
+    if data_prefix is not None:
+        for loader in (cfg.train_dataloader, cfg.val_dataloader,
+                       cfg.test_dataloader):
+            loader.dataset.data_prefix = data_prefix
+    return cfg
+
+
+def set_probe_epochs(cfg: Config, epochs: int) -> None:
+    """Train ``epochs`` epochs, with the cosine schedule ending there."""
+    cfg.train_cfg.max_epochs = epochs
+    for sched in cfg.param_scheduler:
+        if sched.get('type', '').endswith('CosineAnnealingLR'):
+            sched.T_max = epochs - sched.get('begin', 0)
+            sched.end = epochs
+
+
+def linear_probe_accuracy(cfg: Config,
+                          checkpoint: Optional[str],
+                          work_dir: str,
+                          train_indices: Optional[Sequence[int]] = None,
+                          test_indices: Optional[Sequence[int]] = None,
+                          epochs: Optional[int] = None,
+                          seed: int = 0,
+                          precision: str = 'fp32') -> float:
+    """Train the classifier of a frozen-backbone config with mmengine's
+    Runner and return its test top-1 (%).
+
+    The test set is scored once, after training (no validation loop).
+
+    Args:
+        cfg (Config): The probe config (see :func:`probe_config`).
+        checkpoint (str, optional): Backbone weights (under ``backbone.``),
+            loaded through the backbone's ``Pretrained`` init_cfg; None
+            keeps the random initialisation.
+        work_dir (str): The runner's work dir.
+        train_indices (sequence of int, optional): Training subset.
+        test_indices (sequence of int, optional): Test subset.
+        epochs (int, optional): Overrides the config's epochs.
+        seed (int): Training seed. Defaults to 0.
+        precision (str): 'fp32' (plain ``OptimWrapper``) or 'bf16' /
+            'fp16' autocast of the (frozen-dominated) forward.
+    """
+    from mmengine.runner import Runner
+    cfg = copy.deepcopy(cfg)
+    cfg.work_dir = osp.abspath(work_dir)
+    if checkpoint:
+        cfg.model.backbone.init_cfg.checkpoint = checkpoint
+    else:
+        cfg.model.backbone.init_cfg = None
+    if train_indices is not None:
+        cfg.train_dataloader.dataset.indices = [int(i) for i in train_indices]
+    if test_indices is not None:
+        cfg.test_dataloader.dataset.indices = [int(i) for i in test_indices]
+    if epochs is not None:
+        set_probe_epochs(cfg, epochs)
+    cfg.randomness = dict(seed=seed)
+    # scored once, by runner.test() (a val loop would score the same
+    # images again at the end of training)
+    cfg.val_dataloader = cfg.val_cfg = cfg.val_evaluator = None
+    cfg.train_cfg.pop('val_interval', None)
+    set_training_precision(cfg, precision)
+    torch.manual_seed(seed)
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    metrics = runner.test()
+    return float(metrics['accuracy/top1'])

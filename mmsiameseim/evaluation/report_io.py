@@ -1,0 +1,26 @@
+import json
+import os
+import os.path as osp
+from typing import Any, Optional
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Write a text file so that an interrupted write never leaves a file
+    a rerun would trust."""
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def atomic_json(path: str, obj: Any) -> None:
+    """:func:`atomic_write` of ``obj`` as indented JSON."""
+    atomic_write(path, json.dumps(obj, indent=2))
+
+
+def load_json(path: str) -> Optional[Any]:
+    """The JSON content of ``path``, or None when there is no such file."""
+    if osp.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return None

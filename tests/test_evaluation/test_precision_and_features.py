@@ -1,0 +1,99 @@
+"""Precision switches that say what they do, and the pooling of backbone
+outputs into one feature per image."""
+import pytest
+import torch
+from mmengine.config import Config
+
+from mmsiameseim.evaluation import (autocast, pool_backbone_output,
+                                    prepare_pretrain_cfg,
+                                    set_training_precision)
+
+
+def test_fp32_is_no_autocast_at_all(recwarn):
+    with autocast('cpu', 'fp32'):
+        assert not torch.is_autocast_enabled('cpu')
+        y = torch.ones(2, 2) @ torch.ones(2, 2)
+    assert y.dtype == torch.float32
+    with autocast('cpu', 'bf16'):
+        assert torch.is_autocast_enabled('cpu')
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+    assert not [w for w in recwarn if 'autocast' in str(w.message)]
+    with pytest.raises(ValueError, match="precision='float32'"):
+        autocast('cpu', 'float32')
+
+
+def test_training_precision_switches_the_optim_wrapper():
+    cfg = Config(dict(optim_wrapper=dict(
+        type='AutocastOptimWrapper', dtype='bfloat16',
+        optimizer=dict(type='AdamW', lr=1e-3), clip_grad=dict(max_norm=1.))))
+    set_training_precision(cfg, 'fp32')
+    assert cfg.optim_wrapper == dict(
+        type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-3),
+        clip_grad=dict(max_norm=1.))
+    set_training_precision(cfg, 'bf16')
+    assert (cfg.optim_wrapper.type, cfg.optim_wrapper.dtype) == \
+        ('AutocastOptimWrapper', 'bfloat16')
+    cfg.optim_wrapper.type = 'AmpOptimWrapper'
+    with pytest.raises(ValueError, match='AmpOptimWrapper'):
+        set_training_precision(cfg, 'fp32')
+
+
+def test_plain_optim_wrapper_builds_and_steps():
+    from mmengine.optim import OptimWrapper, build_optim_wrapper
+    model = torch.nn.Linear(3, 2)
+    cfg = Config(dict(optim_wrapper=dict(
+        type='AutocastOptimWrapper', dtype='bfloat16',
+        optimizer=dict(type='SGD', lr=0.1))))
+    set_training_precision(cfg, 'fp32')
+    wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    assert type(wrapper) is OptimWrapper
+    with wrapper.optim_context(model):
+        out = model(torch.ones(1, 3))
+    assert out.dtype == torch.float32
+
+
+def test_backbone_outputs_pool_to_one_vector_per_image():
+    tokens = torch.arange(24.).reshape(2, 3, 4)  # (N, 1 + L, C)
+    assert torch.equal(pool_backbone_output(tokens), tokens[:, 0])
+    fmap = torch.ones(2, 5, 3, 3)
+    assert pool_backbone_output((fmap * 0, fmap)).shape == (2, 5)
+    assert torch.equal(pool_backbone_output((tokens[:, 0], )), tokens[:, 0])
+
+
+def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
+    cfg = Config(dict(
+        train_dataloader=dict(batch_size=8, dataset=dict(data_prefix='a/')),
+        optim_wrapper=dict(type='AutocastOptimWrapper', dtype='bfloat16',
+                           optimizer=dict(type='SGD', lr=0.1)),
+        randomness=dict(seed=0, diff_rank_seed=True),
+        custom_hooks=[dict(type='OnlineKNNHook', interval=100,
+                           bank_dataloader=dict(dataset=dict(indices=5)),
+                           query_dataloader=dict(dataset=dict()))]))
+    prepare_pretrain_cfg(
+        cfg, str(tmp_path), data_prefix='/data/',
+        overrides=dict(train_dataloader=dict(dataset=dict(indices=64))),
+        hook_overrides=dict(OnlineKNNHook=dict(interval=2)), seed=3,
+        precision='fp32')
+    assert cfg.work_dir == str(tmp_path)
+    assert cfg.train_dataloader.dataset == dict(data_prefix='/data/',
+                                                indices=64)
+    assert cfg.train_dataloader.batch_size == 8
+    hook = cfg.custom_hooks[0]
+    assert hook.interval == 2 and hook.bank_dataloader.dataset.indices == 5
+    assert hook.query_dataloader.dataset.data_prefix == '/data/'
+    assert hook.precision == 'fp32'
+    assert cfg.randomness == dict(seed=3, diff_rank_seed=True)
+    assert cfg.optim_wrapper.type == 'OptimWrapper'
+
+
+def test_fp32_fashionmnist_config_is_the_bf16_one_with_a_plain_wrapper():
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    name = 'siameseim_vit-tiny-p4_1xb64-{}-coslr-1e_fashionmnist.py'
+    fp32, bf16 = (Config.fromfile(os.path.join(
+        root, 'configs', 'pretrain', name.format(p)))
+        for p in ('fp32', 'bf16'))
+    assert fp32.optim_wrapper.type == 'OptimWrapper'
+    set_training_precision(bf16, 'fp32')
+    assert fp32.to_dict() == bf16.to_dict()

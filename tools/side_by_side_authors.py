@@ -1,0 +1,196 @@
+"""The authors' SiameseIM pretraining on Fashion-MNIST, for
+tools/side_by_side.py (which starts it in a child process per run).
+
+    python tools/side_by_side_authors.py OPTS_JSON
+
+OPTS_JSON holds ``repo`` (a clone of OpenGVLab/Siamese-Image-Modeling),
+``seed``, ``settings`` (:func:`settings` of our config), ``indices`` of the
+training images, ``epochs``, ``fp32``, ``data_root`` and ``checkpoint``
+(where their weights go). Their model, augmentation, mask generator,
+optimizer groups, scaler and loop ``engine_pretrain.train_one_epoch`` run
+as in their ``main``; the shims their code needs on a current stack live
+in tools/authors_siameseim.py. Writes ``child.json`` (wall time, images/s,
+last loss) beside OPTS_JSON.
+
+Shared with ours (read off our config): the images zero-padded to 32 px
+(bottom/right), one channel, patch, widths, depths, heads, BatchNorm, frozen
+patch embedding, lambda, crop scale, mask count and block size, batch,
+AdamW, lr, weight decay, warm-up, cosine floor, clipping, target momentum,
+bf16 autocast (their torch.cuda.amp mapped to the CPU), one loader worker.
+Their own: their colour augmentation (ours is the miniature config's), their
+normalisation given the dataset's mean and std, drop-last batches.
+"""
+import json
+import os
+import os.path as osp
+import sys
+import time
+
+import numpy as np
+
+
+# ---------------------------------------------------------------- settings
+def settings(cfg):
+    """The shared settings, read off our Fashion-MNIST config."""
+    model = cfg.model
+    arch = cfg.vit_arch
+    pipe = {t['type']: t for t in cfg.train_dataloader.dataset.pipeline}
+    crop, mask = pipe['TwoViewRandomResizedCrop'], \
+        pipe['BlockwiseMaskGenerator']
+    opt = cfg.optim_wrapper
+    warmup = [s for s in cfg.param_scheduler
+              if s.type.endswith('LinearLR')][0]
+    cosine = [s for s in cfg.param_scheduler
+              if s.type.endswith('CosineAnnealingLR')][0]
+    return dict(
+        img=cfg.img_size, patch=cfg.patch_size, in_chans=1,
+        dims=arch['embed_dims'], depth=arch['num_layers'],
+        heads=arch['num_heads'], decoder_heads=model.neck.num_heads,
+        projector_depth=model.neck.projector_depth,
+        predictor_depth=model.neck.predictor_depth,
+        neg_weight=model.head.loss.lambda_neg,
+        crop_min=crop['scale'][0],
+        num_masking_patches=mask['num_masking_patches'],
+        min_mask_patches=mask['min_num_patches'],
+        batch=cfg.train_dataloader.batch_size,
+        lr=opt.optimizer.lr, beta2=opt.optimizer.betas[1],
+        weight_decay=opt.optimizer.weight_decay,
+        clip_grad=opt.clip_grad.max_norm,
+        warmup_epochs=warmup.end, min_lr=cosine.eta_min,
+        mm=1. - model.base_momentum,
+        mean=cfg.data_preprocessor.mean[0] / 255.,
+        std=cfg.data_preprocessor.std[0] / 255.)
+
+
+# ---------------------------------------------------- the authors' training
+class _TimedLoader:
+    """Their loader, recording when each batch is handed out."""
+
+    def __init__(self, loader):
+        self.loader = loader
+        self.stamps = []
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        for batch in self.loader:
+            self.stamps.append(time.perf_counter())
+            yield batch
+        self.stamps.append(time.perf_counter())
+
+
+def authors_child(opts):
+    """Pretrain with the authors' code; runs in its own process."""
+    import random
+
+    import torch
+
+    import authors_siameseim as authors
+    s = opts['settings']
+    dtype = None if opts['fp32'] else torch.bfloat16
+    authors.install_training_shims(opts['repo'], dtype or torch.bfloat16)
+    main_pretrain = authors.import_main_pretrain(opts['repo'])
+    import engine_pretrain
+    import torchvision.transforms as T
+    from timm.optim.optim_factory import param_groups_weight_decay
+    from util.masking_generator import MaskingGenerator
+    from util.misc import NativeScalerWithGradNormCount
+    from PIL import Image
+
+    seed = opts['seed']
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+    args = authors.model_args(
+        s['dims'], projector_depth=s['projector_depth'],
+        predictor_depth=s['predictor_depth'], neg_weight=s['neg_weight'],
+        input_size=s['img'], crop_min=s['crop_min'], accum_iter=1,
+        epochs=opts['epochs'], lr=s['lr'], min_lr=s['min_lr'],
+        warmup_epochs=s['warmup_epochs'], mm=s['mm'], mmschedule='cosine',
+        clip_grad=s['clip_grad'], fp32=opts['fp32'])
+
+    transform = main_pretrain.DataAugmentationForSIM(args)
+    # the dataset's statistics, one channel (theirs: ImageNet's, three)
+    transform.format_transform = T.Compose(
+        [T.ToTensor(), T.Normalize([s['mean']], [s['std']])])
+    grid = s['img'] // s['patch']
+    masks = MaskingGenerator((grid, grid), s['num_masking_patches'],
+                             min_num_patches=s['min_mask_patches'],
+                             fixed_num_masking_patches=True)
+    images = padded_images(opts['data_root'], opts['indices'], s['img'])
+
+    class Data(torch.utils.data.Dataset):  # as their ImagenetWithMask
+        def __len__(self):
+            return len(images)
+
+        def __getitem__(self, i):
+            return transform(Image.fromarray(images[i])), 0, masks()
+
+    sampler = torch.utils.data.DistributedSampler(
+        Data(), num_replicas=1, rank=0, shuffle=True, seed=seed)
+    loader = _TimedLoader(torch.utils.data.DataLoader(
+        Data(), sampler=sampler, batch_size=s['batch'], num_workers=1,
+        persistent_workers=True, drop_last=True))
+
+    model = authors.build_model(
+        opts['repo'], s['dims'], s['depth'], s['heads'], s['img'],
+        s['patch'], in_chans=s['in_chans'], decoder_heads=s['decoder_heads'],
+        args=args)
+    model.train()
+    groups = param_groups_weight_decay(model, s['weight_decay'])
+    optimizer = torch.optim.AdamW(groups, lr=s['lr'],
+                                  betas=(0.9, s['beta2']))
+
+    class Scaler(NativeScalerWithGradNormCount):
+        """Their scaler, disabled: bf16 needs no loss scaling (on a CPU
+        their enabled GradScaler disables itself, and then has no 'scale'
+        for their loop to log: it logs 1)."""
+
+        def state_dict(self):
+            return {'scale': 1.0}
+
+    scaler = Scaler(enabled=False)
+    t0 = time.time()
+    for epoch in range(opts['epochs']):
+        sampler.set_epoch(epoch)
+        stats = engine_pretrain.train_one_epoch(
+            model, loader, optimizer, torch.device('cpu'), epoch, scaler,
+            log_writer=None, args=args)
+    wall = time.time() - t0
+    torch.save({'model': model.state_dict()}, opts['checkpoint'])
+    iters = np.diff(loader.stamps)
+    return dict(wall_s=wall, epochs=opts['epochs'],
+                images=len(loader) * s['batch'] * opts['epochs'],
+                images_per_s=s['batch'] / float(np.median(iters)),
+                last_loss=stats.get('loss'))
+
+
+def padded_images(data_root, indices, size):
+    """Fashion-MNIST training images, zero-padded bottom/right to ``size``
+    like our ``Pad``."""
+    from mmpretrain.datasets import FashionMNIST
+    ds = FashionMNIST(data_prefix=data_root + '/', test_mode=False)
+    out = []
+    for i in indices:
+        img = ds.get_data_info(int(i))['img']
+        h, w = img.shape[:2]
+        out.append(np.pad(img, ((0, size - h), (0, size - w))))
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        sys.exit(__doc__.split('\n\n')[1])
+    with open(argv[0]) as f:
+        opts = json.load(f)
+    done = authors_child(opts)
+    path = osp.join(osp.dirname(argv[0]), 'child.json')
+    with open(path + '.tmp', 'w') as f:
+        json.dump(done, f)
+    os.replace(path + '.tmp', path)
+
+
+if __name__ == '__main__':
+    main()
