@@ -44,8 +44,11 @@ def plot_knn_curve(runs: Dict[str, List[dict]], path: str,
                     for r in recs if f'{prefix}/bank' in r})
     queries = sorted({int(r[f'{prefix}/queries']) for recs in runs.values()
                       for r in recs if f'{prefix}/queries' in r})
-    title = (f'online kNN during pretraining (bank {banks}, queries '
-             f'{queries})')
+    def sizes(values):
+        return '/'.join(str(v) for v in values) or '?'
+
+    title = (f'online kNN during pretraining ({sizes(banks)} bank, '
+             f'{sizes(queries)} query images)')
     if capped:
         title += f', capped at steps {capped}'
     ax.set_title(title, fontsize=9)
