@@ -1,25 +1,21 @@
 """One training step of a model, timed, at a precision, eager or
 compiled; and the GEMM that measures the machine's peak."""
-import contextlib
 import time
+
 import torch
 
-#: autocast dtype of each precision; fp32 runs without autocast
-AUTOCAST_DTYPES = {'fp32': None, 'bf16': torch.bfloat16,
-                   'fp16': torch.float16}
+from ..evaluation.precision import PRECISIONS, autocast
 
 
 def precision_context(precision: str, device: str):
     """The forward's context for ``precision``: ``torch.autocast`` for
     'bf16' and 'fp16', nothing for 'fp32' (plain fp32, not an autocast
-    asked for an unsupported dtype)."""
-    if precision not in AUTOCAST_DTYPES:
+    asked for an unsupported dtype); the evaluation's
+    :func:`~mmsiameseim.evaluation.precision.autocast`."""
+    if precision not in PRECISIONS:
         raise ValueError(f'unknown precision {precision!r}: one of '
-                         f'{sorted(AUTOCAST_DTYPES)}')
-    dtype = AUTOCAST_DTYPES[precision]
-    if dtype is None:
-        return contextlib.nullcontext()
-    return torch.autocast(device, dtype=dtype)
+                         f'{sorted(PRECISIONS)}')
+    return autocast(device, precision)
 
 
 def _sync(device: str) -> None:
@@ -106,7 +102,7 @@ class GemmStep:
     """
 
     def __init__(self, precision: str, device: str, n: int = 4096):
-        dtype = AUTOCAST_DTYPES[precision] or torch.float32
+        dtype = PRECISIONS[precision] or torch.float32
         g = torch.Generator().manual_seed(0)
         self.a, self.b = (torch.randn(n, n, generator=g).to(device, dtype)
                           for _ in range(2))
