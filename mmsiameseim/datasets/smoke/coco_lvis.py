@@ -135,15 +135,23 @@ def class_plans(rng, num_images: int, lvis: bool, train: bool) -> list:
     return plans
 
 
+def draw_split(layout_dir: str, rng, fmnist: dict, num: int, size: int,
+               split: str, lvis: bool):
+    """Images of ``split`` in ``layout_dir/{split}2017`` and their image and
+    annotation records (ids from 1 on train, from 100001 on val)."""
+    img_dir = osp.join(layout_dir, f'{split}2017')
+    os.makedirs(img_dir)
+    plans = class_plans(rng, num, lvis=lvis, train=split == 'train')
+    return make_split(rng, fmnist[split], num, size, img_dir,
+                      first_id=1 if split == 'train' else 100001,
+                      class_plan=plans)
+
+
 def write_coco(out: str, rng, fmnist: dict, num: int, size: int,
                split: str):
     """Images and ``instances_{split}2017.json`` of the COCO layout."""
-    img_dir = osp.join(out, 'coco', f'{split}2017')
-    os.makedirs(img_dir)
-    plans = class_plans(rng, num, lvis=False, train=split == 'train')
-    images, anns = make_split(rng, fmnist[split], num, size, img_dir,
-                              first_id=1 if split == 'train' else 100001,
-                              class_plan=plans)
+    images, anns = draw_split(osp.join(out, 'coco'), rng, fmnist, num, size,
+                              split, lvis=False)
     categories = [dict(id=i + 1, name=n, supercategory='fashion')
                   for i, n in enumerate(CLASSES)]
     dump(dict(images=images, annotations=anns, categories=categories),
@@ -155,12 +163,8 @@ def write_lvis(out: str, rng, fmnist: dict, num: int, size: int,
     """Images and ``lvis_v1_{split}.json`` of the LVIS layout; returns the
     per-category counts (those of ``train_counts`` when given: LVIS
     frequencies are counted on train)."""
-    img_dir = osp.join(out, 'lvis_v1', f'{split}2017')
-    os.makedirs(img_dir)
-    plans = class_plans(rng, num, lvis=True, train=split == 'train')
-    images, anns = make_split(rng, fmnist[split], num, size, img_dir,
-                              first_id=1 if split == 'train' else 100001,
-                              class_plan=plans)
+    images, anns = draw_split(osp.join(out, 'lvis_v1'), rng, fmnist, num,
+                              size, split, lvis=True)
     all_ids = set(range(1, len(CLASSES) + 1))
     for img in images:
         present = {a['category_id'] for a in anns
