@@ -1,22 +1,13 @@
-import glob
-import json
-import os.path as osp
 from typing import Dict, List
+
+from ..visualization.curves import read_scalar_records
 
 
 def read_knn_scalars(work_dir: str, prefix: str = 'knn') -> List[dict]:
     """The rounds :class:`OnlineKNNHook` logged in a work dir (mmengine
     ``vis_data/scalars.json`` of every run, resumes included), one record
     per step, in step order."""
-    records = {}
-    pattern = osp.join(work_dir, '*', 'vis_data', 'scalars.json')
-    for path in sorted(glob.glob(pattern)):
-        with open(path) as f:
-            for line in f:
-                rec = json.loads(line)
-                if f'{prefix}/top1' in rec and 'step' in rec:
-                    records[rec['step']] = rec
-    return [records[k] for k in sorted(records)]
+    return read_scalar_records(work_dir, f'{prefix}/top1', 'step')
 
 
 def plot_knn_curve(runs: Dict[str, List[dict]], path: str,

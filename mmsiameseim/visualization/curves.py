@@ -4,18 +4,26 @@ import os
 from typing import Dict, List
 
 
-def read_scalars(work_dir: str) -> List[dict]:
-    """Training scalars (mmengine ``vis_data/scalars.json``) of a work dir,
-    all runs (resumes included) in iteration order."""
+def read_scalar_records(work_dir: str, key: str,
+                        order_key: str) -> List[dict]:
+    """Records of mmengine's ``vis_data/scalars.json`` in every run of a
+    work dir (resumes included) that hold ``key``, one per ``order_key``
+    value (a later run's record wins), in that order."""
     records = {}
     pattern = os.path.join(work_dir, '*', 'vis_data', 'scalars.json')
     for path in sorted(glob.glob(pattern)):
         with open(path) as f:
             for line in f:
                 rec = json.loads(line)
-                if 'loss' in rec and 'iter' in rec:
-                    records[rec['iter']] = rec
+                if key in rec and order_key in rec:
+                    records[rec[order_key]] = rec
     return [records[k] for k in sorted(records)]
+
+
+def read_scalars(work_dir: str) -> List[dict]:
+    """Training scalars (mmengine ``vis_data/scalars.json``) of a work dir,
+    all runs (resumes included) in iteration order."""
+    return read_scalar_records(work_dir, 'loss', 'iter')
 
 
 def plot_training_curves(runs: Dict[str, List[dict]], path: str) -> None:
