@@ -1,13 +1,15 @@
 """SiameseIM for OpenMMLab.
 
 Importing this package registers the mmpretrain-side components (models,
-transforms, hooks) into mmpretrain's registries and applies the checkpoint
-compatibility layer. ``mmsiameseim.det`` / ``mmsiameseim.seg`` register into
-mmdet / mmseg and are imported only by their configs.
+transforms, datasets, hooks, metrics) into mmpretrain's registries and
+applies the checkpoint compatibility layer. ``mmsiameseim.det`` /
+``mmsiameseim.seg`` register into mmdet / mmseg and are imported only by
+their configs. The demo, Table 3, side-by-side and benchmark code lives
+beside the plugin in ``mmsiameseim_lab``, which this package never imports.
 """
 from . import compat  # noqa: F401  (must come first: checkpoint loading)
 from . import mmcv_hue_fix  # noqa: F401  (numpy 2: negative hue jitter)
-from . import datasets, engine, evaluation, models  # noqa: F401
+from . import checkpoint, datasets, engine, evaluation, models  # noqa: F401
 from .version import __version__
 
 __all__ = ['__version__']

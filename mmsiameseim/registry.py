@@ -3,7 +3,7 @@
 Everything else of mmsiameseim registers into mmpretrain's (mmdet's,
 mmseg's) registries. The one exception is the weight initializer
 ``Pretrained`` of scope ``mmsiameseim``
-(:class:`~mmsiameseim.models.utils.StrictPretrainedInit`): it must keep the
+(:class:`~mmsiameseim.checkpoint.StrictPretrainedInit`): it must keep the
 type name ``'Pretrained'``, because mmengine's ``BaseModule`` and mmpretrain's
 ``VisionTransformer`` recognise a checkpoint initialisation by that name
 (it runs after every other initialisation and keeps the loaded position
@@ -19,4 +19,4 @@ WEIGHT_INITIALIZERS = Registry(
     'weight initializer',
     parent=MMENGINE_WEIGHT_INITIALIZERS,
     scope='mmsiameseim',
-    locations=['mmsiameseim.models.utils'])
+    locations=['mmsiameseim.checkpoint'])

@@ -1,3 +1,4 @@
+import json
 import os
 
 import pytest
@@ -6,6 +7,29 @@ from mmengine.registry import DefaultScope
 
 DATA = os.path.join(os.path.dirname(__file__), 'data')
 _SCOPES_AT_START = set(DefaultScope._instance_dict)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Check every ``fault_matrix`` marker against the vocabulary of
+    ``tests/fault_matrix.py``; with ``FAULT_MATRIX_JSON=PATH`` set, also
+    write the cells (entry, fault, behaviour, test id) to PATH."""
+    from tests.fault_matrix import ENTRIES, FAULTS
+    cells = []
+    for item in items:
+        for mark in item.iter_markers('fault_matrix'):
+            if (len(mark.args) != 3 or mark.args[0] not in ENTRIES
+                    or mark.args[1] not in FAULTS):
+                raise pytest.UsageError(
+                    f'{item.nodeid}: fault_matrix(entry, fault, behaviour) '
+                    f'needs an entry of {sorted(ENTRIES)} and a fault of '
+                    f'{sorted(FAULTS)}, got {mark.args}')
+            cells.append(dict(zip(('entry', 'fault', 'behaviour'),
+                                  mark.args), test=item.nodeid))
+    out = os.environ.get('FAULT_MATRIX_JSON')
+    if out:
+        with open(out, 'w') as f:
+            json.dump(cells, f, indent=1)
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@
 Each row's config in configs/pretrain/ablations (ViT-B/16, ImageNet, 400
 epochs) is read, its switches (target type, views, colour augmentation, mask
 type, BN/LN, loss normalisation, dense/global loss) are applied to the demo's
-SiameseIM config (``mmsiameseim.evaluation.miniature_cfg``), and the row is
+SiameseIM config (``mmsiameseim_lab.table3.miniature_cfg``), and the row is
 pretrained for the same budget as every other row, then evaluated like the
 demo (``FrozenBackboneProtocol``). Writes table3.md (laid out like the
 paper's Table 3, with the paper's numbers beside ours and which of the
@@ -32,7 +32,8 @@ SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
 
 def row_run_cfg(t3, factors, row, work_dir, args):
     """Row ``row``'s miniature pretraining config, set up for its run."""
-    from mmsiameseim.evaluation import miniature_cfg, prepare_pretrain_cfg
+    from mmsiameseim_lab.table3 import miniature_cfg
+    from mmsiameseim_lab.demo import prepare_pretrain_cfg
     base = Config.fromfile(osp.join(ROOT, t3.pretrain_configs['siameseim']))
     return prepare_pretrain_cfg(
         miniature_cfg(factors[row], base), osp.join(work_dir, f'table3{row}'),
@@ -44,10 +45,11 @@ def row_run_cfg(t3, factors, row, work_dir, args):
 
 
 def run(args, rows):
-    from mmsiameseim.evaluation import (atomic_json, describe_pretraining,
-                                        initial_weights, load_json,
-                                        paper_results, pretrain_once,
-                                        table3_factors, write_table3_report)
+    from mmsiameseim.atomic_io import atomic_json, load_json
+    from mmsiameseim_lab.demo import (describe_pretraining, initial_weights,
+                                      pretrain_once)
+    from mmsiameseim_lab.table3 import (paper_results, table3_factors,
+                                        write_table3_report)
     check_dataset(osp.abspath(args.data_root))
     t3 = Config.fromfile(osp.join(ROOT, args.config or (
         SMOKE_CONFIG if args.smoke else CONFIG)))
@@ -115,7 +117,7 @@ def main(argv=None):
     args = parse_args(argv)
     os.chdir(ROOT)
     import mmsiameseim  # noqa: F401
-    from mmsiameseim.evaluation import row_configs
+    from mmsiameseim_lab.table3 import row_configs
     t3 = Config.fromfile(osp.join(ROOT, args.config or CONFIG))
     rows = row_configs(osp.join(ROOT, t3.row_config_dir))
     if args.rows:

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from mmsiameseim.benchmark import arch_settings, decoder_heads
+from mmsiameseim_lab.benchmark import arch_settings, decoder_heads
 from mmsiameseim.models.utils.cpu_autocast_attention import \
     fp32_attention_under_cpu_autocast
 

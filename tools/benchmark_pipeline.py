@@ -43,7 +43,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from mmsiameseim.benchmark.pipeline import (DEFAULT_CONFIG, add_timers,
+from mmsiameseim_lab.benchmark.pipeline import (DEFAULT_CONFIG, add_timers,
                                             build_siameseim_pipeline,
                                             build_torchvision_pipeline,
                                             run_siameseim, run_torchvision,

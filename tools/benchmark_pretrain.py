@@ -11,7 +11,7 @@ against the machine's GEMM peak measured in the same run.
 Every (model, precision) pair, and a ``gemm`` row per precision (one
 ``--gemm-size``-cubed matrix product in fp32, or in the autocast dtype: the
 machine's peak), gets its own worker process of
-:mod:`mmsiameseim.benchmark`; the workers take their timed steps in turns
+:mod:`mmsiameseim_lab.benchmark`; the workers take their timed steps in turns
 (all see the same machine noise), as many at once as the memory holds.
 
 A step is forward + backward + AdamW step (+ the momentum update for
@@ -36,7 +36,7 @@ import argparse
 import json
 import sys
 
-from mmsiameseim.benchmark import (GEMM, arch_settings, format_table,
+from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
                                    ratios, run, synthetic_geometry)
 
 MODELS = ('siameseim', 'siameseim-lowres', 'mae', 'official')

@@ -42,8 +42,8 @@ import time
 
 import torch
 
-from mmsiameseim.benchmark import (build_step, peak_rss_bytes, reset_peak_rss,
-                                   rss_bytes)
+from mmsiameseim_lab.benchmark import (build_step, peak_rss_bytes,
+                                       reset_peak_rss, rss_bytes)
 
 VARIANTS = {'chunked': True, 'autograd': False}
 DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}

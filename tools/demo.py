@@ -91,7 +91,7 @@ def training_precision(fp32):
 
 def pretrain_run_cfg(demo_cfg, path, work_dir, args):
     """The pretraining config at ``path`` set up for its demo run."""
-    from mmsiameseim.evaluation import prepare_pretrain_cfg
+    from mmsiameseim_lab.demo import prepare_pretrain_cfg
     return prepare_pretrain_cfg(
         Config.fromfile(osp.join(ROOT, path)), work_dir,
         data_prefix=osp.abspath(args.data_root) + '/',
@@ -126,8 +126,8 @@ def methods_of(args, demo_cfg):
 
 
 def run(args):
-    from mmsiameseim.evaluation import (initial_weights, pretrain_once,
-                                        write_demo_report)
+    from mmsiameseim_lab.demo import (initial_weights, pretrain_once,
+                                      write_demo_report)
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
     demo_cfg = load_demo_config(args)

@@ -10,7 +10,7 @@ projector 2 and predictor 4 BatchNorm blocks with 16 heads, lambda 0.02,
 batch 4, fp32, training mode, no momentum update in the step.
 
 Its weights are not stored (their state dict is about 700 MB): every
-tensor is drawn by :mod:`mmsiameseim.apis.parity_fixture` from ``--seed``
+tensor is drawn by :mod:`mmsiameseim_lab.parity_fixture` from ``--seed``
 and the parameter names and shapes kept in the fixture, except the two fixed
 sin-cos tables, which equal :func:`build_rows_first_sincos_embed` (checked
 here).
@@ -34,7 +34,7 @@ from collections import OrderedDict
 import numpy as np
 import torch
 
-from mmsiameseim.apis.parity_fixture import (FIXED, crops, official_weights,
+from mmsiameseim_lab.parity_fixture import (FIXED, crops, official_weights,
                                             views)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -52,7 +52,8 @@ def train_indices(n):
 def run_authors(args, seed, run_dir, settings_, indices):
     """Their pretraining in a child process; returns what ``pretrain_once``
     returns (checkpoint in our format)."""
-    from mmsiameseim.evaluation import atomic_json, load_json, native_bf16
+    from mmsiameseim.atomic_io import atomic_json, load_json
+    from mmsiameseim.evaluation import native_bf16
     out_dir = osp.join(run_dir, 'authors')
     done = load_json(osp.join(out_dir, 'pretrain_done.json'))
     if done:
@@ -95,7 +96,7 @@ def run_authors(args, seed, run_dir, settings_, indices):
 
 def ours_cfg(args, demo_cfg, seed, run_dir, indices):
     """Our pretraining config, set up for one seed's run."""
-    from mmsiameseim.evaluation import prepare_pretrain_cfg
+    from mmsiameseim_lab.demo import prepare_pretrain_cfg
     return prepare_pretrain_cfg(
         Config.fromfile(osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)),
         osp.join(run_dir, 'ours'), osp.abspath(args.data_root) + '/',
@@ -105,7 +106,7 @@ def ours_cfg(args, demo_cfg, seed, run_dir, indices):
 
 
 def format_table(runs, args, batch, protocol_lines=()):
-    from mmsiameseim.evaluation import format_seed_table
+    from mmsiameseim_lab.demo import format_seed_table
     return format_seed_table(
         runs, dict(ours='ours (mmsiameseim)', authors='the authors\' code'),
         [f'Budget per run: {args.train_images} training images x '
@@ -148,7 +149,7 @@ def main(argv=None):
         sys.exit(f'--official-repo: {checkout_problem(args.official_repo)}')
     os.chdir(ROOT)
     import mmsiameseim  # noqa: F401
-    from mmsiameseim.evaluation import pretrain_once
+    from mmsiameseim_lab.demo import pretrain_once
     from side_by_side_authors import settings
     check_dataset(osp.abspath(args.data_root))
     demo_cfg = Config.fromfile(osp.join(ROOT, CONFIG))

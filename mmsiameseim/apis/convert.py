@@ -19,8 +19,8 @@ import re
 from collections import OrderedDict
 from typing import Callable, Optional, Tuple, Union
 
-from ..models.utils.checkpoint_coverage import group_keys, read_checkpoint
-from ..models.utils.vit_checkpoint_adapter import grid_side, strip_prefix
+from ..checkpoint.coverage import group_keys, read_checkpoint
+from ..checkpoint.vit_adapter import grid_side, strip_prefix
 from .official import REQUIRED as OFFICIAL_REQUIRED
 from .official import (convert_official_state_dict, load_official_state_dict,
                        official_key)

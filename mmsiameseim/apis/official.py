@@ -12,8 +12,8 @@ from typing import Dict, Tuple, Union
 
 import torch
 
-from ..models.utils.checkpoint_coverage import read_checkpoint
-from ..models.utils.vit_checkpoint_adapter import grid_side, strip_prefix
+from ..checkpoint.coverage import read_checkpoint
+from ..checkpoint.vit_adapter import grid_side, strip_prefix
 
 # (official regex, our key template); applied in order, first match wins.
 _BLOCK = [

@@ -11,7 +11,7 @@ from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
 from .linear_probe import linear_probe_accuracy, probe_config
-from .report_io import atomic_json, load_json
+from mmsiameseim.atomic_io import atomic_json, load_json
 
 
 class FrozenBackboneProtocol:

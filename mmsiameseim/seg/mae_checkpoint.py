@@ -3,7 +3,7 @@ from typing import Dict, Tuple
 
 import torch
 
-from ..models.utils.vit_checkpoint_adapter import (KeyReport,
+from ..checkpoint.vit_adapter import (KeyReport,
                                                    adapt_vit_checkpoint)
 
 # Keys that only mmseg's MAE has; they keep the model's own initialisation
@@ -28,7 +28,7 @@ def siameseim_to_mmseg_mae(
     ``MAE`` names already: ``patch_embed.projection``, ``cls_token``,
     ``pos_embed``, ``layers.N.{ln1,attn.qkv,attn.proj,ln2,ffn.layers.*}``,
     ``ln1`` (final norm). The ViT checkpoint adapter
-    (:func:`~mmsiameseim.models.utils.adapt_vit_checkpoint`) strips the
+    (:func:`~mmsiameseim.checkpoint.adapt_vit_checkpoint`) strips the
     prefix, resizes ``pos_embed`` to ``target``'s grid (e.g. 14x14 of 224 px
     pretraining to 32x32 of 512 px crops) and adapts a 1-channel patch
     embedding; only mmseg's MAE-only keys (layer scale, relative position
@@ -45,7 +45,7 @@ def siameseim_to_mmseg_mae(
 
     Returns:
         The converted state dict and its
-        :class:`~mmsiameseim.models.utils.KeyReport`.
+        :class:`~mmsiameseim.checkpoint.KeyReport`.
 
     Raises:
         ValueError: no ``prefix`` keys; a backbone weight other than the

@@ -2,7 +2,7 @@ from mmengine.logging import print_log
 from mmseg.models.backbones import MAE
 from mmseg.registry import MODELS
 
-from ..models.utils.checkpoint_coverage import read_state_dict
+from ..checkpoint.coverage import read_state_dict
 from .mae_checkpoint import siameseim_to_mmseg_mae
 
 

@@ -12,7 +12,7 @@ from mmengine.dataset import default_collate
 from mmpretrain.registry import MODELS, TRANSFORMS
 
 import mmsiameseim  # noqa: F401
-from mmsiameseim.evaluation import table3
+from mmsiameseim_lab import table3
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -5,8 +5,8 @@ import torch
 from mmengine.config import Config
 
 from mmsiameseim.evaluation import (autocast, pool_backbone_output,
-                                    prepare_pretrain_cfg,
                                     set_training_precision)
+from mmsiameseim_lab.demo import prepare_pretrain_cfg
 
 
 def test_fp32_is_no_autocast_at_all(recwarn):

@@ -5,8 +5,8 @@ import os
 
 from mmengine.config import Config
 
-from mmsiameseim.evaluation import (FrozenBackboneProtocol, plot_knn_curve,
-                                    read_knn_scalars)
+from mmsiameseim.evaluation import FrozenBackboneProtocol
+from mmsiameseim_lab.visualization import plot_knn_curve, read_knn_scalars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

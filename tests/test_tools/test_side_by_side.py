@@ -8,7 +8,7 @@ import sys
 import pytest
 from mmengine.config import Config
 
-from mmsiameseim.evaluation import format_seed_table
+from mmsiameseim_lab.demo import format_seed_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

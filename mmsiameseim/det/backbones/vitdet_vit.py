@@ -9,8 +9,8 @@ from mmengine.logging import print_log
 from mmengine.model import BaseModule
 from torch import nn
 
-from ...models.utils.checkpoint_coverage import read_state_dict
-from ...models.utils.vit_checkpoint_adapter import (KeyReport,
+from ...checkpoint.coverage import read_state_dict
+from ...checkpoint.vit_adapter import (KeyReport,
                                                     adapt_vit_checkpoint,
                                                     resize_pos_embed_to)
 
@@ -170,7 +170,7 @@ class ViTDetViT(BaseModule):
     ``init_cfg=dict(type='Pretrained', checkpoint=..., prefix='backbone.')``
     loads our pretraining checkpoints (mmpretrain ``VisionTransformer`` key
     names) directly through the package's ViT checkpoint adapter
-    (:func:`~mmsiameseim.models.utils.adapt_vit_checkpoint`): the position
+    (:func:`~mmsiameseim.checkpoint.adapt_vit_checkpoint`): the position
     table is resized when the checkpoint's grid differs from
     ``pretrain_img_size``, a 1-channel patch embedding is replicated over RGB
     (weights / 3, so a gray image gives the same response), and the loaded,

@@ -1,5 +1,3 @@
-from .checkpoint_coverage import (check_coverage, describe_keys,
-                                  read_state_dict)
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
 from .crop_geometry import check_patch_grid, crop_source_shapes
@@ -9,11 +7,7 @@ from .momentum_target import MomentumTarget
 from .relative_position import (CropPairOffsets, crop_pair_offsets,
                                 relative_patch_centres, relative_sincos_embed)
 from .sincos_pos_embed import build_rows_first_sincos_embed
-from .strict_pretrained_init import StrictPretrainedInit
 from .token_batchnorm import TokenBatchNorm
-from .vit_checkpoint_adapter import (KeyReport, adapt_in_channels,
-                                     adapt_vit_checkpoint, grid_side,
-                                     resize_pos_embed_to, strip_prefix)
 from .zero_drop_path import drop_zero_drop_paths
 
 __all__ = [
@@ -23,9 +17,6 @@ __all__ = [
     'check_siameseim_parts', 'MomentumTarget',
     'CropPairOffsets', 'crop_pair_offsets', 'relative_patch_centres',
     'relative_sincos_embed',
-    'build_rows_first_sincos_embed', 'TokenBatchNorm', 'check_coverage',
-    'describe_keys', 'read_state_dict', 'StrictPretrainedInit', 'KeyReport',
-    'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
-    'resize_pos_embed_to', 'strip_prefix', 'EagerSelfSupDataPreprocessor',
-    'drop_zero_drop_paths'
+    'build_rows_first_sincos_embed', 'TokenBatchNorm',
+    'EagerSelfSupDataPreprocessor', 'drop_zero_drop_paths'
 ]

@@ -1,0 +1,249 @@
+"""One adapter from a pretraining checkpoint to a ViT's own weights.
+
+Every loader of pretrained ViT encoders goes through these functions: the
+``Pretrained`` init of scope ``mmsiameseim`` (mmpretrain configs),
+``ViTDetViT`` (mmdet), ``SiameseIMMAE`` (mmseg), the checkpoint converters
+(:mod:`mmsiameseim.apis.convert`) and ``build_from_official``. The pieces:
+
+- :func:`strip_prefix`: the keys under a prefix (``'backbone.'``), or a
+  wrapper's prefix (``'module.'``) removed where present;
+- :func:`grid_side`: the side of the square patch grid of a position table;
+- :func:`resize_pos_embed_to`: the patch grid of a position table resized
+  bicubically (mmpretrain's ``resize_pos_embed``; cls position kept);
+- :func:`adapt_in_channels`: a 1-channel (grayscale) patch embedding for a
+  model of more input channels;
+- :func:`adapt_vit_checkpoint`: all of the above for one model, with a
+  :class:`KeyReport` of what was loaded, adapted, new, dropped and ignored.
+
+The coverage check and the key descriptions it uses are in
+:mod:`.checkpoint_coverage`. Nothing here imports mmdet or mmseg.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Tuple
+
+import torch
+from mmpretrain.models.utils import resize_pos_embed
+
+from .coverage import check_coverage, describe_keys
+
+POS_EMBED = 'pos_embed'
+PATCH_WEIGHT = 'patch_embed.projection.weight'
+
+
+def strip_prefix(state: Dict[str, torch.Tensor],
+                 prefix: str,
+                 keep_others: bool = False) -> Dict[str, torch.Tensor]:
+    """Remove ``prefix`` from the keys of ``state``.
+
+    Args:
+        state (dict): A state dict.
+        prefix (str): E.g. ``'backbone.'``, or ``'module.'`` of a model
+            saved inside its DDP wrapper. ``''`` keeps every key.
+        keep_others (bool): Keep the keys without the prefix as they are
+            (for a wrapper's prefix). Defaults to False: only the keys under
+            ``prefix`` are returned.
+
+    Returns:
+        dict: The (selected) entries with the prefix removed, in order.
+    """
+    n = len(prefix)
+    return {(k[n:] if k.startswith(prefix) else k): v
+            for k, v in state.items() if keep_others or k.startswith(prefix)}
+
+
+def grid_side(num_tokens: int, num_extra_tokens: int = 1,
+              key: str = POS_EMBED) -> int:
+    """The side of the square patch grid of a position table.
+
+    Args:
+        num_tokens (int): Rows of the table (extra tokens included).
+        num_extra_tokens (int): Leading rows that are not patches (the cls
+            position). Defaults to 1.
+        key (str): The table's name, for the message.
+
+    Raises:
+        ValueError: ``num_tokens - num_extra_tokens`` is not a square.
+    """
+    patches = num_tokens - num_extra_tokens
+    side = int(round(max(patches, 0)**0.5))
+    if patches <= 0 or side * side != patches:
+        raise ValueError(
+            f'{key} has {patches} patch positions plus {num_extra_tokens} '
+            'extra (cls): not a square grid')
+    return side
+
+
+def resize_pos_embed_to(pos_embed: torch.Tensor,
+                        grid: Tuple[int, int],
+                        num_extra_tokens: int = 1,
+                        mode: str = 'bicubic',
+                        key: str = POS_EMBED) -> torch.Tensor:
+    """Resize the square patch grid of a (1, L, C) position table to
+    ``grid``; the extra (cls) rows are kept as they are.
+
+    Args:
+        pos_embed (Tensor): The table, (1, extra + g * g, C).
+        grid (tuple[int, int]): The patch grid wanted, (rows, columns).
+        num_extra_tokens (int): Leading rows that are not patches.
+            Defaults to 1.
+        mode (str): Interpolation, as ``F.interpolate``. Defaults to
+            'bicubic' (mmpretrain, mmseg and ViTDet resize this way).
+        key (str): The table's name, for messages.
+
+    Returns:
+        Tensor: (1, extra + rows * columns, C), the input's dtype; the
+        input itself when the grid is the same.
+    """
+    side = grid_side(pos_embed.shape[1], num_extra_tokens, key)
+    return resize_pos_embed(pos_embed, (side, side), tuple(grid), mode=mode,
+                            num_extra_tokens=num_extra_tokens)
+
+
+def adapt_in_channels(weight: torch.Tensor, in_channels: int,
+                      key: str = PATCH_WEIGHT) -> torch.Tensor:
+    """A 1-channel patch embedding (grayscale pretraining) for a model of
+    ``in_channels`` inputs: repeated and divided by ``in_channels``, so a
+    gray image given as ``in_channels`` equal planes gives exactly the
+    grayscale response.
+
+    Args:
+        weight (Tensor): (C, 1, p, p) convolution weight.
+        in_channels (int): Input channels of the model.
+        key (str): The weight's name, for the message.
+
+    Raises:
+        ValueError: The weight has more than one input channel.
+    """
+    if weight.ndim != 4 or weight.shape[1] != 1:
+        raise ValueError(f'{key}: only a 1-channel weight can be adapted to '
+                         f'{in_channels} channels, got shape '
+                         f'{tuple(weight.shape)}')
+    return weight.repeat(1, in_channels, 1, 1) / in_channels
+
+
+@dataclass
+class KeyReport:
+    """Where every key of a checkpoint went.
+
+    Args:
+        prefix (str): The prefix the model's keys have in the file.
+        loaded (list[str]): Model keys copied as they are.
+        adapted (list[str]): Model keys resized or channel-adapted, as
+            ``'key (old shape) -> (new shape)'``.
+        new (list[str]): Model keys absent from the checkpoint (they keep
+            the model's initialisation).
+        dropped (list[str]): Keys under ``prefix`` the model has no place
+            for (e.g. a final norm the model is built without).
+        ignored (list[str]): File keys outside ``prefix`` (neck, head,
+            momentum target).
+    """
+    prefix: str = ''
+    loaded: List[str] = field(default_factory=list)
+    adapted: List[str] = field(default_factory=list)
+    new: List[str] = field(default_factory=list)
+    dropped: List[str] = field(default_factory=list)
+    ignored: List[str] = field(default_factory=list)
+
+    def format(self, title: str) -> str:
+        """One summary line after ``title``, then the adapted and dropped
+        keys one a line and the new keys grouped by their last name part."""
+        lines = [f'{title}: {len(self.loaded)} loaded, {len(self.adapted)} '
+                 f'adapted, {len(self.new)} new (model init), '
+                 f'{len(self.dropped)} dropped, {len(self.ignored)} ignored '
+                 f'(not {self.prefix}*)']
+        for key in self.adapted:
+            how = (' (1 channel repeated, divided by the channels)'
+                   if key.startswith(PATCH_WEIGHT) else
+                   ' (patch grid resized, bicubic)'
+                   if key.startswith(POS_EMBED) else '')
+            lines.append(f'  adapted: {key}{how}')
+        lines += [f'  dropped: {key}' for key in self.dropped]
+        kinds: Dict[str, List[str]] = {}
+        for key in self.new:
+            kinds.setdefault(key.split('.')[-1], []).append(key)
+        lines += [f'  new: {len(keys)} x {kind} (e.g. {keys[0]})'
+                  for kind, keys in kinds.items()]
+        return '\n'.join(lines)
+
+
+def adapt_vit_checkpoint(
+    state: Dict[str, torch.Tensor],
+    target: Dict[str, torch.Tensor],
+    *,
+    model: str,
+    checkpoint: str,
+    prefix: str = 'backbone.',
+    allow_missing: Sequence[str] = (),
+    allow_partial: bool = False,
+    adapt_shapes: bool = True,
+) -> Tuple[Dict[str, torch.Tensor], KeyReport]:
+    """Bring the ``prefix`` part of a checkpoint to a ViT's own weights.
+
+    The keys under ``prefix`` are taken with the prefix removed and
+    checked for coverage (:func:`check_coverage`: every model key must be
+    supplied except those matching ``allow_missing``); then, with
+    ``adapt_shapes``, a ``pos_embed`` of another grid is resized
+    (:func:`resize_pos_embed_to`) and a 1-channel
+    ``patch_embed.projection.weight`` adapted (:func:`adapt_in_channels`).
+    Any other shape difference is refused before anything is loaded.
+
+    Args:
+        state (dict): The checkpoint's state dict (all of it).
+        target (dict): The model's ``state_dict()``, for names and shapes.
+        model (str): The model's name, for messages.
+        checkpoint (str): The checkpoint file, for messages.
+        prefix (str): Prefix of the model's keys in ``state``. Defaults to
+            ``'backbone.'``.
+        allow_missing (Sequence[str]): ``fnmatch`` patterns of model keys
+            that may be absent (new by design).
+        allow_partial (bool): Accept a checkpoint lacking other keys too
+            (counts logged at WARNING). Defaults to False.
+        adapt_shapes (bool): Adapt and check shapes here. False leaves them
+            to the model's own load hooks (mmpretrain's ViT resizes its
+            ``pos_embed`` itself). Defaults to True.
+
+    Returns:
+        tuple: The model's weights found in the checkpoint (dropped keys
+        excluded) and a :class:`KeyReport`.
+
+    Raises:
+        ValueError: No key under ``prefix``; too few weights; a shape that
+            cannot be adapted. Each message names the file and the key.
+    """
+    source = f'{checkpoint} (prefix {prefix!r})'
+    own = strip_prefix(state, prefix)
+    if not own:
+        raise ValueError(f'{source}: no key starts with {prefix!r}; the file '
+                         f'holds {describe_keys(state)}')
+    expected = [k for k in target if not k.endswith('num_batches_tracked')]
+    check_coverage(expected, own, model=model, source=source,
+                   file_keys=state, allow_missing=allow_missing,
+                   allow_partial=allow_partial)
+    report = KeyReport(prefix=prefix, ignored=[k for k in state
+                                               if not k.startswith(prefix)])
+    out = {}
+    for key, value in own.items():
+        if key not in target:
+            report.dropped.append(key)
+            continue
+        want = target[key].shape
+        if value.shape == want or not adapt_shapes:
+            out[key] = value
+            report.loaded.append(key)
+            continue
+        if (key == POS_EMBED and value.ndim == 3
+                and value.shape[-1] == want[-1]):
+            side = grid_side(want[1], key=f'the model\'s {key}')
+            new = resize_pos_embed_to(value, (side, side), key=prefix + key)
+        elif (key == PATCH_WEIGHT and value.shape[1] == 1
+              and value.shape[0] == want[0] and value.shape[2:] == want[2:]):
+            new = adapt_in_channels(value, want[1], key=prefix + key)
+        else:
+            raise ValueError(f'{source}: {prefix}{key}: checkpoint shape '
+                             f'{tuple(value.shape)} does not fit the '
+                             f"model's {tuple(want)}")
+        out[key] = new.to(target[key].dtype)
+        report.adapted.append(f'{key} {tuple(value.shape)} -> {tuple(want)}')
+    report.new = [k for k in target if k not in out
+                  and not k.endswith('num_batches_tracked')]
+    return out, report

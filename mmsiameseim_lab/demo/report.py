@@ -1,0 +1,157 @@
+import os
+import os.path as osp
+import time
+from typing import Dict, Optional
+
+import numpy as np
+from mmengine.config import Config
+
+from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
+from mmsiameseim.evaluation import FrozenBackboneProtocol
+from mmsiameseim.atomic_io import atomic_write
+
+
+def draw_pipeline_sample(pretrain_cfg: Config, path: str,
+                         data_prefix: Optional[str] = None, index: int = 0,
+                         seed: int = 7) -> None:
+    """One training sample of a two-view pretraining config (PNG, see
+    :func:`mmsiameseim_lab.visualization.draw_two_view_sample`): test image
+    ``index`` through the config's ``Pad``, ``TwoViewRandomResizedCrop``
+    and ``BlockwiseMaskGenerator``."""
+    from mmpretrain.registry import DATASETS, TRANSFORMS
+
+    from mmsiameseim_lab.visualization import draw_two_view_sample
+    pipe = {t['type']: t for t in pretrain_cfg.train_dataloader.dataset.
+            pipeline}
+    dataset = dict(pretrain_cfg.train_dataloader.dataset, pipeline=[],
+                   test_mode=True, indices=None)
+    if data_prefix is not None:
+        dataset['data_prefix'] = data_prefix
+    np.random.seed(seed)
+    img = DATASETS.build(dataset).get_data_info(index)['img']
+    results = TRANSFORMS.build(pipe['Pad'])(dict(img=img))
+    padded = results['img']
+    results = TRANSFORMS.build(pipe['TwoViewRandomResizedCrop'])(results)
+    results = TRANSFORMS.build(pipe['BlockwiseMaskGenerator'])(results)
+    draw_two_view_sample(padded, results,
+                         pipe['BlockwiseMaskGenerator']['input_size'], path)
+
+
+def describe_pretraining(cfg: Config) -> str:
+    """One sentence on a pretraining run, read off its config."""
+    bb = cfg.model.backbone
+    arch = bb.get('arch')
+    width = f'{arch["embed_dims"]}-wide, {arch["num_layers"]}-block ' \
+        if isinstance(arch, dict) else f'arch {arch!r} '
+    indices = cfg.train_dataloader.dataset.get('indices')
+    images = 'all' if indices is None else \
+        (indices if isinstance(indices, int) else len(indices))
+    precision = 'fp32' if cfg.optim_wrapper.get('type', 'OptimWrapper') == \
+        'OptimWrapper' else cfg.optim_wrapper.get('dtype', 'fp16 (amp)')
+    return (f'{width}{bb.type} (patch {bb.get("patch_size")}, '
+            f'{bb.get("img_size")} px), {cfg.train_cfg.max_epochs} epoch(s) '
+            f'on {images} training images at batch '
+            f'{cfg.train_dataloader.batch_size}, {precision}')
+
+
+def write_demo_report(work_dir: str,
+                      run_cfgs: Dict[str, Config],
+                      pretrain: Dict[str, dict],
+                      results: Dict[str, dict],
+                      pixel: Dict[str, float],
+                      protocol: FrozenBackboneProtocol,
+                      floor: str,
+                      other_init: str,
+                      note: str = '',
+                      data_prefix: Optional[str] = None) -> str:
+    """``{work_dir}/report.md`` and its figures (``figures/``): the results
+    table, the comparison with the floor and raw pixels, the protocol and
+    the pretraining settings (read off the configs that ran), the training
+    and online-kNN curves, the accuracy chart and one training sample.
+
+    Args:
+        work_dir (str): The demo's work dir (one sub-folder per run).
+        run_cfgs (dict): Method -> the pretraining config it ran.
+        pretrain (dict): Method -> :func:`pretrain_once` result.
+        results (dict): Row name -> :meth:`FrozenBackboneProtocol.evaluate`
+            result (``knn``, ``linear``, ``fewshot``).
+        pixel (dict): :meth:`FrozenBackboneProtocol.pixel_knn` result.
+        protocol (FrozenBackboneProtocol): The evaluation that ran.
+        floor (str): Row name of SiameseIM's own initial weights.
+        other_init (str): Row name of the separately initialised ViT.
+        note (str): Appended to the "Produced by" line.
+        data_prefix (str, optional): Fashion-MNIST folder of the sample.
+
+    Returns:
+        str: The report's path.
+    """
+    from mmsiameseim_lab.visualization import (plot_accuracy_chart,
+                                           plot_training_curves,
+                                           read_scalars)
+    fig_dir = osp.join(work_dir, 'figures')
+    os.makedirs(fig_dir, exist_ok=True)
+    runs = {m: read_scalars(osp.join(work_dir, m)) for m in pretrain}
+    plot_training_curves(runs, osp.join(fig_dir, 'training_curves.png'))
+    knn_runs = {m: read_knn_scalars(osp.join(work_dir, m)) for m in pretrain}
+    knn_runs = {m: r for m, r in knn_runs.items() if r}
+    if knn_runs:
+        plot_knn_curve(knn_runs, osp.join(fig_dir, 'knn_curve.png'))
+    plot_accuracy_chart(results, pixel['knn'],
+                        osp.join(fig_dir, 'accuracy.png'))
+    draw_pipeline_sample(run_cfgs['siameseim'],
+                         osp.join(fig_dir, 'two_view_sample.png'),
+                         data_prefix)
+    lines = [
+        '# SiameseIM on Fashion-MNIST (CPU demo)', '',
+        f'Produced by `python tools/demo.py` on '
+        f'{time.strftime("%Y-%m-%d %H:%M")}{note}.', '',
+        '| method | kNN top-1 | linear probe top-1 | 1 % few-shot top-1 | '
+        'pretraining wall time | images/s |', '|---|---|---|---|---|---|'
+    ]
+    for name, res in results.items():
+        pre = pretrain.get(name)
+        wall = f'{pre["wall_s"] / 60:.1f} min' if pre else '-'
+        wall += ' (resumed)' if pre and pre.get('resumed') else ''
+        ips = f'{pre["images_per_s"]:.0f}' if pre and \
+            pre.get('images_per_s') else '-'
+        lines.append(f'| {name} | {res["knn"]:.2f} | {res["linear"]:.2f} | '
+                     f'{res["fewshot"]:.2f} | {wall} | {ips} |')
+    lines += [f'| raw pixels (mean-centred) | {pixel["knn"]:.2f} | - | - | '
+              '- | - |', '']
+    sim, rnd = results.get('siameseim'), results.get(floor)
+    if sim and rnd:
+        ahead = 'learned features beat the pixels' \
+            if sim['knn'] > pixel['knn'] else 'the pixels are still ahead'
+        lines.append(
+            'SiameseIM vs. its own initial weights (the floor: the same run '
+            f'before step 1): kNN {sim["knn"] - rnd["knn"]:+.1f} points, '
+            f'linear probe {sim["linear"] - rnd["linear"]:+.1f}, few-shot '
+            f'{sim["fewshot"] - rnd["fewshot"]:+.1f}. Versus raw pixels on '
+            f'kNN: {sim["knn"] - pixel["knn"]:+.1f} points ({ahead}). The '
+            f'"{other_init}" row is a ViT of the same architecture with '
+            'mmpretrain\'s own initialisation, not the weights the '
+            'pretraining started from.')
+    lines += ['', '## Pretraining', '']
+    lines += [f'* {m}: {describe_pretraining(c)}.'
+              for m, c in run_cfgs.items()]
+    lines += ['', '## Protocol', ''] + protocol.describe() + [
+        '* Backbone feature: the cls token of the last block (no final '
+        'norm), the same for every method.', '', '## Figures', '',
+        '![training curves](figures/training_curves.png)', '']
+    if knn_runs:
+        hook = [h for h in run_cfgs['siameseim'].get('custom_hooks', [])
+                if h.get('type') == 'OnlineKNNHook']
+        every = f'every {hook[0]["interval"]} iterations, ' if hook else ''
+        lines += [
+            'Online kNN during pretraining (`OnlineKNNHook`, '
+            f'{every}logged to vis_data/scalars.json):', '',
+            '![online kNN](figures/knn_curve.png)', '']
+    lines += [
+        '![accuracy](figures/accuracy.png)', '',
+        'One training sample: the source image with both crops, view a with '
+        'its blockwise mask, view b, and where each patch of view b lies in '
+        'view a (the relative positions the predictor is given):', '',
+        '![sample](figures/two_view_sample.png)', '']
+    path = osp.join(work_dir, 'report.md')
+    atomic_write(path, '\n'.join(lines))
+    return path

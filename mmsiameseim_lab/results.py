@@ -1,0 +1,113 @@
+"""Results files: every run that produces a published figure writes one.
+
+A results file is ``docs/results/<name>.json``::
+
+    {"meta": {"date": ..., "machine": ..., "command": ..., "commit": ...,
+              "dirty": ...},
+     "data": {...}}
+
+``data`` is the tool's own. The tables in the README and the documentation
+are rendered from these files (never typed by hand): a module that owns a
+results file registers a renderer with :func:`results_table`, and the
+markdown holds ``<!-- results:NAME -->`` ... ``<!-- /results:NAME -->``
+blocks that the renderer fills.
+"""
+import datetime
+import os
+import os.path as osp
+import platform
+import shlex
+import subprocess
+import sys
+from typing import Callable, Dict, Optional
+
+from mmsiameseim.atomic_io import atomic_json, load_json
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+RESULTS_DIR = osp.join(REPO, 'docs', 'results')
+
+Renderer = Callable[[dict], str]
+_TABLES: Dict[str, Renderer] = {}
+
+
+def _git(*args: str) -> Optional[str]:
+    try:
+        return subprocess.run(['git', '-C', REPO, *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine() -> str:
+    """CPU model, core count and accelerator, in one line."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    cpu = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    text = f'{cpu}, {os.cpu_count()} cores'
+    try:
+        import torch
+        if torch.cuda.is_available():
+            text += f', {torch.cuda.device_count()} x ' \
+                    f'{torch.cuda.get_device_name(0)}'
+    except ImportError:
+        pass
+    return text
+
+
+def run_meta(command: Optional[str] = None) -> dict:
+    """Date, machine, command line and git commit of the running process."""
+    status = _git('status', '--porcelain', '--untracked-files=no')
+    return dict(
+        date=datetime.datetime.now().astimezone().isoformat(
+            timespec='seconds'),
+        machine=machine(),
+        command=command or shlex.join([osp.relpath(sys.argv[0], REPO)]
+                                      + sys.argv[1:]),
+        commit=_git('rev-parse', 'HEAD'),
+        dirty=bool(status) if status is not None else None)
+
+
+def results_path(name: str, results_dir: Optional[str] = None) -> str:
+    return osp.join(results_dir or RESULTS_DIR, f'{name}.json')
+
+
+def write_results(name: str, data: dict, command: Optional[str] = None,
+                  results_dir: Optional[str] = None) -> str:
+    """Write ``data`` with :func:`run_meta` as the results file ``name``
+    (atomically); returns its path."""
+    path = results_path(name, results_dir)
+    os.makedirs(osp.dirname(path), exist_ok=True)
+    atomic_json(path, dict(meta=run_meta(command), data=data))
+    return path
+
+
+def read_results(name: str, results_dir: Optional[str] = None) -> dict:
+    """The results file ``name`` (``meta`` and ``data``); a missing file is
+    an error that names it."""
+    path = results_path(name, results_dir)
+    results = load_json(path)
+    if results is None:
+        raise FileNotFoundError(f'no results file {path}: run the command '
+                                'that writes it')
+    return results
+
+
+def results_table(name: str) -> Callable[[Renderer], Renderer]:
+    """Register ``fn(results) -> markdown`` as the renderer of the
+    ``<!-- results:NAME -->`` blocks of results file ``name``."""
+
+    def register(fn: Renderer) -> Renderer:
+        _TABLES[name] = fn
+        return fn
+
+    return register
+
+
+def table_renderers() -> Dict[str, Renderer]:
+    return dict(_TABLES)
