@@ -4,6 +4,7 @@ import torch
 from mmengine.logging import print_log
 from mmpretrain.registry import MODELS
 
+from ..checkpoint.finite import check_finite
 from .official import (_RECOMPUTED, _UNUSED, convert_official_state_dict,
                        infer_official_arch, load_official_state_dict,
                        official_key, our_key)
@@ -66,6 +67,11 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
         **overrides: Merged into the model config (e.g.
             ``head=dict(loss=dict(lambda_neg=0.05))``).
 
+    Raises:
+        ValueError: Not the official format, shapes that do not fit, or
+            weights holding NaN or inf; the message names the file (for a
+            path) and the keys as the file names them.
+
     Returns:
         SiameseIM: In training mode, ready to continue training: its next
         step applies a real momentum update to the loaded target.
@@ -73,6 +79,8 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
     # errors name the file (given a path) and keys as the file does
     at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
     state = load_official_state_dict(checkpoint)
+    check_finite(state, checkpoint if isinstance(checkpoint, str) else
+                 'the official checkpoint')
     try:
         arch = infer_official_arch(state)
     except ValueError as e:

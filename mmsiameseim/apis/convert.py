@@ -9,17 +9,22 @@ Accepted inputs:
   ``mm_blocks.*``, ``decoder_*`` ...), first mapped to our keys by
   :func:`convert_official_state_dict`.
 
-Anything else is refused with the keys at fault. The final norm: SiameseIM
-pretrains without one (neither the authors' encoder nor ours has it), so the
-output has none and the target model must be built without it
+Anything else is refused with the keys at fault, and so is a backbone
+whose weights hold NaN or inf (named tensor by tensor). The final norm:
+SiameseIM pretrains without one (neither the authors' encoder nor ours has
+it), so the output has none and the target model must be built without it
 (mmpretrain ``final_norm=False``, timm ``final_norm=False``); a backbone
 that does have one (``ln1``) exports it (timm ``norm``).
 """
+import os
+import os.path as osp
 import re
 from collections import OrderedDict
-from typing import Callable, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
+from ..atomic_io import atomic_torch_save
 from ..checkpoint.coverage import group_keys, read_checkpoint
+from ..checkpoint.finite import check_finite
 from ..checkpoint.vit_adapter import grid_side, strip_prefix
 from .official import REQUIRED as OFFICIAL_REQUIRED
 from .official import (convert_official_state_dict, load_official_state_dict,
@@ -157,18 +162,24 @@ def extract_vit_backbone(
 
 def _extract(state: dict, report: dict, checkpoint: Checkpoint):
     """:func:`extract_vit_backbone`, its errors naming the file and the keys
-    as the file does (official names for the authors' checkpoints)."""
+    as the file does (official names for the authors' checkpoints); weights
+    holding NaN or inf are refused."""
     def official_name(key):
         return official_key(key, token_bn=False)
 
     official = report['source'] == 'official SiameseIM'
     try:
-        return extract_vit_backbone(state,
-                                    official_name if official else None)
+        backbone, info = extract_vit_backbone(
+            state, official_name if official else None)
     except ValueError as e:
         if isinstance(checkpoint, str):
             raise ValueError(f'{checkpoint}: {e}') from e
         raise
+    name = official_name if official else (lambda k: k)
+    check_finite({name('backbone.' + k): v for k, v in backbone.items()},
+                 checkpoint if isinstance(checkpoint, str) else
+                 'the checkpoint')
+    return backbone, info
 
 
 def to_mmpretrain_backbone(checkpoint: Checkpoint) -> Tuple[dict, dict]:
@@ -214,6 +225,21 @@ def to_timm_vit(checkpoint: Checkpoint) -> Tuple[dict, dict]:
     report['not_provided'] = ['head.*'] + (
         [] if info['arch']['final_norm'] else ['norm.* (final norm)'])
     return out, report
+
+
+def save_converted(obj: Any, src: str, dst: str) -> None:
+    """Write a converter's output to ``dst``, atomically (a kill mid-write
+    leaves no partial file under that name), creating its folder.
+
+    Raises:
+        ValueError: ``dst`` is the input file ``src`` itself, which the
+            output would replace.
+    """
+    if osp.exists(dst) and osp.exists(src) and osp.samefile(src, dst):
+        raise ValueError(f'{dst}: the output would replace the input '
+                         'checkpoint; give another output path')
+    os.makedirs(osp.dirname(osp.abspath(dst)), exist_ok=True)
+    atomic_torch_save(obj, dst)
 
 
 def format_report(report: dict) -> str:

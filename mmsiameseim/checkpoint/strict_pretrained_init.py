@@ -5,6 +5,7 @@ from mmengine.model.weight_init import PretrainedInit, update_init_info
 
 from ..registry import WEIGHT_INITIALIZERS
 from .coverage import read_state_dict
+from .finite import check_finite
 from .vit_adapter import adapt_vit_checkpoint
 
 
@@ -21,8 +22,9 @@ class StrictPretrainedInit(PretrainedInit):
     first checks the keys (:func:`adapt_vit_checkpoint`, shapes left to
     the module's hooks): every weight of the
     module must come from the checkpoint except those matching
-    ``allow_missing``; a tensor of the wrong shape is refused too. The
-    errors name the file, the missing keys and what the file holds.
+    ``allow_missing``; a tensor of the wrong shape, and weights holding NaN
+    or inf, are refused too. The errors name the file, the missing,
+    misshapen or non-finite keys and what the file holds.
 
     Select it in a config with the scope ``mmsiameseim`` (the type stays
     ``'Pretrained'``, which mmengine's ``BaseModule`` and mmpretrain's
@@ -66,10 +68,15 @@ class StrictPretrainedInit(PretrainedInit):
             raise ValueError(
                 f'{name}: init_cfg Pretrained has no checkpoint; pass '
                 '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
+        file_state = read_state_dict(self.checkpoint, self.map_location)
+        prefix = self.prefix or ''
+        check_finite({k: v for k, v in file_state.items()
+                      if k.startswith(prefix)},
+                     f'{self.checkpoint} (prefix {prefix!r})')
         state, report = adapt_vit_checkpoint(
-            read_state_dict(self.checkpoint, self.map_location),
-            module.state_dict(), model=name, checkpoint=self.checkpoint,
-            prefix=self.prefix or '', allow_missing=self.allow_missing,
+            file_state, module.state_dict(), model=name,
+            checkpoint=self.checkpoint, prefix=prefix,
+            allow_missing=self.allow_missing,
             allow_partial=self.allow_partial, adapt_shapes=False)
         try:  # the module's own load hooks adapt what they know
             module.load_state_dict(state, strict=False)

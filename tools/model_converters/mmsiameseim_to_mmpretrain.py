@@ -9,13 +9,13 @@ OUT keeps only ``backbone.*`` and loads into a plain ``VisionTransformer``
 built with ``final_norm=False`` (SiameseIM has no final norm) through
 ``init_cfg=dict(type='Pretrained', checkpoint=OUT, prefix='backbone.')``.
 Neck, head and momentum target are dropped; the tool prints what it kept
-and dropped and refuses (exit status 1) checkpoints it does not recognise.
+and dropped and refuses (exit status 1) checkpoints it does not recognise
+and backbones holding NaN or inf. OUT is written atomically (never a
+partial file under its name) and may not be IN itself.
 """
 import argparse
 import os
 import sys
-
-import torch
 
 
 def main(argv=None):
@@ -24,17 +24,17 @@ def main(argv=None):
     parser.add_argument('dst', help='output checkpoint')
     args = parser.parse_args(argv)
 
-    from mmsiameseim.apis.convert import format_report, to_mmpretrain_backbone
+    from mmsiameseim.apis.convert import (format_report, save_converted,
+                                          to_mmpretrain_backbone)
     try:
         state, report = to_mmpretrain_backbone(args.src)
-    except (ValueError, FileNotFoundError) as e:  # the message names src
-        sys.exit(str(e) if str(e).startswith(args.src) else
+        save_converted(dict(state_dict=state,
+                            meta=dict(converted_from=os.path.basename(
+                                args.src), source=report['source'],
+                                arch=report['arch'])), args.src, args.dst)
+    except (ValueError, FileNotFoundError) as e:  # the message names a file
+        sys.exit(str(e) if str(e).startswith((args.src, args.dst)) else
                  f'{args.src}: {e}')
-    os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
-    torch.save(dict(state_dict=state,
-                    meta=dict(converted_from=os.path.basename(args.src),
-                              source=report['source'],
-                              arch=report['arch'])), args.dst)
     print(format_report(report))
     arch = report['arch']
     print(f"wrote {args.dst}; load it with VisionTransformer(arch=dict("

@@ -12,13 +12,12 @@ no final norm and no classifier, so ``norm.*`` and ``head.*`` are not
 provided: load with ``timm.create_model('vit_base_patch16_224',
 num_classes=0, final_norm=False)`` and ``load_state_dict(sd, strict=True)``
 for features (or add a new head and norm and load with ``strict=False``
-to fine-tune). Refuses (exit status 1) checkpoints it does not recognise.
+to fine-tune). Refuses (exit status 1) checkpoints it does not recognise
+and backbones holding NaN or inf. OUT is written atomically (never a
+partial file under its name) and may not be IN itself.
 """
 import argparse
-import os
 import sys
-
-import torch
 
 
 def main(argv=None):
@@ -27,14 +26,14 @@ def main(argv=None):
     parser.add_argument('dst', help='output state dict')
     args = parser.parse_args(argv)
 
-    from mmsiameseim.apis.convert import format_report, to_timm_vit
+    from mmsiameseim.apis.convert import (format_report, save_converted,
+                                          to_timm_vit)
     try:
         state, report = to_timm_vit(args.src)
-    except (ValueError, FileNotFoundError) as e:  # the message names src
-        sys.exit(str(e) if str(e).startswith(args.src) else
+        save_converted(state, args.src, args.dst)
+    except (ValueError, FileNotFoundError) as e:  # the message names a file
+        sys.exit(str(e) if str(e).startswith((args.src, args.dst)) else
                  f'{args.src}: {e}')
-    os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
-    torch.save(state, args.dst)
     print(format_report(report))
     arch = report['arch']
     name = 'vit_base_patch16_224' if (

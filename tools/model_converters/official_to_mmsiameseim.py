@@ -9,13 +9,13 @@ branch, predictor and momentum target) whose ``backbone.*`` keys load into a
 plain mmpretrain ``VisionTransformer`` with ``init_cfg=dict(type='Pretrained',
 checkpoint=OUT, prefix='backbone.')``. A file that is not an official
 checkpoint is refused (exit status 1) with a message naming it, the keys
-that were expected and those it has, in its own (official) key names.
+that were expected and those it has, in its own (official) key names; so
+is one whose weights hold NaN or inf (the tensors named). OUT is written
+atomically (never a partial file under its name) and may not be IN.
 """
 import argparse
 import os
 import sys
-
-import torch
 
 
 def main(argv=None):
@@ -31,24 +31,26 @@ def main(argv=None):
     import mmsiameseim  # noqa: F401
     from mmsiameseim.apis import (build_from_official,
                                   siameseim_cfg_from_official_arch)
+    from mmsiameseim.apis.convert import save_converted
     from mmsiameseim.apis.official import (infer_official_arch,
                                            load_official_state_dict)
+    from mmsiameseim.checkpoint import check_finite
     try:
         state = load_official_state_dict(args.src)
+        check_finite(state, args.src)  # named by the file, not a dict
         model = build_from_official(state, args.num_heads,
                                     args.decoder_num_heads)
+        arch = infer_official_arch(state)
+        cfg = siameseim_cfg_from_official_arch(arch, args.num_heads,
+                                               args.decoder_num_heads)
+        save_converted(
+            dict(state_dict=model.state_dict(),
+                 meta=dict(converted_from=os.path.basename(args.src),
+                           model_cfg=repr(cfg))), args.src, args.dst)
     except (ValueError, FileNotFoundError) as e:
         # the file, what was expected and what it holds, in its own names
-        sys.exit(str(e) if str(e).startswith(args.src) else
+        sys.exit(str(e) if str(e).startswith((args.src, args.dst)) else
                  f'{args.src}: {e}')
-    arch = infer_official_arch(state)
-    cfg = siameseim_cfg_from_official_arch(arch, args.num_heads,
-                                           args.decoder_num_heads)
-    os.makedirs(os.path.dirname(os.path.abspath(args.dst)), exist_ok=True)
-    torch.save(
-        dict(state_dict=model.state_dict(),
-             meta=dict(converted_from=os.path.basename(args.src),
-                       model_cfg=repr(cfg))), args.dst)
     n_backbone = sum(k.startswith('backbone.') for k in model.state_dict())
     print(f'wrote {args.dst}: {len(model.state_dict())} tensors '
           f'({n_backbone} backbone.*), arch {arch}')

@@ -1,20 +1,17 @@
 import math
 from typing import Optional
 
-import torch
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
+
+from ...checkpoint.finite import nonfinite_tensors
 
 
 def nonfinite_weights(checkpoint: dict) -> Optional[str]:
     """None when every floating-point tensor of the checkpoint's
     ``state_dict`` is finite, else where and how many are not."""
     state = checkpoint.get('state_dict', {})
-    bad = [
-        name for name, value in state.items()
-        if isinstance(value, torch.Tensor) and value.is_floating_point()
-        and not bool(torch.isfinite(value).all())
-    ]
+    bad = nonfinite_tensors(state)
     if not bad:
         return None
     meta = checkpoint.get('meta', {})
