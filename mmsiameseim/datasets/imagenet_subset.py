@@ -31,8 +31,8 @@ class ImageNetSubset(ImageNet):
     Raises:
         FileNotFoundError: The list or any image it names is missing (the
             message names the first missing image and the count).
-        ValueError: An entry names no class folder, or the folder count
-            differs from the classes of ``metainfo``.
+        ValueError: The list is empty, an entry names no class folder, or
+            the folder count differs from the classes of ``metainfo``.
     """
 
     def __init__(self,
@@ -55,6 +55,9 @@ class ImageNetSubset(ImageNet):
                 f'ImageNet training folder {self.img_prefix} not found')
         with open(subset_file) as f:
             names = [line.strip() for line in f if line.strip()]
+        if not names:
+            raise ValueError(f'subset list {subset_file} lists no image '
+                             '(one <wnid>_<n>.JPEG per line was expected)')
         wnids = sorted(d for d in os.listdir(self.img_prefix)
                        if osp.isdir(osp.join(self.img_prefix, d)))
         if self.CLASSES is not None and len(self.CLASSES) != len(wnids):

@@ -34,6 +34,10 @@ def test_dataset_builds_from_another_directory(tmp_path, monkeypatch):
     assert not os.listdir(tmp_path)  # no data folder left behind
 
 
+@pytest.mark.fault_matrix('datasets', 'missing',
+                          'LocalFashionMNIST: refused naming the folder, the '
+                          'files it needs and the set-up step; no download, '
+                          'nothing created')
 def test_missing_files_name_the_folder_and_the_setup_step(tmp_path):
     from mmpretrain.registry import DATASETS
     empty = tmp_path / 'fmnist'
