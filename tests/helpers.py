@@ -1,5 +1,8 @@
 """Shared helpers for the tests."""
+import contextlib
 import importlib.util
+import io
+import logging
 import os
 
 import torch
@@ -19,6 +22,21 @@ def load_tool(relpath):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def logged():
+    """A StringIO that receives what mmengine's current logger writes
+    inside the block (the logger does not propagate to pytest's capture)."""
+    from mmengine.logging import MMLogger
+    logger = MMLogger.get_current_instance()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger.addHandler(handler)
+    try:
+        yield stream
+    finally:
+        logger.removeHandler(handler)
 
 
 def fixture_samples(fx, idx=None):

@@ -169,8 +169,8 @@ def authors_child(opts):
 def padded_images(data_root, indices, size):
     """Fashion-MNIST training images, zero-padded bottom/right to ``size``
     like our ``Pad``."""
-    from mmpretrain.datasets import FashionMNIST
-    ds = FashionMNIST(data_prefix=data_root + '/', test_mode=False)
+    from mmsiameseim.datasets import LocalFashionMNIST  # never downloads
+    ds = LocalFashionMNIST(data_prefix=data_root + '/', test_mode=False)
     out = []
     for i in indices:
         img = ds.get_data_info(int(i))['img']

@@ -4,6 +4,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .feature_checks import check_features
+
 
 def class_balanced_subset(labels: np.ndarray, fraction: float,
                           seed: int = 0) -> np.ndarray:
@@ -36,10 +38,25 @@ def logistic_regression_accuracy(
     Returns:
         dict: ``top1`` test accuracy in percent, the chosen ``l2`` and the
         ``cv_top1`` of each strength.
+
+    Raises:
+        ValueError: Unusable features (:func:`check_features`), fewer than
+            2 classes, or a class with a single labelled sample.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
+    check_features(train_feats, train_labels, 'train_feats')
+    check_features(test_feats, test_labels, 'test_feats')
+    counts = torch.bincount(train_labels.long())
+    present = counts.nonzero().flatten().tolist()
+    alone = [c for c in present if counts[c] < 2]
+    if len(present) < 2 or alone:
+        raise ValueError(
+            f'train_feats: labelled samples of {len(present)} classes, '
+            f'classes {alone} with a single one; fitting and '
+            'cross-validating needs at least 2 classes and 2 samples of '
+            'each')
     x = F.normalize(train_feats.float(), dim=1).numpy()
     y = train_labels.numpy()
     xt = F.normalize(test_feats.float(), dim=1).numpy()

@@ -3,6 +3,8 @@ from typing import Dict
 import torch
 import torch.nn.functional as F
 
+from .feature_checks import check_features
+
 
 @torch.no_grad()
 def weighted_knn_accuracy(train_feats: torch.Tensor,
@@ -14,8 +16,9 @@ def weighted_knn_accuracy(train_feats: torch.Tensor,
                           batch_size: int = 1024) -> Dict[str, float]:
     """Weighted cosine k-NN classification (as in DINO, Caron et al. 2021).
 
-    Each test sample votes with its ``k`` most similar training samples,
-    weighted by ``exp(cosine / temperature)``.
+    Each test sample votes with its ``k`` most similar training samples
+    (all of them when there are fewer than ``k``), weighted by
+    ``exp(cosine / temperature)``.
 
     Args:
         train_feats (Tensor): (N, D) training features.
@@ -27,11 +30,15 @@ def weighted_knn_accuracy(train_feats: torch.Tensor,
         batch_size (int): Test samples per similarity block.
 
     Returns:
-        dict: ``top1`` and ``top5`` accuracy in percent.
+        dict: ``top1`` and ``top5`` accuracy in percent, and ``k``, the
+        neighbours used.
+
+    Raises:
+        ValueError: No samples on either side, labels of another length,
+            or features holding NaN or inf (:func:`check_features`).
     """
-    if train_feats.shape[0] != train_labels.shape[0]:
-        raise ValueError('train_feats and train_labels differ in length: '
-                         f'{train_feats.shape[0]} vs {train_labels.shape[0]}')
+    check_features(train_feats, train_labels, 'train_feats')
+    check_features(test_feats, test_labels, 'test_feats')
     train = F.normalize(train_feats.float(), dim=1)
     test = F.normalize(test_feats.float(), dim=1)
     train_labels = train_labels.long()
@@ -48,4 +55,4 @@ def weighted_knn_accuracy(train_feats: torch.Tensor,
         correct1 += int((top[:, :1] == truth).sum())
         correct5 += int((top == truth).any(1).sum())
     n = test.shape[0]
-    return dict(top1=100. * correct1 / n, top5=100. * correct5 / n)
+    return dict(top1=100. * correct1 / n, top5=100. * correct5 / n, k=k)

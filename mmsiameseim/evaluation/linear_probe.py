@@ -65,11 +65,38 @@ def match_probe_backbone(probe_model: ConfigDict,
             probe_model.data_preprocessor[key] = norm[key]
 
 
+def never_download(cfg: Config) -> None:
+    """Make the dataloaders' datasets read local files only, in place.
+
+    mmpretrain's ``FashionMNIST`` becomes :class:`LocalFashionMNIST` (a
+    missing file is named with the set-up step); any other dataset class
+    with a ``download`` argument (``MNIST``, ``CIFAR10`` ...) gets
+    ``download=False``. Evaluating never fetches data or leaves a
+    half-filled folder behind.
+    """
+    import inspect
+
+    from mmpretrain.registry import DATASETS
+    for name in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        dataset = (cfg.get(name) or {}).get('dataset')
+        if not dataset or not isinstance(dataset.get('type'), str):
+            continue
+        if dataset.type.split('.')[-1] == 'FashionMNIST':
+            dataset.type = 'LocalFashionMNIST'
+            dataset.pop('download', None)
+            continue
+        cls = DATASETS.get(dataset.type)
+        if cls is not None and 'download' in inspect.signature(
+                cls.__init__).parameters:
+            dataset.download = False
+
+
 def probe_config(path: str,
                  pretrain_model: Optional[ConfigDict] = None,
                  data_prefix: Optional[str] = None) -> Config:
     """A frozen-backbone classifier config (e.g. the linear probe of
-    configs/benchmarks/mmpretrain), matched to a pretraining model.
+    configs/benchmarks/mmpretrain), matched to a pretraining model, whose
+    datasets never download (:func:`never_download`).
 
     Args:
         path (str): The probe config file.
@@ -77,7 +104,8 @@ def probe_config(path: str,
             config whose backbone is evaluated (see
             :func:`match_probe_backbone`); None keeps the probe's.
         data_prefix (str, optional): Replaces the ``data_prefix`` of the
-            three dataloaders' datasets.
+            three dataloaders' datasets; a relative path is taken from the
+            current directory.
     """
     cfg = Config.fromfile(path)
     if pretrain_model is not None:
@@ -85,7 +113,8 @@ def probe_config(path: str,
     if data_prefix is not None:
         for loader in (cfg.train_dataloader, cfg.val_dataloader,
                        cfg.test_dataloader):
-            loader.dataset.data_prefix = data_prefix
+            loader.dataset.data_prefix = osp.abspath(data_prefix) + '/'
+    never_download(cfg)
     return cfg
 
 
@@ -114,8 +143,9 @@ def linear_probe_accuracy(cfg: Config,
     Args:
         cfg (Config): The probe config (see :func:`probe_config`).
         checkpoint (str, optional): Backbone weights (under ``backbone.``),
-            loaded through the backbone's ``Pretrained`` init_cfg; None
-            keeps the random initialisation.
+            loaded through the backbone's ``Pretrained`` init_cfg, of scope
+            ``mmsiameseim`` unless it names another (a wrong or non-finite
+            checkpoint is refused); None keeps the random initialisation.
         work_dir (str): The runner's work dir.
         train_indices (sequence of int, optional): Training subset.
         test_indices (sequence of int, optional): Test subset.
@@ -128,7 +158,10 @@ def linear_probe_accuracy(cfg: Config,
     cfg = copy.deepcopy(cfg)
     cfg.work_dir = osp.abspath(work_dir)
     if checkpoint:
-        cfg.model.backbone.init_cfg.checkpoint = checkpoint
+        # the strict loader of scope mmsiameseim unless the entry names one
+        cfg.model.backbone.init_cfg = {'_scope_': 'mmsiameseim',
+                                       **cfg.model.backbone.init_cfg,
+                                       'checkpoint': checkpoint}
     else:
         cfg.model.backbone.init_cfg = None
     if train_indices is not None:

@@ -1,3 +1,5 @@
+import hashlib
+import json
 import os
 import os.path as osp
 from typing import Dict, Optional
@@ -6,12 +8,12 @@ import numpy as np
 import torch
 from mmengine.config import Config, ConfigDict
 
-from .feature_cache import cached_features
+from .feature_cache import cache_digest, cached_features, file_identity
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
 from .linear_probe import linear_probe_accuracy, probe_config
-from mmsiameseim.atomic_io import atomic_json, load_json
+from .stored_results import load_result, refuse_other_settings, save_result
 
 
 class FrozenBackboneProtocol:
@@ -22,7 +24,15 @@ class FrozenBackboneProtocol:
     Every checkpoint is evaluated on the same sample subsets, drawn once
     (seed 0) and stored in ``{work_dir}/subsets.npz``; each result is
     written to ``{work_dir}/results/{name}.json`` as soon as it is known
-    and reused by a later call, so an interrupted run continues.
+    and reused by a later call, so an interrupted run continues. Both
+    files keep the settings they were made with (the protocol's, and the
+    checkpoint's path, size and modification time): a later call with
+    other settings is refused, naming the file and each difference,
+    instead of reusing them.
+
+    Datasets are read from local files only (:func:`never_download`);
+    options that ask for more samples than a dataset has are refused
+    before any feature is extracted.
 
     Args:
         probe_config (str): Frozen-backbone classifier config (e.g.
@@ -44,6 +54,10 @@ class FrozenBackboneProtocol:
             autocast) or 'bf16' / 'fp16'.
         cache_dir (str, optional): Feature cache (see
             :func:`cached_features`); None extracts every time.
+
+    Relative paths (``probe_config``, ``work_dir``, ``data_prefix``,
+    ``cache_dir``) are taken from the current directory when the protocol
+    is built.
     """
 
     def __init__(self,
@@ -57,17 +71,43 @@ class FrozenBackboneProtocol:
                  data_prefix: Optional[str] = None,
                  precision: str = 'fp32',
                  cache_dir: Optional[str] = None) -> None:
+        if not osp.isfile(probe_config):
+            raise FileNotFoundError(
+                f'FrozenBackboneProtocol: probe_config {probe_config!r} not '
+                f'found (relative paths are taken from {os.getcwd()})')
         self.probe_config = probe_config
+        self.probe_path = osp.abspath(probe_config)
         self.work_dir = osp.abspath(work_dir)
         self.knn = dict(knn)
         self.linear = dict(linear)
         self.fewshot = dict(fewshot)
         self.test_samples = test_samples
         self.test_seed = test_seed
-        self.data_prefix = data_prefix
+        self.data_prefix = None if data_prefix is None else \
+            osp.abspath(data_prefix) + '/'
         self.precision = precision
-        self.cache_dir = cache_dir
+        self.cache_dir = None if cache_dir is None else \
+            osp.abspath(cache_dir)
+        self._check_counts()
         os.makedirs(osp.join(self.work_dir, 'results'), exist_ok=True)
+
+    def _check_counts(self) -> None:
+        """Refuse sample counts and options no evaluation can use."""
+        for option, value, least in (
+                ('knn.k', self.knn['k'], 1),
+                ('knn.train_samples', self.knn['train_samples'], 1),
+                ('linear.train_samples', self.linear['train_samples'], 1),
+                ('linear.epochs', self.linear['epochs'], 1),
+                ('fewshot.folds', self.fewshot.get('folds', 3), 2),
+                ('test_samples', self.test_samples, 1)):
+            if value is not None and value < least:
+                raise ValueError(f'FrozenBackboneProtocol: {option}={value}'
+                                 f', at least {least} was expected')
+        if not 0 < self.fewshot['fraction'] <= 1:
+            raise ValueError(
+                'FrozenBackboneProtocol: fewshot.fraction='
+                f'{self.fewshot["fraction"]}, a fraction in (0, 1] of the '
+                'training labels was expected')
 
     @classmethod
     def from_cfg(cls, cfg: ConfigDict, **kwargs) -> 'FrozenBackboneProtocol':
@@ -78,20 +118,69 @@ class FrozenBackboneProtocol:
 
     def config(self, pretrain_model: Optional[ConfigDict] = None) -> Config:
         """The probe config, its backbone matched to ``pretrain_model``."""
-        return probe_config(self.probe_config, pretrain_model,
+        return probe_config(self.probe_path, pretrain_model,
                             self.data_prefix)
+
+    def subset_settings(self) -> dict:
+        """What the sample subsets depend on."""
+        with open(self.probe_path, 'rb') as f:
+            probe_sha1 = hashlib.sha1(f.read()).hexdigest()
+        return dict(probe_config=self.probe_config,
+                    probe_config_sha1=probe_sha1,
+                    data_prefix=self.data_prefix,
+                    knn_train_samples=self.knn['train_samples'],
+                    linear_train_samples=self.linear['train_samples'],
+                    fewshot_fraction=self.fewshot['fraction'],
+                    test_samples=self.test_samples, test_seed=self.test_seed)
+
+    def settings(self) -> dict:
+        """What every result depends on, besides the checkpoint."""
+        return dict(self.subset_settings(), knn=self.knn, linear=self.linear,
+                    fewshot=self.fewshot, precision=self.precision)
 
     def subsets(self) -> Dict[str, np.ndarray]:
         """Training-image indices of kNN, the probe and few-shot, and the
-        test images (``test``, absent when all are used)."""
+        test images (``test``, absent when all are used).
+
+        Raises:
+            ValueError: A subset needs more images than its dataset has,
+                or the stored subsets were drawn for other settings; the
+                message names the option or the file.
+        """
         path = osp.join(self.work_dir, 'subsets.npz')
+        settings = self.subset_settings()
         if osp.exists(path):
-            return dict(np.load(path))
+            try:
+                with np.load(path) as f:
+                    stored = dict(f)
+            except Exception as e:  # noqa: BLE001  (cut, or another file)
+                raise ValueError(
+                    f'{path}: not the subsets file of this protocol ({e}); '
+                    'delete it to draw the subsets again') from e
+            saved = stored.pop('settings', None)
+            refuse_other_settings(
+                path, None if saved is None else json.loads(str(saved)),
+                settings)
+            return stored
         from mmpretrain.registry import DATASETS
         cfg = self.config()
         train = DATASETS.build(
             dict(cfg.train_dataloader.dataset, pipeline=[]))
         labels = train.get_gt_labels()
+        test_size = len(DATASETS.build(
+            dict(cfg.test_dataloader.dataset, pipeline=[])))
+        where = f'{cfg.train_dataloader.dataset.type} in ' \
+            f'{cfg.train_dataloader.dataset.get("data_prefix")}'
+        for option, count, size in (
+                ('knn.train_samples', self.knn['train_samples'], len(labels)),
+                ('linear.train_samples', self.linear['train_samples'],
+                 len(labels)),
+                ('test_samples', self.test_samples or 0, test_size)):
+            if count > size:
+                raise ValueError(
+                    f'FrozenBackboneProtocol: {option}={count}, but the '
+                    f'{"test" if option == "test_samples" else "training"} '
+                    f'set ({where}) has {size} images')
         rng = np.random.default_rng(0)
         out = dict(
             knn=np.sort(rng.choice(len(labels), self.knn['train_samples'],
@@ -100,16 +189,22 @@ class FrozenBackboneProtocol:
                                      self.linear['train_samples'],
                                      replace=False)),
             few=class_balanced_subset(labels, self.fewshot['fraction']))
+        per_class = np.bincount(np.asarray(labels)[out['few']])
+        fewest = int(per_class[per_class > 0].min())
+        if fewest < 2:
+            raise ValueError(
+                f'FrozenBackboneProtocol: fewshot.fraction='
+                f'{self.fewshot["fraction"]} gives {fewest} labelled '
+                'image of some class; cross-validating the L2 strength '
+                'needs at least 2 of each: raise the fraction')
         if self.test_samples is not None:
             if self.test_seed is None:
                 out['test'] = np.arange(self.test_samples)
             else:
-                test = DATASETS.build(
-                    dict(cfg.test_dataloader.dataset, pipeline=[]))
                 out['test'] = np.sort(np.random.default_rng(
-                    self.test_seed).choice(len(test), self.test_samples,
+                    self.test_seed).choice(test_size, self.test_samples,
                                            replace=False))
-        np.savez(path + '.tmp.npz', **out)
+        np.savez(path + '.tmp.npz', settings=json.dumps(settings), **out)
         os.replace(path + '.tmp.npz', path)
         return out
 
@@ -159,7 +254,10 @@ class FrozenBackboneProtocol:
             ``fewshot_l2``.
         """
         out_path = osp.join(self.work_dir, 'results', f'{name}.json')
-        result = load_json(out_path) or {}
+        settings = dict(self.settings(), checkpoint=file_identity(checkpoint),
+                        pretrain_model=None if pretrain_model is None else
+                        cache_digest(dict(pretrain_model)))
+        result = load_result(out_path, settings)
         cfg = self.config(pretrain_model if checkpoint else None)
         if 'knn' not in result or 'fewshot' not in result:
             torch.manual_seed(0)
@@ -172,7 +270,7 @@ class FrozenBackboneProtocol:
                 *f['few'], *f['test'], folds=self.fewshot.get('folds', 3))
             result['fewshot'] = few['top1']
             result['fewshot_l2'] = few['l2']
-            atomic_json(out_path, result)
+            save_result(out_path, settings, result)
             print(f'{name}: kNN {result["knn"]:.2f} %, few-shot '
                   f'{result["fewshot"]:.2f} %', flush=True)
         if 'linear' not in result:
@@ -184,7 +282,7 @@ class FrozenBackboneProtocol:
                                           'linear_probe'),
                 subsets['probe'], subsets.get('test'),
                 epochs=self.linear['epochs'], precision=self.precision)
-            atomic_json(out_path, result)
+            save_result(out_path, settings, result)
             print(f'{name}: linear probe {result["linear"]:.2f} %',
                   flush=True)
         return result
@@ -193,7 +291,8 @@ class FrozenBackboneProtocol:
         """kNN top-1 (%) on mean-centred raw pixels, the same images and
         settings as :meth:`evaluate`."""
         out_path = osp.join(self.work_dir, 'results', 'raw_pixels.json')
-        result = load_json(out_path)
+        settings = dict(self.subset_settings(), knn=self.knn)
+        result = load_result(out_path, settings)
         if result:
             return result
         from mmpretrain.registry import DATASETS
@@ -215,7 +314,7 @@ class FrozenBackboneProtocol:
         result = dict(knn=weighted_knn_accuracy(
             tr_x - mean, tr_y, te_x - mean, te_y, k=self.knn['k'],
             temperature=self.knn['temperature'])['top1'])
-        atomic_json(out_path, result)
+        save_result(out_path, settings, result)
         print(f'raw pixels: kNN {result["knn"]:.2f} %', flush=True)
         return result
 

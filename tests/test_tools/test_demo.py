@@ -43,7 +43,8 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     # the floor is the run's own start, saved before its first step
     assert (tmp_path / 'siameseim' / 'initial_weights.pth').exists()
     for name in ('siameseim', 'siameseim_initial_weights', 'random_init'):
-        res = json.loads((tmp_path / 'results' / f'{name}.json').read_text())
+        res = json.loads((tmp_path / 'results' / f'{name}.json').read_text(
+        ))['result']
         for key in ('knn', 'linear', 'fewshot'):
             assert 0 <= res[key] <= 100
     for fig in ('training_curves.png', 'knn_curve.png', 'accuracy.png',

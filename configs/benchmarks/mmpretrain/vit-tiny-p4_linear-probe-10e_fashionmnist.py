@@ -6,7 +6,9 @@
 _base_ = 'mmpretrain::_base_/default_runtime.py'
 
 custom_imports = dict(imports=['mmsiameseim'], allow_failed_imports=False)
-data_root = 'data/fashion_mnist/'
+# the repo's data/ folder, wherever the command runs from; LocalFashionMNIST
+# never downloads (a missing file is named with the set-up step)
+data_root = '{{ fileDirname }}/../../../data/fashion_mnist/'
 embed_dims = 128
 
 model = dict(
@@ -45,13 +47,13 @@ train_dataloader = dict(
     batch_size=256,
     num_workers=1,
     sampler=dict(type='DefaultSampler', shuffle=True),
-    dataset=dict(type='FashionMNIST', data_prefix=data_root,
+    dataset=dict(type='LocalFashionMNIST', data_prefix=data_root,
                  test_mode=False, pipeline=train_pipeline))
 val_dataloader = dict(
     batch_size=500,
     num_workers=1,
     sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(type='FashionMNIST', data_prefix=data_root,
+    dataset=dict(type='LocalFashionMNIST', data_prefix=data_root,
                  test_mode=True, pipeline=test_pipeline))
 val_evaluator = dict(type='Accuracy', topk=(1, ))
 test_dataloader = val_dataloader
