@@ -12,6 +12,7 @@ import mmsiameseim  # noqa: F401
 from mmsiameseim.engine.hooks import OnlineKNNHook
 from mmsiameseim.evaluation import (batch_features, set_training_precision,
                                     weighted_knn_accuracy)
+from tests.helpers import logged
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.skipif(
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 
 
-def _runner(tmp_path, **hook):
+def _runner(tmp_path, log_level='WARNING', **hook):
     """4 iterations of 8 images; the config's kNN hook with ``hook``."""
     cfg = Config.fromfile(CONFIG)
     cfg.work_dir = str(tmp_path)
@@ -40,7 +41,7 @@ def _runner(tmp_path, **hook):
     knn.query_dataloader.dataset.indices = 24
     knn.bank_dataloader.batch_size = knn.query_dataloader.batch_size = 16
     knn.update(hook)
-    cfg.log_level = 'WARNING'
+    cfg.log_level = log_level
     return Runner.from_cfg(cfg)
 
 
@@ -143,6 +144,12 @@ def test_bad_options_are_refused():
         OnlineKNNHook({}, {}, encoder='ema')
     with pytest.raises(ValueError, match='precision'):
         OnlineKNNHook({}, {}, precision='float32')
+    with pytest.raises(ValueError, match='k=0 must be >= 1'):
+        OnlineKNNHook({}, {}, k=0)
+    with pytest.raises(ValueError, match='max_samples=0 must be >= 1'):
+        OnlineKNNHook({}, {}, max_samples=0)
+    with pytest.raises(ValueError, match='temperature=0 must be > 0'):
+        OnlineKNNHook({}, {}, temperature=0)
 
 
 def test_the_imagenet_configs_commented_example_builds(tmp_path):
@@ -163,3 +170,101 @@ def test_the_imagenet_configs_commented_example_builds(tmp_path):
     assert hooks[:len(runtime)] == runtime
     hook = HOOKS.build(hooks[-1])
     assert isinstance(hook, OnlineKNNHook) and hook.encoder == 'target'
+
+
+def _log(runner):
+    with open(os.path.join(runner.log_dir,
+                           f'{runner.timestamp}.log')) as f:
+        return f.read()
+
+
+def _checkpoints(runner):
+    return [f for f in os.listdir(runner.work_dir) if f.endswith('.pth')]
+
+
+@pytest.mark.fault_matrix('knn_hook', 'samples',
+                          'an empty bank or query set: refused at start-up '
+                          '(before_train), naming the dataloader option; no '
+                          'iteration trained')
+@pytest.mark.parametrize('empty', ['bank', 'query'])
+def test_an_empty_set_is_refused_before_the_first_iteration(tmp_path,
+                                                            empty):
+    """Issue 24 item 11. Before: training ran to the first round, which
+    failed with 'torch.cat(): expected a non-empty list of Tensors'."""
+    runner = _runner(tmp_path, interval=4, before_train=False,
+                     **{f'{empty}_dataloader': dict(dataset=dict(
+                         indices=0))})
+    with pytest.raises(ValueError) as err:
+        runner.train()
+    assert str(err.value).startswith(
+        f'OnlineKNNHook: {empty}_dataloader has no samples '
+        "(type='LocalFashionMNIST', data_prefix=")
+    assert 'indices=0): every kNN round needs at least one bank and one ' \
+        f'query sample; fix the dataset of {empty}_dataloader' in \
+        str(err.value)
+    assert runner.iter == 0 and _checkpoints(runner) == []
+
+
+@pytest.mark.fault_matrix('knn_hook', 'samples',
+                          'a bank smaller than k: used, all of it voting; '
+                          'the start-up log and every round say the k used')
+def test_a_bank_smaller_than_k_is_used_and_the_k_used_is_logged(tmp_path):
+    """Issue 24 item 11. Before: the log said k=20 for a 12-sample bank."""
+    runner = _runner(tmp_path, log_level='INFO', interval=4,
+                     before_train=False, k=20,
+                     bank_dataloader=dict(dataset=dict(indices=12)))
+    runner.train()
+    log = _log(runner)
+    assert 'OnlineKNNHook: the bank has 12 samples, fewer than k=20: every ' \
+        'round uses k=12 (all of them vote)' in log
+    assert 'top-5' in log and '(k=12 of the k=20 asked: the bank has 12, ' \
+        'T=0.07, 12/12 bank and 24/24 query samples' in log
+    rec = _knn_records(runner)[-1]
+    assert (rec['knn/k'], rec['knn/bank']) == (12, 12)
+    hook = _hook(runner)
+    api = _api_knn(runner, hook, runner.model.backbone)
+    assert api['k'] == 12 and api['top1'] == pytest.approx(rec['knn/top1'])
+
+
+@pytest.mark.fault_matrix('knn_hook', 'missing',
+                          'missing data of the bank or queries: named with '
+                          'the set-up step at start-up, before training')
+def test_missing_bank_data_is_named_at_start_up(tmp_path):
+    empty = tmp_path / 'no_data'
+    empty.mkdir()
+    runner = _runner(tmp_path / 'run', interval=4, before_train=False,
+                     bank_dataloader=dict(dataset=dict(
+                         data_prefix=str(empty))))
+    with pytest.raises(FileNotFoundError,
+                       match=f'Fashion-MNIST is not in {empty}.*setup_env'):
+        runner.train()
+    assert runner.iter == 0 and os.listdir(empty) == []
+
+
+@pytest.mark.fault_matrix('knn_hook', 'architecture',
+                          "a target_backbone the model lacks: refused at "
+                          'start-up naming the option and the model')
+def test_a_wrong_target_backbone_is_refused_at_start_up(tmp_path):
+    runner = _runner(tmp_path, interval=4, before_train=False,
+                     encoder='target',
+                     target_backbone='momentum_encoder.module.0')
+    with pytest.raises(AttributeError, match="has no module 'momentum_"
+                       "encoder.module.0' \\(target_backbone\\)"):
+        runner.train()
+    assert runner.iter == 0
+
+
+@pytest.mark.fault_matrix('knn_hook', 'nonfinite',
+                          'features holding NaN/inf (diverged weights): the '
+                          'round is skipped with a warning, no number logged')
+def test_a_round_on_nonfinite_features_is_skipped_with_a_warning(tmp_path):
+    runner = _runner(tmp_path, interval=4)
+    hook = _hook(runner)
+    with torch.no_grad():
+        runner.model.backbone.layers[0].attn.qkv.weight.fill_(float('nan'))
+    with logged() as log:
+        assert hook.evaluate(runner, step=0) is None
+    assert 'OnlineKNNHook: no kNN at step 0: the bank and query features ' \
+        f'hold NaN or inf (online encoder, precision {hook.precision})' in \
+        log.getvalue()
+    assert 'knn/top1' not in runner.message_hub.log_scalars

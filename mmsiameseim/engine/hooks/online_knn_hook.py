@@ -37,6 +37,13 @@ class OnlineKNNHook(Hook):
     samples it used. The model is put back in the train/eval mode it was
     in, and torch's random state is left as it was.
 
+    The loaders are built at start-up (``before_train``), before the first
+    iteration: an empty bank or query set, or a ``target_backbone`` the
+    model does not have, is refused there, naming the option. A bank of
+    fewer than ``k`` samples is used with all of them voting; the start-up
+    log says so and every round logs the k it used (``{prefix}/k``). A
+    round whose features hold NaN or inf is skipped with a warning.
+
     Args:
         bank_dataloader (dict): Dataloader config of the labelled bank
             (e.g. a training subset with the test pipeline). Use
@@ -93,6 +100,13 @@ class OnlineKNNHook(Hook):
             raise ValueError(f'OnlineKNNHook: interval={interval} must be '
                              '>= 1')
         check_precision(precision)
+        for option, value in (('k', k), ('max_samples', max_samples)):
+            if value is not None and value < 1:
+                raise ValueError(f'OnlineKNNHook: {option}={value} must be '
+                                 '>= 1')
+        if temperature <= 0:
+            raise ValueError(f'OnlineKNNHook: temperature={temperature} '
+                             'must be > 0')
         self.loader_cfgs = dict(bank=bank_dataloader,
                                 query=query_dataloader)
         self.interval = interval
@@ -112,8 +126,65 @@ class OnlineKNNHook(Hook):
 
     # ------------------------------------------------------------ schedule
     def before_train(self, runner) -> None:
+        self.check_sets(runner)
         if self.run_before_train:
             self.evaluate(runner, step=runner.iter)
+
+    def build_loaders(self, runner) -> None:
+        """The bank and query loaders, built once; an empty set is refused
+        naming its option."""
+        if self.loaders is not None:
+            return
+        loaders = {}
+        for name, cfg in self.loader_cfgs.items():
+            try:
+                loaders[name] = runner.build_dataloader(cfg, seed=runner.seed)
+            except ValueError:
+                # mmengine's serialisation fails on an empty data list
+                if self._unserialised_size(cfg) == 0:
+                    self._refuse_empty(name)
+                raise
+            if len(loaders[name].dataset) == 0:
+                self._refuse_empty(name)
+        self.loaders = loaders
+
+    @staticmethod
+    def _unserialised_size(loader_cfg: dict) -> Optional[int]:
+        """The length of the loader's dataset built without serialisation,
+        None when that fails too."""
+        from mmengine.registry import DATASETS
+        dataset = loader_cfg.get('dataset')
+        if not isinstance(dataset, dict):
+            return None
+        try:
+            return len(DATASETS.build(dict(dataset, serialize_data=False)))
+        except Exception:  # noqa: BLE001  (the first error is the one)
+            return None
+
+    def _refuse_empty(self, name: str) -> None:
+        cfg = self.loader_cfgs[name].get('dataset', {})
+        where = ', '.join(f'{key}={cfg[key]!r}' for key in (
+            'type', 'data_root', 'data_prefix', 'ann_file', 'indices')
+            if key in cfg)
+        raise ValueError(
+            f'OnlineKNNHook: {name}_dataloader has no samples ({where}): '
+            'every kNN round needs at least one bank and one query sample; '
+            f'fix the dataset of {name}_dataloader or remove the hook')
+
+    def check_sets(self, runner) -> None:
+        """Refuse, before the first iteration, what would fail at the first
+        round; say when the bank is smaller than ``k``."""
+        self.build_loaders(runner)
+        model = runner.model.module if is_model_wrapper(runner.model) \
+            else runner.model
+        self.backbone(model)  # a wrong target_backbone is named now
+        bank = len(self.loaders['bank'].dataset)
+        if self.max_samples is not None:
+            bank = min(bank, self.max_samples)
+        if bank < self.k:
+            runner.logger.warning(
+                f'OnlineKNNHook: the bank has {bank} samples, fewer than '
+                f'k={self.k}: every round uses k={bank} (all of them vote)')
 
     def after_train_iter(self, runner, batch_idx: int,
                          data_batch=None, outputs=None) -> None:
@@ -188,11 +259,7 @@ class OnlineKNNHook(Hook):
 
     def evaluate(self, runner, step: int) -> Optional[Dict[str, float]]:
         """One kNN round; returns the logged scalars (None if skipped)."""
-        if self.loaders is None:  # built at the first round
-            self.loaders = {
-                name: runner.build_dataloader(cfg, seed=runner.seed)
-                for name, cfg in self.loader_cfgs.items()
-            }
+        self.build_loaders(runner)
         model = runner.model.module if is_model_wrapper(runner.model) \
             else runner.model
         was_training = model.training
@@ -226,19 +293,30 @@ class OnlineKNNHook(Hook):
                 f'OnlineKNNHook: no kNN at step {step}: {sizes}; raise '
                 'max_seconds or max_samples')
             return None
+        bad = [name for name, x in (('bank', bank), ('query', queries))
+               if not bool(torch.isfinite(x).all())]
+        if bad:
+            runner.logger.warning(
+                f'OnlineKNNHook: no kNN at step {step}: the '
+                f'{" and ".join(bad)} features hold NaN or inf '
+                f'({self.encoder} encoder, precision {self.precision})')
+            return None
         acc = weighted_knn_accuracy(bank, bank_labels, queries,
                                     query_labels, self.k, self.temperature)
         p = self.prefix
+        k = acc['k']
         scalars = {f'{p}/top1': acc['top1'], f'{p}/top5': acc['top5'],
-                   f'{p}/bank': len(bank_labels),
+                   f'{p}/k': k, f'{p}/bank': len(bank_labels),
                    f'{p}/queries': len(query_labels),
                    f'{p}/seconds': seconds, f'{p}/capped': int(capped)}
         for key, value in scalars.items():
             runner.message_hub.update_scalar(key, value)
         runner.visualizer.add_scalars(scalars, step=step)
+        clamped = f' of the k={self.k} asked: the bank has {k}' \
+            if k < self.k else ''
         runner.logger.info(
             f'OnlineKNNHook ({self.encoder} encoder) at step {step}: '
             f'top-1 {acc["top1"]:.2f} %, top-5 {acc["top5"]:.2f} % '
-            f'(k={self.k}, T={self.temperature}, {sizes}, '
+            f'(k={k}{clamped}, T={self.temperature}, {sizes}, '
             f'{seconds:.1f} s)')
         return scalars
