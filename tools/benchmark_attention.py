@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from mmsiameseim_lab.benchmark import arch_settings, decoder_heads
+from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
 from mmsiameseim.models.utils.cpu_autocast_attention import \
     fp32_attention_under_cpu_autocast
 
@@ -121,14 +122,15 @@ def main(argv=None):
     from mmpretrain.models import VisionTransformer
     parser.add_argument('--arch', default='b',
                         choices=sorted(VisionTransformer.arch_zoo))
-    parser.add_argument('--batch', type=int, default=8)
-    parser.add_argument('--img-size', type=int, default=224)
-    parser.add_argument('--patch-size', type=int, default=16)
+    parser.add_argument('--batch', type=positive_int, default=8)
+    parser.add_argument('--img-size', type=positive_int, default=224)
+    parser.add_argument('--patch-size', type=positive_int, default=16)
     parser.add_argument('--masked', type=int, default=118,
                         help='masked patches of view a')
-    parser.add_argument('--repeats', type=int, default=5)
+    parser.add_argument('--repeats', type=positive_int, default=5)
     parser.add_argument('--json', action='store_true')
     args = parser.parse_args(argv)
+    check_patch_grid(parser, args.img_size, args.patch_size)
     grid = args.img_size // args.patch_size
     if not 0 <= args.masked < grid * grid:
         parser.error(f'--masked must be in [0, {grid * grid}) for a '

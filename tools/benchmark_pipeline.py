@@ -35,6 +35,7 @@ pipeline (the colour transforms per view).
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -48,12 +49,14 @@ from mmsiameseim_lab.benchmark.pipeline import (DEFAULT_CONFIG, add_timers,
                                             build_torchvision_pipeline,
                                             run_siameseim, run_torchvision,
                                             write_jpegs)
+from mmsiameseim_lab.benchmark.options import positive_int
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--images', type=int, default=64)
-    parser.add_argument('--repeats', type=int, default=3)
-    parser.add_argument('--image-size', type=int, nargs=2, default=(500, 375),
+    parser.add_argument('--images', type=positive_int, default=64)
+    parser.add_argument('--repeats', type=positive_int, default=3)
+    parser.add_argument('--image-size', type=positive_int, nargs=2, default=(500, 375),
                         metavar=('W', 'H'))
     parser.add_argument('--config', default=DEFAULT_CONFIG)
     parser.add_argument('--step-images-per-s', type=float,
@@ -66,8 +69,8 @@ def main(argv=None):
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
     args = parser.parse_args(argv)
-    if args.images < 1 or args.repeats < 1:
-        parser.error('--images and --repeats must be >= 1')
+    if not os.path.isfile(args.config):
+        parser.error(f'--config {args.config}: no such file')
     step_rate = args.step_images_per_s
     if args.pretrain_json:
         if step_rate is not None:
@@ -129,7 +132,8 @@ def step_rate_from_json(path):
             rows = json.loads(f.read().strip().splitlines()[-1])['rows']
         return next(r['images_per_s'] for r in rows
                     if r['model'] == 'siameseim')
-    except (OSError, ValueError, KeyError, StopIteration) as e:
+    except (OSError, ValueError, KeyError, IndexError, TypeError,
+            StopIteration) as e:
         raise SystemExit(f'--pretrain-json {path}: no siameseim images_per_s '
                          f'in a tools/benchmark_pretrain.py --json output '
                          f'({type(e).__name__}: {e})')

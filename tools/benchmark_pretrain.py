@@ -38,8 +38,10 @@ import sys
 
 from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
                                    ratios, run, synthetic_geometry)
+from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
 
 MODELS = ('siameseim', 'siameseim-lowres', 'mae', 'official')
+PATCH_SIZE = 16  # of the ViT-B/16 configs the models are built from
 
 
 def build_official(args):
@@ -73,10 +75,10 @@ def parse_args(argv=None):
     parser.add_argument('--arch', default='b',
                         choices=sorted(VisionTransformer.arch_zoo),
                         help='mmpretrain ViT arch (deit-t: 192 wide)')
-    parser.add_argument('--batch', type=int, default=8)
-    parser.add_argument('--img-size', type=int, default=224)
-    parser.add_argument('--steps', type=int, default=5)
-    parser.add_argument('--warmup', type=int, default=2)
+    parser.add_argument('--batch', type=positive_int, default=8)
+    parser.add_argument('--img-size', type=positive_int, default=224)
+    parser.add_argument('--steps', type=positive_int, default=5)
+    parser.add_argument('--warmup', type=positive_int, default=2)
     parser.add_argument('--precision', default='fp32',
                         help='comma-separated: fp32 (no autocast), bf16 '
                         '(autocast), fp16 (AMP, CUDA only)')
@@ -90,12 +92,12 @@ def parse_args(argv=None):
                         help='AdamW of our models and MAE (fused: the '
                         'pretraining configs\' setting); the authors\' '
                         'code gets torch\'s default (foreach)')
-    parser.add_argument('--gemm-size', type=int, default=4096,
+    parser.add_argument('--gemm-size', type=positive_int, default=4096,
                         help='n of the n^3 GEMM that measures the peak')
     parser.add_argument('--official-repo', default=None,
                         help='root of a clone of OpenGVLab/Siamese-Image-'
                         'Modeling, for --models official')
-    parser.add_argument('--target-size', type=int, default=None,
+    parser.add_argument('--target-size', type=positive_int, default=None,
                         help='view b size for siameseim-lowres (default '
                         'half of --img-size)')
     parser.add_argument('--max-workers', type=int, default=None,
@@ -105,8 +107,7 @@ def parse_args(argv=None):
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
     args = parser.parse_args(argv)
-    if args.warmup < 1 or args.steps < 1:
-        parser.error('--warmup and --steps: at least 1')
+    check_patch_grid(parser, args.img_size, PATCH_SIZE)
     for precision in args.precision.split(','):
         if precision not in ('fp32', 'bf16', 'fp16'):
             parser.error(f'--precision: unknown {precision!r} (fp32, bf16, '

@@ -44,6 +44,7 @@ import torch
 
 from mmsiameseim_lab.benchmark import (build_step, peak_rss_bytes,
                                        reset_peak_rss, rss_bytes)
+from mmsiameseim_lab.benchmark.options import positive_int
 
 VARIANTS = {'chunked': True, 'autograd': False}
 DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
@@ -144,10 +145,10 @@ def format_table(rows, step, batch):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--batch', type=int, default=32)
-    parser.add_argument('--tokens', type=int, default=196)
-    parser.add_argument('--channels', type=int, default=768)
-    parser.add_argument('--repeats', type=int, default=7)
+    parser.add_argument('--batch', type=positive_int, default=32)
+    parser.add_argument('--tokens', type=positive_int, default=196)
+    parser.add_argument('--channels', type=positive_int, default=768)
+    parser.add_argument('--repeats', type=positive_int, default=7)
     parser.add_argument('--dtype', default='fp32', choices=sorted(DTYPES))
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
     parser.add_argument('--step-seconds', type=float,
@@ -159,8 +160,6 @@ def main(argv=None):
     parser.add_argument('--_memory-child', dest='memory_child',
                         choices=sorted(VARIANTS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error('--repeats must be >= 1')
     if args.step_seconds is not None and args.measure_step:
         parser.error('give --step-seconds or --measure-step, not both')
     if args.memory_child:

@@ -111,6 +111,10 @@ def _spawned_workers(pid):
     return workers
 
 
+@pytest.mark.fault_matrix('benchmarks', 'signal',
+                          'a worker killed (SIGKILL, as the OOM killer): '
+                          'named with the signal and the likely cause, exit '
+                          '1, no traceback')
 def test_a_worker_that_dies_is_named_with_its_signal():
     """A worker killed as the OOM killer kills (SIGKILL): the tool names
     it, the signal and the likely cause, and exits 1 without a

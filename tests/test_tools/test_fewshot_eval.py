@@ -116,3 +116,23 @@ def test_random_init_features_are_not_cached(setup, capsys):
     assert 'no checkpoint: a randomly initialised backbone' in printed
     assert 'few-shot top-1' in printed
     assert not (tmp_path / 'cache').exists()
+
+
+@pytest.mark.fault_matrix('benchmarks', 'changed_run',
+                          'fewshot_eval: cached features are keyed by the '
+                          'checkpoint file (path, size, mtime), model, '
+                          'pipeline and images: a new checkpoint at the same '
+                          'path is extracted again')
+def test_a_rewritten_checkpoint_is_not_served_from_the_cache(setup, capsys):
+    tmp_path, data, ckpt, config = setup
+    cache = tmp_path / 'cache'
+    args = [str(config), '--checkpoint', str(ckpt), '--data-root', str(data),
+            '--cache-dir', str(cache), '--c-grid', '1']
+    _tool_main()(args)
+    assert 'extracting train features' in capsys.readouterr().out
+    os.utime(ckpt, ns=(1, 1))  # another run wrote the same path
+    _tool_main()(args)
+    printed = capsys.readouterr().out
+    assert 'extracting train features of 12 images' in printed
+    assert 'loaded cached' not in printed
+    assert len(list(cache.glob('*.npz'))) == 4

@@ -20,10 +20,11 @@ Features are cached per split in --cache-dir, keyed by the checkpoint
 (path, size, modification time), the model and pipeline config and the
 list of images, so a second run with another --c-grid or --cv-folds only
 refits the classifier. Without --checkpoint (random init) nothing is
-cached.
+cached. A damaged cache file is reported and extracted again; ``--out`` is
+written atomically; bad checkpoints and data are refused (exit status 1)
+with a message naming them.
 """
 import argparse
-import json
 import os
 import os.path as osp
 import sys
@@ -71,13 +72,16 @@ def run(args):
     import mmsiameseim  # noqa: F401
     from mmpretrain.registry import DATASETS
 
+    from mmsiameseim.atomic_io import atomic_json
     from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                         cache_digest, cached_features,
                                         extract_features, file_identity,
                                         logistic_regression_accuracy)
+    from mmsiameseim.evaluation.linear_probe import never_download
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
+    never_download(cfg)
     splits = dict(train=cfg.train_dataloader, test=cfg.test_dataloader)
     for loader in splits.values():
         if args.data_root:
@@ -141,8 +145,7 @@ def run(args):
                       cv_folds=folds, train_samples=len(y),
                       test_samples=len(yt), checkpoint=args.checkpoint)
         os.makedirs(osp.dirname(osp.abspath(args.out)), exist_ok=True)
-        with open(args.out, 'w') as f:
-            json.dump(result, f, indent=2)
+        atomic_json(args.out, result)
 
 
 if __name__ == '__main__':

@@ -9,9 +9,14 @@ the train/test datasets (e.g. the linear-probe configs in
 configs/benchmarks/mmpretrain/); its test pipeline is used for both splits.
 CKPT is any checkpoint whose backbone weights sit under ``backbone.`` (ours,
 or any mmpretrain model). Without it the backbone is randomly initialised.
+A missing, unreadable, wrong or non-finite checkpoint, and counts the data
+cannot give, are refused (exit status 1) with a message naming them; the
+datasets never download. With fewer training images than k, all of them
+vote and the result says so (``k`` is the number used). ``--out`` is
+written atomically.
 """
 import argparse
-import json
+import sys
 
 import numpy as np
 from mmengine.config import Config
@@ -32,12 +37,26 @@ def main(argv=None):
                         'bf16 / fp16 autocast')
     parser.add_argument('--out', default=None, help='write results as JSON')
     args = parser.parse_args(argv)
+    if args.k < 1:
+        parser.error(f'--k {args.k}: at least 1')
+    if args.train_samples is not None and args.train_samples < 1:
+        parser.error(f'--train-samples {args.train_samples}: at least 1 '
+                     '(leave it out for the whole training set)')
+    try:
+        run(args)
+    except (FileNotFoundError, ValueError) as e:  # they name the file
+        sys.exit(f'error: {e}')
 
+
+def run(args):
     import mmsiameseim  # noqa: F401
+    from mmsiameseim.atomic_io import atomic_json
     from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                         extract_features,
                                         weighted_knn_accuracy)
+    from mmsiameseim.evaluation.linear_probe import never_download
     cfg = Config.fromfile(args.config)
+    never_download(cfg)
     model = build_frozen_backbone_model(cfg, args.checkpoint)
     pipeline = cfg.test_dataloader.dataset.pipeline
     train_cfg = cfg.train_dataloader.dataset
@@ -55,15 +74,17 @@ def main(argv=None):
                                   precision=args.precision)
     result = weighted_knn_accuracy(tr_x, tr_y, te_x, te_y, args.k,
                                    args.temperature)
-    result.update(k=args.k, temperature=args.temperature,
+    if result['k'] < args.k:
+        print(f'k={args.k} asked, {result["k"]} used: the training set has '
+              f'{len(tr_y)} images')
+    result.update(k_asked=args.k, temperature=args.temperature,
                   train_samples=len(tr_y), test_samples=len(te_y),
                   precision=args.precision,
                   checkpoint=args.checkpoint)
     print(f"kNN top-1 {result['top1']:.2f} %  top-5 {result['top5']:.2f} % "
           f"({len(tr_y)} train / {len(te_y)} test images)")
     if args.out:
-        with open(args.out, 'w') as f:
-            json.dump(result, f, indent=2)
+        atomic_json(args.out, result)
 
 
 if __name__ == '__main__':
