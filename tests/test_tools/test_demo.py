@@ -67,6 +67,43 @@ def test_missing_dataset_gives_one_clear_message(tmp_path):
     assert 'dataset-fashion-mnist' in out.stderr
 
 
+@pytest.mark.skipif(
+    not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+@pytest.mark.fault_matrix('demo', 'changed_run',
+                          'evaluation stage rerun with other settings '
+                          '(--cfg-options evaluation.*) into the same '
+                          '--work-dir: refused naming the results file and '
+                          'each difference; the results are kept')
+def test_a_rerun_with_other_evaluation_settings_is_refused(tmp_path,
+                                                          monkeypatch):
+    """Before: the results of k=20 were reported as those of k=5."""
+    from tests.user_files import snapshot
+    monkeypatch.chdir(ROOT)  # as tools/demo.py runs
+    demo = load_tool('demo.py')
+    tiny = ['evaluation.knn.train_samples=100',
+            'evaluation.linear.train_samples=100',
+            'evaluation.fewshot.fraction=0.0005', 'evaluation.fewshot.folds=2',
+            'evaluation.test_samples=100']
+
+    def evaluate(*options):
+        args = demo.parse_args(['--smoke', '--work-dir', str(tmp_path),
+                                '--cfg-options', *tiny, *options])
+        return demo.build_protocol(demo.load_demo_config(args),
+                                   args.work_dir, args.data_root).evaluate(
+                                       'random_init', None)
+
+    first = evaluate()
+    before = snapshot(tmp_path)
+    assert evaluate() == first  # the same settings: reused
+    with pytest.raises(ValueError) as err:
+        evaluate('evaluation.knn.k=5')
+    assert str(err.value).startswith(
+        f'{tmp_path}/results/random_init.json was computed with other '
+        'settings: knn.k: 20 there, 5 now.')
+    assert snapshot(tmp_path) == before
+
+
 def _run_cfg(demo, tmp_path, method, argv=()):
     args = demo.parse_args(['--work-dir', str(tmp_path), *argv])
     demo_cfg = demo.load_demo_config(args)
