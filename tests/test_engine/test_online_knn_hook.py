@@ -226,19 +226,37 @@ def test_a_bank_smaller_than_k_is_used_and_the_k_used_is_logged(tmp_path):
     assert api['k'] == 12 and api['top1'] == pytest.approx(rec['knn/top1'])
 
 
-@pytest.mark.fault_matrix('knn_hook', 'missing',
-                          'missing data of the bank or queries: named with '
-                          'the set-up step at start-up, before training')
-def test_missing_bank_data_is_named_at_start_up(tmp_path):
-    empty = tmp_path / 'no_data'
-    empty.mkdir()
+@pytest.mark.parametrize('fault', [
+    pytest.param('missing', marks=pytest.mark.fault_matrix(
+        'knn_hook', 'missing', 'missing data of the bank or queries: named '
+        'with the set-up step at start-up, before any iteration')),
+    pytest.param('truncated', marks=pytest.mark.fault_matrix(
+        'knn_hook', 'truncated', 'a cut data file of the bank or queries: '
+        'named with both sizes at start-up, before any iteration')),
+])
+def test_bad_bank_data_is_named_at_start_up(tmp_path, fault):
+    """Before: named only at the first round, after training."""
+    from tests.user_files import snapshot
+    data = tmp_path / 'data'
+    data.mkdir()
+    if fault == 'truncated':
+        real = os.path.join(ROOT, 'data', 'fashion_mnist')
+        for name in os.listdir(real):
+            os.symlink(os.path.join(real, name), data / name)
+        (data / 'train-labels-idx1-ubyte').unlink()
+        with open(os.path.join(real, 'train-labels-idx1-ubyte'), 'rb') as f:
+            (data / 'train-labels-idx1-ubyte').write_bytes(f.read()[:1000])
+    before = snapshot(data)
     runner = _runner(tmp_path / 'run', interval=4, before_train=False,
                      bank_dataloader=dict(dataset=dict(
-                         data_prefix=str(empty))))
-    with pytest.raises(FileNotFoundError,
-                       match=f'Fashion-MNIST is not in {empty}.*setup_env'):
+                         data_prefix=str(data))))
+    error, words = (FileNotFoundError, f'Fashion-MNIST is not in {data}') \
+        if fault == 'missing' else (ValueError, '1,000 bytes, but its header '
+                                    'describes 60000 unsigned byte values')
+    with pytest.raises(error, match=words):
         runner.train()
-    assert runner.iter == 0 and os.listdir(empty) == []
+    assert runner.iter == 0 and _checkpoints(runner) == []
+    assert snapshot(data) == before
 
 
 @pytest.mark.fault_matrix('knn_hook', 'architecture',

@@ -201,6 +201,9 @@ def test_nonfinite_weights_are_refused_naming_file_and_tensors(tmp_path):
     assert snapshot(tmp_path) == before  # no subsets, no result
 
 
+@pytest.mark.fault_matrix('evaluation', 'nonfinite',
+                          'kNN and few-shot on features holding NaN/inf '
+                          '(e.g. a precision overflow): refused, counted')
 def test_nonfinite_features_are_refused():
     feats = torch.randn(6, 4)
     feats[2, 1] = float('nan')
