@@ -4,8 +4,7 @@ import threading
 from typing import Optional, Sequence
 
 import torch
-from mmengine.dist import all_reduce, barrier, get_world_size, \
-    is_main_process
+from mmengine.dist import all_reduce, barrier, get_world_size, is_main_process
 from mmengine.hooks import CheckpointHook, Hook
 from mmpretrain.registry import HOOKS
 
