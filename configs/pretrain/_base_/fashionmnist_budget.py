@@ -72,6 +72,9 @@ custom_hooks = [
     dict(type='CheckpointHook', by_epoch=False, interval=200,
          save_last=False, max_keep_ckpts=2),
 ]
+# gloo: CPU processes (torchrun --nproc_per_node N ... --launcher pytorch);
+# a collective waits at most `timeout` seconds for a rank that stopped
+# answering (a dead rank's closed connection is noticed at once).
 env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
-               dist_cfg=dict(backend='gloo'))
+               dist_cfg=dict(backend='gloo', timeout=600))
 auto_scale_lr = dict(base_batch_size=64)
