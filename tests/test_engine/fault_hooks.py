@@ -88,3 +88,24 @@ class HangRankHook(Hook):
         if runner.rank == self.rank and runner.iter + 1 == self.at_iter:
             import time
             time.sleep(self.seconds)
+
+
+@HOOKS.register_module()
+class SignalSelfHook(Hook):
+    """Send the signal ``name`` to this process after iteration ``at_iter``
+    (1-based), as a scheduler would; refuse to when no handler is installed
+    (the signal would end the test process instead)."""
+
+    priority = 'VERY_HIGH'
+
+    def __init__(self, name: str = 'SIGTERM', at_iter: int = 3) -> None:
+        self.signal, self.at_iter = signal.Signals[name], at_iter
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None,
+                         outputs=None):
+        if runner.iter + 1 != self.at_iter:
+            return
+        if signal.getsignal(self.signal) in (signal.SIG_DFL, None):
+            raise AssertionError(
+                f'no {self.signal.name} handler during training')
+        os.kill(os.getpid(), self.signal)

@@ -21,6 +21,7 @@ import mmsiameseim  # noqa: F401
 from mmsiameseim.engine.checkpoint_files import checkpoint_damage
 from mmsiameseim.engine.hooks import PreemptionCheckpointHook
 from tests.helpers import ROOT
+from tests.test_engine.fault_hooks import SignalSelfHook
 
 TINY = osp.join(ROOT, 'tests', 'data', 'configs',
                 'siameseim_tiny_fashionmnist.py')
@@ -89,23 +90,6 @@ def test_sigterm_saves_a_checkpoint_and_resume_trains_the_rest(tmp_path):
                                    msg=f'{key} differs after the resume')
 
 
-class _SignalAt(Hook):
-    """Sends ``sig`` to this process during iteration ``n`` (1-based), as a
-    scheduler would, once a handler is installed (without one the signal
-    would end the test process)."""
-    priority = 'VERY_HIGH'
-
-    def __init__(self, sig, n):
-        self.sig, self.n = sig, n
-
-    def after_train_iter(self, runner, batch_idx, data_batch=None,
-                         outputs=None):
-        if runner.iter + 1 == self.n:
-            if signal.getsignal(self.sig) in (signal.SIG_DFL, None):
-                pytest.fail(f'no {self.sig.name} handler during training')
-            os.kill(os.getpid(), self.sig)
-
-
 def _cfg(work_dir, **options):
     cfg = Config.fromfile(TINY)
     cfg.work_dir = str(work_dir)
@@ -120,7 +104,7 @@ def _cfg(work_dir, **options):
 def test_sigusr1_in_the_middle_of_an_epoch(tmp_path):
     before = signal.getsignal(signal.SIGUSR1)
     runner = RUNNERS.build(_cfg(tmp_path))
-    runner.register_hook(_SignalAt(signal.SIGUSR1, 3))
+    runner.register_hook(SignalSelfHook('SIGUSR1', 3))
     with pytest.raises(SystemExit) as stopped:
         runner.train()
     assert stopped.value.code == 128 + signal.SIGUSR1
@@ -136,7 +120,7 @@ def test_a_signal_on_a_regular_checkpoint_iteration_writes_it_once(
         tmp_path):
     runner = RUNNERS.build(_cfg(tmp_path, preemption=dict(exit_code=3)))
     saves = []
-    runner.register_hook(_SignalAt(signal.SIGTERM, 4))
+    runner.register_hook(SignalSelfHook('SIGTERM', 4))
 
     class _CountSaves(Hook):
         def before_save_checkpoint(self, runner, checkpoint):
@@ -152,7 +136,7 @@ def test_a_signal_on_a_regular_checkpoint_iteration_writes_it_once(
 def test_without_an_iteration_checkpoint_hook_it_writes_its_own(tmp_path):
     cfg = _cfg(tmp_path, custom_hooks=[])
     runner = RUNNERS.build(cfg)
-    runner.register_hook(_SignalAt(signal.SIGTERM, 2))
+    runner.register_hook(SignalSelfHook('SIGTERM', 2))
     with pytest.raises(SystemExit):
         runner.train()
     assert (tmp_path / 'last_checkpoint').read_text() == \
