@@ -153,6 +153,19 @@ def test_a_second_run_into_a_work_dir_with_checkpoints_is_refused(
         before['epoch_1.pth'][1]
 
 
+def test_testing_from_a_checkpoint_of_the_work_dir_is_not_refused(
+        finished, tmp_path):
+    """tools/test.py builds the same runner on the training work dir."""
+    work_dir = _copy(finished, tmp_path)
+    runner = RUNNERS.build(_cfg(work_dir,
+                                load_from=str(work_dir / 'epoch_1.pth')))
+    runner.load_or_resume()  # what test() and val() call
+    saved = torch.load(work_dir / 'epoch_1.pth',
+                       weights_only=True)['state_dict']
+    key = 'backbone.layers.0.attn.qkv.weight'
+    assert torch.equal(runner.model.state_dict()[key], saved[key])
+
+
 def test_a_fresh_or_empty_work_dir_trains(tmp_path):
     runner = _train(_cfg(tmp_path / 'new', resume=True))
     assert runner.iter == 5

@@ -78,9 +78,9 @@ class FaultTolerantRunner(Runner):
     * **Damaged checkpoints are named.** A checkpoint that cannot be read
       (``--resume PATH`` or the one ``last_checkpoint`` names) is reported
       with what is wrong with the file and the newest intact checkpoint.
-    * **No silent overwrite.** A run that neither resumes nor loads into an
-      empty work dir is refused when the work dir holds checkpoints, naming
-      them, unless the config says ``overwrite = True``.
+    * **No silent overwrite.** Training that does not resume is refused
+      when the work dir holds checkpoints, naming them, unless the config
+      says ``overwrite = True`` (testing or validating in it is not).
     * **Resume checks what it resumes into.** Refused before the first
       step, naming keys and shapes: missing or extra weights, weights or
       optimizer state of another shape, another number or size of optimizer
@@ -124,6 +124,7 @@ class FaultTolerantRunner(Runner):
         self._resuming = False
         self._resumed_checkpoint: Optional[dict] = None
         self._rank_processes = None
+        self._training = False
         super().__init__(*args, **kwargs)
 
     # ------------------------------------------------------------ set-up
@@ -176,6 +177,7 @@ class FaultTolerantRunner(Runner):
 
     # ------------------------------------------------------------ running
     def train(self) -> torch.nn.Module:
+        self._training = True
         try:
             return super().train()
         except Exception as error:
@@ -230,7 +232,7 @@ class FaultTolerantRunner(Runner):
         resume_from = None
         if self._resume:
             resume_from = self._load_from or self._auto_resume_path()
-        if resume_from is None:
+        if resume_from is None and self._training:
             self._refuse_overwrite()
         if resume_from is not None:
             self.resume(resume_from)
