@@ -33,5 +33,7 @@ FAULTS = {
     'signal': 'a signal or kill (preemption, a dead rank)',
     'mid_write': 'a kill mid-write',
     'changed_run': "changing a finished run's settings",
+    'rerun': "a run started again into a work dir holding a run's "
+             'checkpoints',
     'schedule': 'an unusual schedule length',
 }

@@ -21,8 +21,11 @@ def set_max_epochs(cfg: Config, epochs: int) -> None:
 
 
 def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
-    """Pretrain with mmengine's Runner, once: a finished run is reused, an
-    interrupted one resumes from its last checkpoint.
+    """Pretrain with the config's runner (``runner_type``, as mmpretrain's
+    tools/train.py builds it: ``FaultTolerantRunner`` for the pretraining
+    configs), once: a finished run is reused, an interrupted one (killed,
+    or preempted by SIGTERM, which leaves an iteration checkpoint) resumes
+    from its last checkpoint.
 
     ``{work_dir}/pretrain_done.json`` marks a finished run and holds what
     it returns.
@@ -37,7 +40,7 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
         ``wall_s``, ``resumed``, ``epochs``, ``images`` and ``images_per_s``
         (batch / median logged iteration time).
     """
-    from mmengine.runner import Runner
+    from mmengine.registry import RUNNERS
 
     from mmsiameseim_lab.visualization import read_scalars
     done_path = osp.join(cfg.work_dir, 'pretrain_done.json')
@@ -52,7 +55,7 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
         cfg.custom_hooks = list(cfg.get('custom_hooks', [])) + [
             dict(type='SaveInitialWeightsHook', filename=INITIAL_WEIGHTS)]
     resumed = osp.exists(osp.join(cfg.work_dir, 'last_checkpoint'))
-    runner = Runner.from_cfg(cfg)
+    runner = RUNNERS.build(cfg)
     t0 = time.time()
     runner.train()
     wall = time.time() - t0

@@ -9,5 +9,10 @@ _base_ = [
     'mmdet::_base_/default_runtime.py',
 ]
 
+# FaultTolerantRunner (mmsiameseim): checkpoints written atomically, a
+# checkpoint and exit 128+signal on SIGTERM / SIGUSR1, resume checks, no
+# silent overwrite (docs/pretraining/resume_and_preemption.md)
+runner_type = 'FaultTolerantRunner'
+
 default_hooks = dict(
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=3))

@@ -16,5 +16,10 @@ model = dict(
 
 optim_wrapper = dict(optimizer=dict(lr=2e-4))
 
+# FaultTolerantRunner (mmsiameseim): checkpoints written atomically, a
+# checkpoint and exit 128+signal on SIGTERM / SIGUSR1, resume checks, no
+# silent overwrite (docs/pretraining/resume_and_preemption.md)
+runner_type = 'FaultTolerantRunner'
+
 default_hooks = dict(
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=3))

@@ -10,6 +10,10 @@ _base_ = [
     'mmpretrain::_base_/default_runtime.py',
 ]
 custom_imports = dict(imports=['mmsiameseim'], allow_failed_imports=False)
+# FaultTolerantRunner (mmsiameseim): checkpoints written atomically, a
+# checkpoint and exit 128+signal on SIGTERM / SIGUSR1, resume checks, no
+# silent overwrite (docs/pretraining/resume_and_preemption.md)
+runner_type = 'FaultTolerantRunner'
 
 checkpoint = ''  # SiameseIM pretraining checkpoint (backbone.* keys)
 

@@ -6,6 +6,10 @@
 _base_ = 'mmpretrain::_base_/default_runtime.py'
 
 custom_imports = dict(imports=['mmsiameseim'], allow_failed_imports=False)
+# FaultTolerantRunner (mmsiameseim): checkpoints written atomically, a
+# checkpoint and exit 128+signal on SIGTERM / SIGUSR1, resume checks, no
+# silent overwrite (docs/pretraining/resume_and_preemption.md)
+runner_type = 'FaultTolerantRunner'
 # the repo's data/ folder, wherever the command runs from; LocalFashionMNIST
 # never downloads (a missing file is named with the set-up step)
 data_root = '{{ fileDirname }}/../../../data/fashion_mnist/'

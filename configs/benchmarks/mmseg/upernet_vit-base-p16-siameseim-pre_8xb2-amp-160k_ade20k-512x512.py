@@ -11,6 +11,10 @@ _base_ = [
     'mmseg::_base_/schedules/schedule_160k.py',
 ]
 custom_imports = dict(imports=['mmsiameseim.seg'], allow_failed_imports=False)
+# FaultTolerantRunner (mmsiameseim): checkpoints written atomically, a
+# checkpoint and exit 128+signal on SIGTERM / SIGUSR1, resume checks, no
+# silent overwrite (docs/pretraining/resume_and_preemption.md)
+runner_type = 'FaultTolerantRunner'
 
 crop_size = (512, 512)
 model = dict(

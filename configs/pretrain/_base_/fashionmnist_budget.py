@@ -50,12 +50,17 @@ optim_wrapper = dict(
                    weight_decay=0.05, fused=True),
     clip_grad=dict(max_norm=1.0),
     paramwise_cfg={{_base_.paramwise_cfg}})
+# Warm-up to the base lr, then a cosine that ends at eta_min with the run:
+# the cosine has no `end`/`T_max`, so it follows train_cfg.max_epochs (also
+# when it is changed on the command line, or raised to extend a run).
+# MinIter*: any epoch length, even of a few iterations, reaches the base lr
+# and ends at eta_min (mmengine's own classes stay at start_factor * lr when
+# the warm-up rounds to one iteration).
 param_scheduler = [
     dict(type='MinIterLinearLR', start_factor=1e-3, by_epoch=True, begin=0,
          end=warmup_epochs, convert_to_iter_based=True),
-    dict(type='MinIterCosineAnnealingLR', T_max=max_epochs - warmup_epochs,
-         eta_min=1e-6, by_epoch=True, begin=warmup_epochs, end=max_epochs,
-         convert_to_iter_based=True),
+    dict(type='MinIterCosineAnnealingLR', eta_min=1e-6, by_epoch=True,
+         begin=warmup_epochs, convert_to_iter_based=True),
 ]
 train_cfg = dict(type='ExactResumeEpochBasedTrainLoop', max_epochs=max_epochs)
 default_hooks = dict(
@@ -67,6 +72,9 @@ custom_hooks = [
     dict(type='CheckpointHook', by_epoch=False, interval=200,
          save_last=False, max_keep_ckpts=2),
 ]
+# gloo: CPU processes (torchrun --nproc_per_node N ... --launcher pytorch);
+# a collective waits at most `timeout` seconds for a rank that stopped
+# answering (a dead rank's closed connection is noticed at once).
 env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
-               dist_cfg=dict(backend='gloo'))
+               dist_cfg=dict(backend='gloo', timeout=600))
 auto_scale_lr = dict(base_batch_size=64)

@@ -1,6 +1,20 @@
 _base_ = 'mmpretrain::_base_/default_runtime.py'
 
 custom_imports = dict(imports=['mmsiameseim'], allow_failed_imports=False)
+# mmengine's Runner plus what a long run on a shared cluster needs
+# (mmsiameseim.engine.runner.FaultTolerantRunner): checkpoints written
+# atomically, a checkpoint and exit status 128+signal on SIGTERM / SIGUSR1
+# (preemption), resume checks (model, optimizer, epoch length, schedule),
+# no silent overwrite of a work dir's checkpoints, CPU multi-process
+# launch. docs/pretraining/resume_and_preemption.md
+runner_type = 'FaultTolerantRunner'
+# Training from the start into a work dir holding checkpoints is refused;
+# `--cfg-options overwrite=True` starts over there (same-named checkpoints
+# are replaced).
+overwrite = False
+# PreemptionCheckpointHook's settings (None: no signal handling); slurm:
+# `#SBATCH --signal=USR1@120` sends SIGUSR1 two minutes before the limit.
+preemption = dict(signals=('SIGTERM', 'SIGUSR1'), interval=1)
 default_hooks = dict(
     logger=dict(type='LoggerHook', interval=50),
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=3))

@@ -6,6 +6,8 @@ from mmengine.model import is_model_wrapper
 from mmengine.runner.checkpoint import save_checkpoint, weights_to_cpu
 from mmpretrain.registry import HOOKS
 
+from ..checkpoint_files import commit, partial_name
+
 
 @HOOKS.register_module()
 class SaveInitialWeightsHook(Hook):
@@ -15,9 +17,10 @@ class SaveInitialWeightsHook(Hook):
     These are the run's own initial weights, the honest floor for what
     pretraining adds (tools/demo.py evaluates them). Written once, to
     ``{work_dir}/{filename}`` as ``{'state_dict': ..., 'meta': ...}``, so it
-    loads like any checkpoint of the run. A resumed run keeps the file of its
-    first start; resuming a run that never wrote it is an error, since its
-    initial weights are gone.
+    loads like any checkpoint of the run (under a temporary name, renamed
+    when complete, so a kill never leaves half of it under that name). A
+    resumed run keeps the file of its first start; resuming a run that never
+    wrote it is an error, since its initial weights are gone.
 
     Args:
         filename (str): File name in the work dir.
@@ -41,6 +44,8 @@ class SaveInitialWeightsHook(Hook):
             return
         model = runner.model.module if is_model_wrapper(runner.model) \
             else runner.model
+        partial = partial_name(path)
         save_checkpoint(
             dict(state_dict=weights_to_cpu(model.state_dict()),
-                 meta=dict(iter=0, epoch=0, seed=runner.seed)), path)
+                 meta=dict(iter=0, epoch=0, seed=runner.seed)), partial)
+        commit(partial, path)

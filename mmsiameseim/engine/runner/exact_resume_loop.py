@@ -1,5 +1,5 @@
 import random
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -24,6 +24,36 @@ def _set_rng_state(state: dict) -> None:
     torch.set_rng_state(state['torch'])
     if 'cuda' in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state['cuda'])
+
+
+def finished_run_message(path: str, epoch: Optional[int],
+                         max_epochs: Optional[int], done: int,
+                         max_iters: int, replans: bool) -> str:
+    """Why a finished run is not resumed, and what works instead.
+
+    Args:
+        path (str): The checkpoint.
+        epoch (int, optional): Its epoch.
+        max_epochs (int, optional): This run's ``max_epochs``.
+        done (int): Its iteration.
+        max_iters (int): This run's iterations.
+        replans (bool): Whether the runner rebuilds the lr schedule for a
+            longer run (``FaultTolerantRunner``); mmengine's Runner keeps
+            the checkpoint's schedule, whose lr stays at its end value.
+    """
+    longer = (
+        'To train longer, resume with a larger train_cfg.max_epochs: the lr '
+        'schedule and the target momentum are re-planned for the new length'
+        if replans else
+        'Raising train_cfg.max_epochs would not help here: this runner keeps'
+        " the checkpoint's lr schedule, which stays at its end value; use "
+        "runner_type='FaultTolerantRunner' to extend a run")
+    return (f'nothing to resume: the checkpoint {path} is of a finished run '
+            f'(epoch {epoch} of {max_epochs}, iteration {done} of '
+            f'{max_iters}). Train in another --work-dir, or start over in '
+            'this one without --resume and with --cfg-options '
+            f'overwrite=True. {longer} '
+            '(docs/pretraining/resume_and_preemption.md).')
 
 
 class _SkipFirst:
@@ -89,12 +119,10 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
         if self._iter > 0 and self._iter >= self._max_iters:
             path = (getattr(self.runner, '_load_from', None)
                     or find_latest_checkpoint(self.runner.work_dir))
-            raise RuntimeError(
-                f'nothing to resume: the checkpoint {path} is of a finished '
-                f'run (epoch {self._epoch} of {self._max_epochs}, iteration '
-                f'{self._iter} of {self._max_iters}). Train in a new work '
-                'dir (--work-dir), or drop --resume / resume=True to start '
-                'over; to train longer, raise train_cfg.max_epochs.')
+            raise RuntimeError(finished_run_message(
+                path, self._epoch, self._max_epochs, self._iter,
+                self._max_iters,
+                replans=getattr(self.runner, 'replans_schedules', False)))
         return super().run()
 
     def run_epoch(self) -> None:

@@ -1,0 +1,24 @@
+# The Fashion-MNIST pretraining config shrunk for the training-fault tests
+# (tests/test_engine): a 32-wide, 2-block ViT with a 1-block projector and
+# predictor; 8 images a batch, 40 images (5 iterations an epoch), no worker
+# processes, fp32, every iteration logged, an iteration checkpoint every 2
+# iterations, no online kNN. Everything else (runner, loop, schedules,
+# hooks) is the demo config's.
+_base_ = ['../../../configs/pretrain/'
+          'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py']
+
+dims = 32
+model = dict(
+    backbone=dict(arch=dict(_delete_=True, embed_dims=dims, num_layers=2,
+                            num_heads=2, feedforward_channels=dims * 2)),
+    neck=dict(in_channels=dims, embed_dims=dims, projector_depth=1,
+              predictor_depth=1, num_heads=2))
+train_dataloader = dict(batch_size=8, num_workers=0, persistent_workers=False,
+                        dataset=dict(indices=40))
+optim_wrapper = dict(dtype='float32')
+default_hooks = dict(logger=dict(interval=1))
+custom_hooks = [
+    dict(type='StopOnNonFiniteLossHook', interval=1),
+    dict(type='CheckpointHook', by_epoch=False, interval=2, save_last=False,
+         max_keep_ckpts=2),
+]
