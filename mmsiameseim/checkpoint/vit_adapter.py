@@ -5,8 +5,6 @@ Every loader of pretrained ViT encoders goes through these functions: the
 ``ViTDetViT`` (mmdet), ``SiameseIMMAE`` (mmseg), the checkpoint converters
 (:mod:`mmsiameseim.apis.convert`) and ``build_from_official``. The pieces:
 
-- :func:`strip_prefix`: the keys under a prefix (``'backbone.'``), or a
-  wrapper's prefix (``'module.'``) removed where present;
 - :func:`grid_side`: the side of the square patch grid of a position table;
 - :func:`resize_pos_embed_to`: the patch grid of a position table resized
   bicubically (mmpretrain's ``resize_pos_embed``; cls position kept);
@@ -15,8 +13,10 @@ Every loader of pretrained ViT encoders goes through these functions: the
 - :func:`adapt_vit_checkpoint`: all of the above for one model, with a
   :class:`KeyReport` of what was loaded, adapted, new, dropped and ignored.
 
-The coverage check and the key descriptions it uses are in
-:mod:`.checkpoint_coverage`. Nothing here imports mmdet or mmseg.
+The checkpoint is read by :mod:`.reader`; the coverage check is in
+:mod:`.coverage`; :func:`~.keys.strip_prefix` (the keys under a prefix
+such as ``'backbone.'``) in :mod:`.keys`. Nothing here imports mmdet or
+mmseg.
 """
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
@@ -24,31 +24,11 @@ from typing import Dict, List, Sequence, Tuple
 import torch
 from mmpretrain.models.utils import resize_pos_embed
 
-from .coverage import check_coverage, describe_keys
+from .coverage import check_coverage
+from .keys import describe_keys, strip_prefix
 
 POS_EMBED = 'pos_embed'
 PATCH_WEIGHT = 'patch_embed.projection.weight'
-
-
-def strip_prefix(state: Dict[str, torch.Tensor],
-                 prefix: str,
-                 keep_others: bool = False) -> Dict[str, torch.Tensor]:
-    """Remove ``prefix`` from the keys of ``state``.
-
-    Args:
-        state (dict): A state dict.
-        prefix (str): E.g. ``'backbone.'``, or ``'module.'`` of a model
-            saved inside its DDP wrapper. ``''`` keeps every key.
-        keep_others (bool): Keep the keys without the prefix as they are
-            (for a wrapper's prefix). Defaults to False: only the keys under
-            ``prefix`` are returned.
-
-    Returns:
-        dict: The (selected) entries with the prefix removed, in order.
-    """
-    n = len(prefix)
-    return {(k[n:] if k.startswith(prefix) else k): v
-            for k, v in state.items() if keep_others or k.startswith(prefix)}
 
 
 def grid_side(num_tokens: int, num_extra_tokens: int = 1,

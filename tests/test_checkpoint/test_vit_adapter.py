@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mmsiameseim.checkpoint.vit_adapter import (
+from mmsiameseim.checkpoint import (
     KeyReport, adapt_in_channels, adapt_vit_checkpoint, grid_side,
     resize_pos_embed_to, strip_prefix)
 
