@@ -36,6 +36,7 @@ import argparse
 import json
 import sys
 
+from mmsiameseim.evaluation.precision import precision_from_flag
 from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
                                    ratios, run, synthetic_geometry)
 
@@ -108,9 +109,10 @@ def parse_args(argv=None):
     if args.warmup < 1 or args.steps < 1:
         parser.error('--warmup and --steps: at least 1')
     for precision in args.precision.split(','):
-        if precision not in ('fp32', 'bf16', 'fp16'):
-            parser.error(f'--precision: unknown {precision!r} (fp32, bf16, '
-                         'fp16)')
+        try:
+            precision_from_flag(precision)
+        except ValueError as e:
+            parser.error(f'--precision: {e}')
         if precision == 'fp16' and args.device != 'cuda':
             parser.error('fp16 AMP needs --device cuda (use bf16 on CPUs)')
     for name in args.models.split(','):

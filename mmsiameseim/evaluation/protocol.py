@@ -11,6 +11,7 @@ from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
 from .linear_probe import linear_probe_accuracy, probe_config
+from .precision import check_precision
 from mmsiameseim.atomic_io import atomic_json, load_json
 
 
@@ -40,8 +41,8 @@ class FrozenBackboneProtocol:
             None: all of them.
         test_seed (int, optional): See ``test_samples``.
         data_prefix (str, optional): Replaces the datasets' ``data_prefix``.
-        precision (str): Feature extraction and probe precision: 'fp32' (no
-            autocast) or 'bf16' / 'fp16'.
+        precision (str): Feature extraction and probe precision: 'float32'
+            (no autocast) or 'bfloat16' / 'float16'.
         cache_dir (str, optional): Feature cache (see
             :func:`cached_features`); None extracts every time.
     """
@@ -55,7 +56,7 @@ class FrozenBackboneProtocol:
                  test_samples: Optional[int] = None,
                  test_seed: Optional[int] = None,
                  data_prefix: Optional[str] = None,
-                 precision: str = 'fp32',
+                 precision: str = 'float32',
                  cache_dir: Optional[str] = None) -> None:
         self.probe_config = probe_config
         self.work_dir = osp.abspath(work_dir)
@@ -65,6 +66,7 @@ class FrozenBackboneProtocol:
         self.test_samples = test_samples
         self.test_seed = test_seed
         self.data_prefix = data_prefix
+        check_precision(precision, option='FrozenBackboneProtocol precision')
         self.precision = precision
         self.cache_dir = cache_dir
         os.makedirs(osp.join(self.work_dir, 'results'), exist_ok=True)

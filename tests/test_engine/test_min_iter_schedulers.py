@@ -57,7 +57,8 @@ def test_tiny_fashion_mnist_run_trains(tmp_path):
         ROOT, 'configs', 'pretrain',
         'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))
     cfg.work_dir = str(tmp_path)
-    cfg.optim_wrapper.dtype = 'float32'
+    from mmsiameseim.evaluation import set_training_precision
+    set_training_precision(cfg, 'float32')
     cfg.train_dataloader.update(batch_size=8, num_workers=0,
                                 persistent_workers=False)
     cfg.train_dataloader.dataset.indices = 24
