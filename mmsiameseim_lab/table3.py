@@ -5,7 +5,8 @@ config under ``configs/pretrain/ablations``), which :func:`apply_table3_row`
 applies to a SiameseIM pretraining config, the ImageNet 400-epoch one (the
 ablation configs are that, written out; a test checks they are the same)
 or the Fashion-MNIST demo's (the miniature). Plus the report and its
-figure."""
+figure.
+"""
 import copy
 import glob
 import inspect
@@ -59,20 +60,22 @@ def row_configs(folder: str) -> Dict[str, str]:
 
 
 def check_row(row: dict, source: str) -> dict:
-    """Refuse a ``table3_row`` override that lacks a switch, has an unknown
-    one or a value Table 3 does not have; the message names ``source``."""
+    """Refuse a ``table3_row`` override that lacks a switch, has an unknown one
+    or a value Table 3 does not have; the message names ``source``."""
     if not isinstance(row, dict):
         raise ValueError(f'{source}: {ROW_KEY} must be a dict of the switches '
                          f'{list(SWITCHES)}, got {type(row).__name__}')
     missing = [k for k in SWITCHES if k not in row]
     unknown = [k for k in row if k not in SWITCHES]
-    wrong = [f'{k}={row[k]!r} (one of {SWITCHES[k]})' for k in SWITCHES
-             if k in row and row[k] not in SWITCHES[k]]
+    wrong = [
+        f'{k}={row[k]!r} (one of {SWITCHES[k]})' for k in SWITCHES
+        if k in row and row[k] not in SWITCHES[k]
+    ]
     if missing or unknown or wrong:
         raise ValueError(
-            f'{source}: {ROW_KEY} is not a Table 3 row: ' + '; '.join(
-                [f'missing {missing}'] * bool(missing) +
-                [f'unknown switches {unknown}'] * bool(unknown) + wrong))
+            f'{source}: {ROW_KEY} is not a Table 3 row: ' +
+            '; '.join([f'missing {missing}'] * bool(missing) +
+                      [f'unknown switches {unknown}'] * bool(unknown) + wrong))
     return {k: row[k] for k in SWITCHES}
 
 
@@ -104,8 +107,7 @@ def _find(pipeline: list, *types: str) -> int:
 
 def apply_table3_row(base_cfg: Config, row: dict) -> Config:
     """A copy of ``base_cfg`` (a SiameseIM pretraining config: the ImageNet
-    400-epoch one or the Fashion-MNIST demo's) with one Table 3 row's
-    switches.
+    400-epoch one or the Fashion-MNIST demo's) with one Table 3 row's switches.
 
     Each switch sets the options the ablation configs' README names:
     ``model.target_type`` (pixel: ``neck.out_channels`` = the backbone's
@@ -135,21 +137,26 @@ def apply_table3_row(base_cfg: Config, row: dict) -> Config:
         model.neck.norm_cfg = copy.deepcopy(LN_NORM_CFG)
     model.head.loss.target_norm = row['loss_norm']
     model.head.loss_type = row['loss']
-    pipeline = [copy.deepcopy(t) for t in cfg.train_dataloader.dataset.pipeline]
+    pipeline = [
+        copy.deepcopy(t) for t in cfg.train_dataloader.dataset.pipeline
+    ]
     crop = pipeline[_find(pipeline, 'TwoViewRandomResizedCrop')]
     crop['same_view'] = row['views'] == 'same'
     colour = _find(pipeline, 'PerViewTransforms')
     if not row['colour']:
         del pipeline[colour]
     elif row['views'] == 'same':  # the input's colours, shared
-        pipeline[colour] = dict(type='PerViewTransforms', shared=True,
-                                pipelines=[pipeline[colour]['pipelines'][0]])
+        pipeline[colour] = dict(
+            type='PerViewTransforms',
+            shared=True,
+            pipelines=[pipeline[colour]['pipelines'][0]])
     mask = _find(pipeline, 'BlockwiseMaskGenerator',
                  'RandomPatchMaskGenerator')
     if row['mask'] == 'blockwise' and \
             pipeline[mask]['type'] != 'BlockwiseMaskGenerator':
-        raise ValueError('a blockwise-mask row needs a base config with a '
-                         f"BlockwiseMaskGenerator, not {pipeline[mask]['type']}")
+        raise ValueError(
+            'a blockwise-mask row needs a base config with a '
+            f"BlockwiseMaskGenerator, not {pipeline[mask]['type']}")
     if row['mask'] == 'random' and \
             pipeline[mask]['type'] == 'BlockwiseMaskGenerator':
         pipeline[mask] = dict(
@@ -171,13 +178,14 @@ def paper_results(metafile: str) -> Dict[str, dict]:
         for res in model['Results']:
             metrics.update(res['Metrics'])
         out[model['Name'][len(PREFIX)]] = dict(
-            lin=metrics['Linear probe top-1'], ap_box=metrics['box AP'],
+            lin=metrics['Linear probe top-1'],
+            ap_box=metrics['box AP'],
             ap_mask=metrics['mask AP'])
     return out
 
 
-def plot_table3(results: Dict[str, dict], paper: Dict[str, dict],
-                path: str, title: str) -> None:
+def plot_table3(results: Dict[str, dict], paper: Dict[str, dict], path: str,
+                title: str) -> None:
     """Ours (kNN, linear probe) and the paper's LIN per row (PNG)."""
     import matplotlib
     matplotlib.use('Agg')
@@ -186,17 +194,21 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict],
     rows = list(results)
     x = np.arange(len(rows))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.5))
-    for i, (key, label) in enumerate((('knn', 'kNN'),
-                                      ('linear', 'linear probe'))):
-        bars = ax.bar(x + (i - .5) * .4, [results[r][key] for r in rows], .4,
-                      label=label)
+    series = (('knn', 'kNN'), ('linear', 'linear probe'))
+    for i, (key, label) in enumerate(series):
+        bars = ax.bar(
+            x + (i - .5) * .4, [results[r][key] for r in rows],
+            .4,
+            label=label)
         ax.bar_label(bars, fmt='%.1f', fontsize=7)
     ax.set_title(title, fontsize=9)
     ax.set_ylabel('top-1 (%)')
     lo = min(min(results[r]['knn'], results[r]['linear']) for r in rows)
     ax.set_ylim(max(0, lo - 10), 100)
-    bars = bx.bar(x, [paper[r]['lin'] if r in paper else np.nan
-                      for r in rows], .6, color='gray')
+    bars = bx.bar(
+        x, [paper[r]['lin'] if r in paper else np.nan for r in rows],
+        .6,
+        color='gray')
     bx.bar_label(bars, fmt='%.1f', fontsize=7)
     bx.set_title('paper (ImageNet-1k, ViT-B/16, 400 epochs): LIN')
     bx.set_ylim(40, 80)
@@ -209,9 +221,12 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict],
     plt.close(fig)
 
 
-def write_table3_report(path: str, factors: Dict[str, dict],
-                        results: Dict[str, dict], walls: Dict[str, dict],
-                        paper: Dict[str, dict], settings: str,
+def write_table3_report(path: str,
+                        factors: Dict[str, dict],
+                        results: Dict[str, dict],
+                        walls: Dict[str, dict],
+                        paper: Dict[str, dict],
+                        settings: str,
                         protocol_lines: list,
                         floor: Optional[Tuple[str, dict]] = None,
                         note: str = '') -> str:
@@ -239,7 +254,8 @@ def write_table3_report(path: str, factors: Dict[str, dict],
         f'{time.strftime("%Y-%m-%d %H:%M")}{note}. Each row: {settings}, '
         'with that row\'s switches (same seed), evaluated like the demo. '
         'Paper columns: ViT-B/16, 400 epochs on ImageNet-1k. The miniature '
-        'does not reproduce ImageNet numbers.', ''] + protocol_lines + [
+        'does not reproduce ImageNet numbers.', ''
+    ] + protocol_lines + [
         '', '| row | target | different views | colour aug | mask | BN/LN | '
         'loss norm | loss | kNN | LIN | few-shot | wall time | paper LIN | '
         'paper AP^b | paper AP^m |',
@@ -260,7 +276,8 @@ def write_table3_report(path: str, factors: Dict[str, dict],
             '', f'Floor: row ({row})\'s run at its own initial weights (saved '
             'before its first step, evaluated the same way): kNN '
             f'{res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
-            f'{res["fewshot"]:.2f}.']
+            f'{res["fewshot"]:.2f}.'
+        ]
     total = sum(w['total_s'] for w in walls.values())
     lines += [
         '', f'Total wall time of the rows: {total / 60:.1f} min '
@@ -278,7 +295,9 @@ def write_table3_report(path: str, factors: Dict[str, dict],
         holds = 'yes' if (dl > 0) == (dp > 0) else 'no'
         lines.append(f'| ({x}) - ({y}) | {what} | {dp:+.1f} | {dl:+.2f} | '
                      f'{dk:+.2f} | {holds} |')
-    lines += ['', '"holds" compares the sign of the linear-probe difference '
-              'with the paper\'s.', '', '![table 3](table3.png)', '']
+    lines += [
+        '', '"holds" compares the sign of the linear-probe difference '
+        'with the paper\'s.', '', '![table 3](table3.png)', ''
+    ]
     atomic_write(path, '\n'.join(lines))
     return path

@@ -9,5 +9,4 @@ seed = 0
 pretrain_epochs = 1
 pretrain_overrides = dict(train_dataloader=dict(dataset=dict(indices=16000)))
 evaluation = dict(
-    knn=dict(train_samples=10000),
-    linear=dict(train_samples=10000, epochs=2))
+    knn=dict(train_samples=10000), linear=dict(train_samples=10000, epochs=2))

@@ -1,6 +1,8 @@
 """Reading pretraining checkpoints and adapting them to a ViT's weights:
+
 one reader, one coverage check, one adapter, and the strict ``Pretrained``
-initializer of scope ``mmsiameseim`` that uses them."""
+initializer of scope ``mmsiameseim`` that uses them.
+"""
 from .coverage import check_coverage
 from .keys import describe_keys, group_keys, short_list, strip_prefix
 from .reader import (STATE_DICT_KEYS, CheckpointState, read_checkpoint,

@@ -21,8 +21,7 @@ def check_coverage(expected: Sequence[str],
                    file_keys: Iterable[str],
                    allow_missing: Sequence[str] = (),
                    allow_partial: bool = False) -> List[str]:
-    """Refuse a checkpoint that supplies too few of the weights a model
-    needs.
+    """Refuse a checkpoint that supplies too few of the weights a model needs.
 
     "Too few" is any: every key of ``expected`` must be in ``supplied``,
     except those matching a pattern of ``allow_missing`` (keys that are
@@ -52,8 +51,10 @@ def check_coverage(expected: Sequence[str],
             the missing keys and what the file holds.
     """
     supplied = set(supplied)
-    required = [k for k in expected
-                if not any(fnmatch.fnmatchcase(k, p) for p in allow_missing)]
+    required = [
+        k for k in expected
+        if not any(fnmatch.fnmatchcase(k, p) for p in allow_missing)
+    ]
     missing = [k for k in required if k not in supplied]
     found = len(required) - len(missing)
     if missing and (not allow_partial or found == 0):
@@ -71,5 +72,6 @@ def check_coverage(expected: Sequence[str],
             f'{source}: allow_partial: {model} loads {found} of the '
             f'{len(required)} weights it needs; {len(missing)} keep their '
             f'initialisation: {short_list(missing, 40)}',
-            logger='current', level=logging.WARNING)
+            logger='current',
+            level=logging.WARNING)
     return missing

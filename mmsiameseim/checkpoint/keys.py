@@ -23,8 +23,10 @@ def strip_prefix(state: Dict[str, V],
         dict: The (selected) entries with the prefix removed, in order.
     """
     n = len(prefix)
-    return {(k[n:] if k.startswith(prefix) else k): v
-            for k, v in state.items() if keep_others or k.startswith(prefix)}
+    return {
+        (k[n:] if k.startswith(prefix) else k): v
+        for k, v in state.items() if keep_others or k.startswith(prefix)
+    }
 
 
 def short_list(keys: Iterable[str], limit: int = 10) -> str:
@@ -36,14 +38,17 @@ def short_list(keys: Iterable[str], limit: int = 10) -> str:
 
 def group_keys(keys: Iterable[str], depth: int = 1) -> Dict[str, int]:
     """How many keys share each first ``depth`` name parts, in order:
-    ``{'backbone': 28, 'neck': 12}``."""
+
+    ``{'backbone': 28, 'neck': 12}``.
+    """
     return dict(Counter('.'.join(k.split('.')[:depth]) for k in keys))
 
 
-def describe_keys(keys: Iterable[str], depth: int = 2,
-                  limit: int = 12) -> str:
+def describe_keys(keys: Iterable[str], depth: int = 2, limit: int = 12) -> str:
     """What a state dict holds, grouped by the first ``depth`` name parts:
-    ``'122 tensors: backbone.conv1 (1), backbone.bn1 (5), ...'``."""
+
+    ``'122 tensors: backbone.conv1 (1), backbone.bn1 (5), ...'``.
+    """
     keys = list(keys)
     groups = group_keys(keys, depth)
     parts = [f'{name} ({n})' for name, n in list(groups.items())[:limit]]

@@ -100,8 +100,8 @@ def _keys_of(mapping: dict, limit: int = 40) -> str:
 
 def read_checkpoint_state(checkpoint: Checkpoint,
                           map_location: str = 'cpu') -> CheckpointState:
-    """The state dict of a checkpoint, looked up under ``'state_dict'``,
-    then ``'model'``, then at the top level (see the module's notes).
+    """The state dict of a checkpoint, looked up under ``'state_dict'``, then
+    ``'model'``, then at the top level (see the module's notes).
 
     Args:
         checkpoint (str | PathLike | dict): A file, a URL, or a checkpoint
@@ -120,8 +120,8 @@ def read_checkpoint_state(checkpoint: Checkpoint,
     is_file = isinstance(checkpoint, (str, os.PathLike))
     source = str(checkpoint) if is_file else 'the checkpoint'
     at = f'{source}: ' if is_file else ''
-    ckpt = read_checkpoint(checkpoint, map_location) if is_file \
-        else checkpoint
+    ckpt = (
+        read_checkpoint(checkpoint, map_location) if is_file else checkpoint)
     if not isinstance(ckpt, dict):
         raise ValueError(
             f'{at}expected a checkpoint dict (a state dict, or one under '
@@ -134,8 +134,9 @@ def read_checkpoint_state(checkpoint: Checkpoint,
             f'{at}its {key!r} entry is a {type(state).__name__}, not a state '
             'dict; the checkpoint holds no state dict (looked under '
             f"'state_dict' and 'model'); its keys are {_keys_of(ckpt)}")
-    other = [str(k) for k, v in state.items()
-             if not isinstance(v, torch.Tensor)]
+    other = [
+        str(k) for k, v in state.items() if not isinstance(v, torch.Tensor)
+    ]
     if other:
         looked = f'under {key!r}' if key else (
             "under 'state_dict', 'model' and at the top")
@@ -150,6 +151,6 @@ def read_checkpoint_state(checkpoint: Checkpoint,
 
 def read_state_dict(checkpoint: Checkpoint,
                     map_location: str = 'cpu') -> Dict[str, torch.Tensor]:
-    """The state dict of :func:`read_checkpoint_state`, without the notes
-    of where it was found."""
+    """The state dict of :func:`read_checkpoint_state`, without the notes of
+    where it was found."""
     return read_checkpoint_state(checkpoint, map_location).state_dict

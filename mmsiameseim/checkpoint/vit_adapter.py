@@ -31,7 +31,8 @@ POS_EMBED = 'pos_embed'
 PATCH_WEIGHT = 'patch_embed.projection.weight'
 
 
-def grid_side(num_tokens: int, num_extra_tokens: int = 1,
+def grid_side(num_tokens: int,
+              num_extra_tokens: int = 1,
               key: str = POS_EMBED) -> int:
     """The side of the square patch grid of a position table.
 
@@ -58,8 +59,8 @@ def resize_pos_embed_to(pos_embed: torch.Tensor,
                         num_extra_tokens: int = 1,
                         mode: str = 'bicubic',
                         key: str = POS_EMBED) -> torch.Tensor:
-    """Resize the square patch grid of a (1, L, C) position table to
-    ``grid``; the extra (cls) rows are kept as they are.
+    """Resize the square patch grid of a (1, L, C) position table to ``grid``;
+    the extra (cls) rows are kept as they are.
 
     Args:
         pos_embed (Tensor): The table, (1, extra + g * g, C).
@@ -75,16 +76,20 @@ def resize_pos_embed_to(pos_embed: torch.Tensor,
         input itself when the grid is the same.
     """
     side = grid_side(pos_embed.shape[1], num_extra_tokens, key)
-    return resize_pos_embed(pos_embed, (side, side), tuple(grid), mode=mode,
-                            num_extra_tokens=num_extra_tokens)
+    return resize_pos_embed(
+        pos_embed, (side, side),
+        tuple(grid),
+        mode=mode,
+        num_extra_tokens=num_extra_tokens)
 
 
-def adapt_in_channels(weight: torch.Tensor, in_channels: int,
+def adapt_in_channels(weight: torch.Tensor,
+                      in_channels: int,
                       key: str = PATCH_WEIGHT) -> torch.Tensor:
     """A 1-channel patch embedding (grayscale pretraining) for a model of
-    ``in_channels`` inputs: repeated and divided by ``in_channels``, so a
-    gray image given as ``in_channels`` equal planes gives exactly the
-    grayscale response.
+    ``in_channels`` inputs: repeated and divided by ``in_channels``, so a gray
+    image given as ``in_channels`` equal planes gives exactly the grayscale
+    response.
 
     Args:
         weight (Tensor): (C, 1, p, p) convolution weight.
@@ -125,12 +130,14 @@ class KeyReport:
     ignored: List[str] = field(default_factory=list)
 
     def format(self, title: str) -> str:
-        """One summary line after ``title``, then the adapted and dropped
-        keys one a line and the new keys grouped by their last name part."""
-        lines = [f'{title}: {len(self.loaded)} loaded, {len(self.adapted)} '
-                 f'adapted, {len(self.new)} new (model init), '
-                 f'{len(self.dropped)} dropped, {len(self.ignored)} ignored '
-                 f'(not {self.prefix}*)']
+        """One summary line after ``title``, then the adapted and dropped keys
+        one a line and the new keys grouped by their last name part."""
+        lines = [
+            f'{title}: {len(self.loaded)} loaded, {len(self.adapted)} '
+            f'adapted, {len(self.new)} new (model init), '
+            f'{len(self.dropped)} dropped, {len(self.ignored)} ignored '
+            f'(not {self.prefix}*)'
+        ]
         for key in self.adapted:
             how = (' (1 channel repeated, divided by the channels)'
                    if key.startswith(PATCH_WEIGHT) else
@@ -141,8 +148,10 @@ class KeyReport:
         kinds: Dict[str, List[str]] = {}
         for key in self.new:
             kinds.setdefault(key.split('.')[-1], []).append(key)
-        lines += [f'  new: {len(keys)} x {kind} (e.g. {keys[0]})'
-                  for kind, keys in kinds.items()]
+        lines += [
+            f'  new: {len(keys)} x {kind} (e.g. {keys[0]})'
+            for kind, keys in kinds.items()
+        ]
         return '\n'.join(lines)
 
 
@@ -196,11 +205,16 @@ def adapt_vit_checkpoint(
         raise ValueError(f'{source}: no key starts with {prefix!r}; the file '
                          f'holds {describe_keys(state)}')
     expected = [k for k in target if not k.endswith('num_batches_tracked')]
-    check_coverage(expected, own, model=model, source=source,
-                   file_keys=state, allow_missing=allow_missing,
-                   allow_partial=allow_partial)
-    report = KeyReport(prefix=prefix, ignored=[k for k in state
-                                               if not k.startswith(prefix)])
+    check_coverage(
+        expected,
+        own,
+        model=model,
+        source=source,
+        file_keys=state,
+        allow_missing=allow_missing,
+        allow_partial=allow_partial)
+    report = KeyReport(
+        prefix=prefix, ignored=[k for k in state if not k.startswith(prefix)])
     out = {}
     for key, value in own.items():
         if key not in target:
@@ -224,6 +238,8 @@ def adapt_vit_checkpoint(
                              f"model's {tuple(want)}")
         out[key] = new.to(target[key].dtype)
         report.adapted.append(f'{key} {tuple(value.shape)} -> {tuple(want)}')
-    report.new = [k for k in target if k not in out
-                  and not k.endswith('num_batches_tracked')]
+    report.new = [
+        k for k in target
+        if k not in out and not k.endswith('num_batches_tracked')
+    ]
     return out, report

@@ -49,8 +49,8 @@ def check_precision(precision: str, option: str = 'precision') -> None:
 
 
 def precision_from_flag(flag: str) -> str:
-    """The precision name of a tool's short flag: 'fp32' -> 'float32',
-    'bf16' -> 'bfloat16', 'fp16' -> 'float16'.
+    """The precision name of a tool's short flag: 'fp32' -> 'float32', 'bf16'
+    -> 'bfloat16', 'fp16' -> 'float16'.
 
     Raises:
         ValueError: Not one of the flags (the message lists them).
@@ -61,8 +61,8 @@ def precision_from_flag(flag: str) -> str:
 
 
 def autocast(device_type: str, precision: str = 'float32') -> ContextManager:
-    """``torch.autocast`` for 'bfloat16' / 'float16'; for 'float32' no
-    autocast context at all.
+    """``torch.autocast`` for 'bfloat16' / 'float16'; for 'float32' no autocast
+    context at all.
 
     Args:
         device_type (str): 'cpu' or 'cuda'.

@@ -15,13 +15,33 @@ def test_lookup_order_is_state_dict_then_model_then_the_top(tmp_path):
     assert STATE_DICT_KEYS == ('state_dict', 'model')
     cases = [
         # mmengine's Runner: the weights under 'state_dict'
-        ({'meta': {}, 'state_dict': {'a': A}, 'model': {'b': B}},
-         'state_dict', {'a': A}),
+        ({
+            'meta': {},
+            'state_dict': {
+                'a': A
+            },
+            'model': {
+                'b': B
+            }
+        }, 'state_dict', {
+            'a': A
+        }),
         # the authors' training script: under 'model'
-        ({'model': {'b': B}, 'epoch': 400, 'args': 'namespace'}, 'model',
-         {'b': B}),
+        ({
+            'model': {
+                'b': B
+            },
+            'epoch': 400,
+            'args': 'namespace'
+        }, 'model', {
+            'b': B
+        }),
         # a bare torch.save(model.state_dict())
-        ({'c': C}, None, {'c': C}),
+        ({
+            'c': C
+        }, None, {
+            'c': C
+        }),
     ]
     for i, (ckpt, where, state) in enumerate(cases):
         path = tmp_path / f'{i}.pth'
@@ -40,23 +60,42 @@ def test_lookup_order_is_state_dict_then_model_then_the_top(tmp_path):
 
 def test_a_ddp_wrapper_prefix_is_removed_and_counted():
     found = read_checkpoint_state(
-        {'state_dict': {'module.backbone.x': A, 'head.y': B}})
+        {'state_dict': {
+            'module.backbone.x': A,
+            'head.y': B
+        }})
     assert list(found.state_dict) == ['backbone.x', 'head.y']
     assert found.unwrapped == 1
     assert found.where == "under 'state_dict'"
 
 
 @pytest.mark.parametrize('ckpt, words', [
-    ([A, B], ['expected a checkpoint dict', "'state_dict' or 'model'",
-              'got list']),
-    ({'model': [A], 'epoch': 3},
-     ["its 'model' entry is a list, not a state dict", "['epoch', 'model']"]),
-    ({'state_dict': {'w': A, 'meta': {'epoch': 3}}},
-     ["holds no state dict of tensors (looked under 'state_dict')",
-      'these keys are not tensors: meta']),
-    ({'w': A, 'epoch': 3, 'lr': 0.1},
-     ["looked under 'state_dict', 'model' and at the top",
-      'not tensors: epoch, lr']),
+    ([A, B],
+     ['expected a checkpoint dict', "'state_dict' or 'model'", 'got list']),
+    ({
+        'model': [A],
+        'epoch': 3
+    }, ["its 'model' entry is a list, not a state dict", "['epoch', 'model']"
+        ]),
+    ({
+        'state_dict': {
+            'w': A,
+            'meta': {
+                'epoch': 3
+            }
+        }
+    }, [
+        "holds no state dict of tensors (looked under 'state_dict')",
+        'these keys are not tensors: meta'
+    ]),
+    ({
+        'w': A,
+        'epoch': 3,
+        'lr': 0.1
+    }, [
+        "looked under 'state_dict', 'model' and at the top",
+        'not tensors: epoch, lr'
+    ]),
 ])
 def test_what_is_not_a_state_dict_is_named(tmp_path, ckpt, words):
     path = tmp_path / 'odd.pth'
@@ -77,8 +116,9 @@ def test_what_is_not_a_state_dict_is_named(tmp_path, ckpt, words):
 def test_an_empty_file_is_named(tmp_path):
     path = tmp_path / 'empty.pth'
     path.write_bytes(b'')
-    with pytest.raises(ValueError, match=f'{path}: cannot be read as a '
-                       'PyTorch checkpoint'):
+    with pytest.raises(
+            ValueError, match=f'{path}: cannot be read as a '
+            'PyTorch checkpoint'):
         read_state_dict(str(path))
     assert path.read_bytes() == b''  # left as it was
 

@@ -27,16 +27,20 @@ def test_float32_is_refused_pointing_to_the_one_fp32_route():
     """Before: dtype='float32' was a second route to fp32 beside
     mmengine's OptimWrapper (and autocast asked for float32 on CPU warns
     'not supported, disabling')."""
-    with pytest.raises(ValueError, match="dtype='float32': float32 is no "
-                       "autocast; train it with mmengine's OptimWrapper.*"
-                       r"set_training_precision\(cfg, 'float32'\)"):
+    with pytest.raises(
+            ValueError,
+            match="dtype='float32': float32 is no "
+            "autocast; train it with mmengine's OptimWrapper.*"
+            r"set_training_precision\(cfg, 'float32'\)"):
         _wrapper('float32')
 
 
 def test_unknown_dtype_is_named_with_the_vocabulary():
-    with pytest.raises(ValueError, match="AutocastOptimWrapper dtype='fp32'"
-                       r": choose from \['float32', 'bfloat16', 'float16'\] "
-                       r"\('fp32' is a tools' --precision flag"):
+    with pytest.raises(
+            ValueError,
+            match="AutocastOptimWrapper dtype='fp32'"
+            r": choose from \['float32', 'bfloat16', 'float16'\] "
+            r"\('fp32' is a tools' --precision flag"):
         _wrapper('fp32')
     with pytest.raises(ValueError, match="dtype='half'"):
         _wrapper('half')

@@ -18,8 +18,10 @@ def test_float32_is_no_autocast_at_all(recwarn):
         assert torch.is_autocast_enabled('cpu')
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
     assert not [w for w in recwarn if 'autocast' in str(w.message)]
-    with pytest.raises(ValueError, match="precision='fp32': choose from "
-                       r"\['float32', 'bfloat16', 'float16'\]"):
+    with pytest.raises(
+            ValueError,
+            match="precision='fp32': choose from "
+            r"\['float32', 'bfloat16', 'float16'\]"):
         autocast('cpu', 'fp32')
 
 
@@ -31,20 +33,26 @@ def test_one_vocabulary_the_flags_map_into():
     assert list(PRECISIONS) == ['float32', 'bfloat16', 'float16']
     assert [precision_from_flag(f) for f in ('fp32', 'bf16', 'fp16')] == \
         list(PRECISIONS)
-    with pytest.raises(ValueError, match=r"unknown 'float32' \(fp32, bf16, "
-                       r'fp16\)'):
+    with pytest.raises(
+            ValueError, match=r"unknown 'float32' \(fp32, bf16, "
+            r'fp16\)'):
         precision_from_flag('float32')
 
 
 def test_training_precision_switches_the_optim_wrapper():
     from mmsiameseim.evaluation.precision import training_precision
-    cfg = Config(dict(optim_wrapper=dict(
-        type='AutocastOptimWrapper', dtype='bfloat16',
-        optimizer=dict(type='AdamW', lr=1e-3), clip_grad=dict(max_norm=1.))))
+    cfg = Config(
+        dict(
+            optim_wrapper=dict(
+                type='AutocastOptimWrapper',
+                dtype='bfloat16',
+                optimizer=dict(type='AdamW', lr=1e-3),
+                clip_grad=dict(max_norm=1.))))
     assert training_precision(cfg.optim_wrapper) == 'bfloat16'
     set_training_precision(cfg, 'float32')
     assert cfg.optim_wrapper == dict(
-        type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-3),
+        type='OptimWrapper',
+        optimizer=dict(type='AdamW', lr=1e-3),
         clip_grad=dict(max_norm=1.))
     assert training_precision(cfg.optim_wrapper) == 'float32'
     set_training_precision(cfg, 'bfloat16')
@@ -60,9 +68,12 @@ def test_training_precision_switches_the_optim_wrapper():
 def test_plain_optim_wrapper_builds_and_steps():
     from mmengine.optim import OptimWrapper, build_optim_wrapper
     model = torch.nn.Linear(3, 2)
-    cfg = Config(dict(optim_wrapper=dict(
-        type='AutocastOptimWrapper', dtype='bfloat16',
-        optimizer=dict(type='SGD', lr=0.1))))
+    cfg = Config(
+        dict(
+            optim_wrapper=dict(
+                type='AutocastOptimWrapper',
+                dtype='bfloat16',
+                optimizer=dict(type='SGD', lr=0.1))))
     set_training_precision(cfg, 'float32')
     wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     assert type(wrapper) is OptimWrapper
@@ -73,10 +84,10 @@ def test_plain_optim_wrapper_builds_and_steps():
 
 def test_the_protocol_refuses_an_unknown_precision_when_built(tmp_path):
     from mmsiameseim.evaluation import FrozenBackboneProtocol
-    with pytest.raises(ValueError, match="FrozenBackboneProtocol "
-                       "precision='bf16'"):
-        FrozenBackboneProtocol({}, str(tmp_path), {}, {}, {},
-                               precision='bf16')
+    with pytest.raises(
+            ValueError, match='FrozenBackboneProtocol '
+            "precision='bf16'"):
+        FrozenBackboneProtocol({}, str(tmp_path), {}, {}, {}, precision='bf16')
 
 
 def test_backbone_outputs_pool_to_one_vector_per_image():
@@ -88,22 +99,33 @@ def test_backbone_outputs_pool_to_one_vector_per_image():
 
 
 def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
-    cfg = Config(dict(
-        train_dataloader=dict(batch_size=8, dataset=dict(data_prefix='a/')),
-        optim_wrapper=dict(type='AutocastOptimWrapper', dtype='bfloat16',
-                           optimizer=dict(type='SGD', lr=0.1)),
-        randomness=dict(seed=0, diff_rank_seed=True),
-        custom_hooks=[dict(type='OnlineKNNHook', interval=100,
-                           bank_dataloader=dict(dataset=dict(indices=5)),
-                           query_dataloader=dict(dataset=dict()))]))
+    cfg = Config(
+        dict(
+            train_dataloader=dict(
+                batch_size=8, dataset=dict(data_prefix='a/')),
+            optim_wrapper=dict(
+                type='AutocastOptimWrapper',
+                dtype='bfloat16',
+                optimizer=dict(type='SGD', lr=0.1)),
+            randomness=dict(seed=0, diff_rank_seed=True),
+            custom_hooks=[
+                dict(
+                    type='OnlineKNNHook',
+                    interval=100,
+                    bank_dataloader=dict(dataset=dict(indices=5)),
+                    query_dataloader=dict(dataset=dict()))
+            ]))
     prepare_pretrain_cfg(
-        cfg, str(tmp_path), data_prefix='/data/',
+        cfg,
+        str(tmp_path),
+        data_prefix='/data/',
         overrides=dict(train_dataloader=dict(dataset=dict(indices=64))),
-        hook_overrides=dict(OnlineKNNHook=dict(interval=2)), seed=3,
+        hook_overrides=dict(OnlineKNNHook=dict(interval=2)),
+        seed=3,
         precision='float32')
     assert cfg.work_dir == str(tmp_path)
-    assert cfg.train_dataloader.dataset == dict(data_prefix='/data/',
-                                                indices=64)
+    assert cfg.train_dataloader.dataset == dict(
+        data_prefix='/data/', indices=64)
     assert cfg.train_dataloader.batch_size == 8
     hook = cfg.custom_hooks[0]
     assert hook.interval == 2 and hook.bank_dataloader.dataset.indices == 5
@@ -115,11 +137,12 @@ def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
 
 def test_fp32_fashionmnist_config_is_the_bf16_one_with_a_plain_wrapper():
     import os
-    root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
+    root = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     name = 'siameseim_vit-tiny-p4_1xb64-{}-coslr-1e_fashionmnist.py'
-    fp32, bf16 = (Config.fromfile(os.path.join(
-        root, 'configs', 'pretrain', name.format(p)))
+    fp32, bf16 = (
+        Config.fromfile(
+            os.path.join(root, 'configs', 'pretrain', name.format(p)))
         for p in ('fp32', 'bf16'))
     assert fp32.optim_wrapper.type == 'OptimWrapper'
     set_training_precision(bf16, 'float32')

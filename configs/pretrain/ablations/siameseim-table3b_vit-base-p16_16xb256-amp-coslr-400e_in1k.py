@@ -14,11 +14,17 @@ table3_row = dict(
 model = dict(
     neck=dict(norm_cfg=dict(_delete_=True, type='LN', eps=1e-6)),
     head=dict(loss=dict(target_norm='moco-like')))
-train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
-         same_view=True, backend='pillow'),
-    dict(type='RandomPatchMaskGenerator', input_size={{_base_.patch_grid}},
-         num_masking_patches=118),
-    {{_base_.pack_inputs}},
-]))
+train_dataloader = dict(
+    dataset=dict(pipeline=[
+        dict(type='StrictLoadImageFromFile'),
+        dict(
+            type='TwoViewRandomResizedCrop',
+            size={{_base_.img_size}},
+            same_view=True,
+            backend='pillow'),
+        dict(
+            type='RandomPatchMaskGenerator',
+            input_size={{_base_.patch_grid}},
+            num_masking_patches=118),
+        {{_base_.pack_inputs}},
+    ]))

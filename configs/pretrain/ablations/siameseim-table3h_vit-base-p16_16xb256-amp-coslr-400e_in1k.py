@@ -11,5 +11,4 @@ table3_row = dict(
     norm='BN',
     loss_norm='moco-like',
     loss='dense')
-model = dict(
-    head=dict(loss=dict(target_norm='moco-like')))
+model = dict(head=dict(loss=dict(target_norm='moco-like')))

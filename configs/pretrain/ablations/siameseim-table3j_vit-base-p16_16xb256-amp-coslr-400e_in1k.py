@@ -11,13 +11,15 @@ table3_row = dict(
     norm='BN',
     loss_norm='moco-like',
     loss='global')
-model = dict(
-    head=dict(loss_type='global', loss=dict(target_norm='moco-like')))
-train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='StrictLoadImageFromFile'),
-    {{_base_.two_view_crop}},
-    {{_base_.per_view_colour}},
-    dict(type='RandomPatchMaskGenerator', input_size={{_base_.patch_grid}},
-         num_masking_patches=118),
-    {{_base_.pack_inputs}},
-]))
+model = dict(head=dict(loss_type='global', loss=dict(target_norm='moco-like')))
+train_dataloader = dict(
+    dataset=dict(pipeline=[
+        dict(type='StrictLoadImageFromFile'),
+        {{_base_.two_view_crop}},
+        {{_base_.per_view_colour}},
+        dict(
+            type='RandomPatchMaskGenerator',
+            input_size={{_base_.patch_grid}},
+            num_masking_patches=118),
+        {{_base_.pack_inputs}},
+    ]))

@@ -10,7 +10,7 @@ from mmengine.model import BaseModule
 from torch import nn
 
 from ...checkpoint import (KeyReport, adapt_vit_checkpoint, read_state_dict,
-                          resize_pos_embed_to)
+                           resize_pos_embed_to)
 
 ARCHS = {
     'b': dict(embed_dims=768, num_layers=12, num_heads=12,

@@ -42,7 +42,7 @@ class AutocastOptimWrapper(OptimWrapper):
                 "AutocastOptimWrapper dtype='float32': float32 is no "
                 "autocast; train it with mmengine's OptimWrapper "
                 "(optim_wrapper=dict(type='OptimWrapper', ...) without "
-                "dtype, mmsiameseim.evaluation.set_training_precision(cfg, "
+                'dtype, mmsiameseim.evaluation.set_training_precision(cfg, '
                 "'float32'), or the tools' --fp32)")
         self.dtype = dtype
         self.device_type = device_type

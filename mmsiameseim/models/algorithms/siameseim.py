@@ -6,15 +6,15 @@ from mmpretrain.models.selfsup.base import BaseSelfSupervisor
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from ..utils.batch_geometry import (CropPairOffsets, PatchGrid,
-                                    batch_geometry, check_patch_grid)
+from ..utils.batch_geometry import (CropPairOffsets, PatchGrid, batch_geometry,
+                                    check_patch_grid)
 from ..utils.encoder_interface import check_siameseim_parts
 from ..utils.momentum_target import MomentumTarget
 
 
 def patchify(images: torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(B, C, H, W) images -> (B, H/p * W/p, p * p * C) pixel patches, in
-    the backbone's row-major patch order."""
+    """(B, C, H, W) images -> (B, H/p * W/p, p * p * C) pixel patches, in the
+    backbone's row-major patch order."""
     B, C, H, W = images.shape
     h, w = H // patch_size, W // patch_size
     x = images.reshape(B, C, h, patch_size, w, patch_size)
@@ -79,11 +79,10 @@ class SiameseIM(BaseSelfSupervisor):
             raise ValueError("target_type must be 'feature' or 'pixel', got "
                              f'{target_type!r}')
         self.target_type = target_type
-        check_siameseim_parts(self.backbone, self.neck, self.head,
-                              target_type)
+        check_siameseim_parts(self.backbone, self.neck, self.head, target_type)
         self.target = MomentumTarget(
-            self._online(), momentum=base_momentum, end_momentum=end_momentum
-        ) if target_type == 'feature' else None
+            self._online(), momentum=base_momentum,
+            end_momentum=end_momentum) if target_type == 'feature' else None
 
     def _online(self) -> nn.Module:
         """The online modules that the target averages."""
@@ -95,7 +94,8 @@ class SiameseIM(BaseSelfSupervisor):
         if self.target is not None:
             self.target.copy_from(self._online())
 
-    def extract_feat(self, inputs: Union[torch.Tensor, List[torch.Tensor]],
+    def extract_feat(self,
+                     inputs: Union[torch.Tensor, List[torch.Tensor]],
                      data_samples: Optional[List[DataSample]] = None,
                      **kwargs) -> torch.Tensor:
         """Online backbone tokens (B, 1 + L, C) of whole images."""
@@ -105,26 +105,25 @@ class SiameseIM(BaseSelfSupervisor):
 
     @property
     def patch_grid(self) -> PatchGrid:
-        """The patch grid this model's batches must be on: the backbone's
-        patch size and the neck's grids."""
+        """The patch grid this model's batches must be on: the backbone's patch
+        size and the neck's grids."""
         return PatchGrid(self.backbone.patch_embed.projection.stride,
                          self.neck.grid_size, self.neck.target_grid_size)
 
     def check_train_pipeline(self, transforms: Sequence) -> None:
-        """Refuse a training pipeline (its built transforms) whose crop or
-        mask generator is off this model's patch grid, before any data is
-        loaded (see
-        :func:`~mmsiameseim.models.utils.batch_geometry.check_patch_grid`;
-        training itself checks every batch in :meth:`geometry`).
-        """
+        """Refuse a training pipeline (its built transforms) whose crop or mask
+        generator is off this model's patch grid, before any data is loaded
+        (see :func:`~mmsiameseim.models.utils.batch_geometry.check_patch_grid`;
+        training itself checks every batch in :meth:`geometry`)."""
         check_patch_grid(transforms, self.patch_grid)
 
     @torch.compiler.disable  # per-sample Python and numpy values
-    def geometry(self,
-                 data_samples: List[DataSample],
-                 device: torch.device,
-                 views: Optional[Sequence[torch.Tensor]] = None
-                 ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:
+    def geometry(
+        self,
+        data_samples: List[DataSample],
+        device: torch.device,
+        views: Optional[Sequence[torch.Tensor]] = None
+    ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:
         """Mask and crop-pair offsets of a batch, on ``device``, checked
         against the model's patch grid
         (:func:`~mmsiameseim.models.utils.batch_geometry.batch_geometry`).

@@ -143,8 +143,9 @@ def stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
         if key not in sample:
             raise KeyError(f'data sample {i} has no {key!r}: {PACK_HINT}')
         value = sample.get(key)
-        values.append(value if isinstance(value, torch.Tensor) else
-                      torch.as_tensor(np.asarray(value)))
+        values.append(
+            value if isinstance(value, torch.Tensor) else torch.
+            as_tensor(np.asarray(value)))
     return torch.stack(values)
 
 
@@ -180,10 +181,9 @@ def crop_source_shapes(samples: List[DataSample]) -> torch.Tensor:
 
 def check_boxes_inside(boxes: torch.Tensor, shapes: torch.Tensor,
                        samples: List[DataSample]) -> None:
-    """Refuse a crop box (B, 2, 4) outside its source image (B, 2): the
-    source size is then the wrong one (e.g. the ``ori_shape`` of an image
-    padded before the crop), which would shift the offsets of mirrored
-    pairs."""
+    """Refuse a crop box (B, 2, 4) outside its source image (B, 2): the source
+    size is then the wrong one (e.g. the ``ori_shape`` of an image padded
+    before the crop), which would shift the offsets of mirrored pairs."""
     top, left, h, w = boxes.unbind(-1)  # each (B, 2)
     H, W = shapes[:, :1], shapes[:, 1:]
     bad = (top < 0) | (left < 0) | (top + h > H) | (left + w > W)
@@ -202,10 +202,10 @@ def check_boxes_inside(boxes: torch.Tensor, shapes: torch.Tensor,
 def check_equal_mask_counts(mask: torch.Tensor) -> None:
     """Refuse masks (B, L) that hide different numbers of patches.
 
-    The encoder packs the visible tokens of a batch into one (B, L, C)
-    tensor, which needs the same number of masked patches in every sample;
-    otherwise a reshape fails or, when the total happens to divide, mixes
-    tokens across samples.
+    The encoder packs the visible tokens of a batch into one (B, L, C) tensor,
+    which needs the same number of masked patches in every sample; otherwise a
+    reshape fails or, when the total happens to divide, mixes tokens across
+    samples.
     """
     counts = mask.sum(1)
     if bool((counts != counts[0]).any()):
@@ -217,24 +217,26 @@ def check_equal_mask_counts(mask: torch.Tensor) -> None:
             'RandomPatchMaskGenerator')
 
 
-def check_batch_grid(grid: PatchGrid, mask: torch.Tensor,
+def check_batch_grid(grid: PatchGrid,
+                     mask: torch.Tensor,
                      views: Optional[Sequence[torch.Tensor]] = None) -> None:
-    """Refuse a batch off the model's patch grid: masks (B, h, w) or
-    (B, h * w) off the neck's ``grid_size``, a view a (B, C, H, W) whose
-    size is not that grid at the patch size (the crop's ``size``), a view b
-    off the target grid (the crop's ``target_size``). One error names every
-    option at fault."""
+    """Refuse a batch off the model's patch grid: masks (B, h, w) or (B, h * w)
+    off the neck's ``grid_size``, a view a (B, C, H, W) whose size is not that
+    grid at the patch size (the crop's ``size``), a view b off the target grid
+    (the crop's ``target_size``).
+
+    One error names every option at fault.
+    """
     wrong = []
     g = _pair(grid.grid_size)
-    if mask[0].numel() != g[0] * g[1] or (
-            mask.dim() == 3 and tuple(mask.shape[1:]) != g):
+    if mask[0].numel() != g[0] * g[1] or (mask.dim() == 3
+                                          and tuple(mask.shape[1:]) != g):
         wrong.append(
             f'the masks are {"x".join(map(str, mask.shape[1:]))} patches '
             f"but the neck's grid_size is {grid.grid_size}: give the mask "
             f"generator's input_size={grid.grid_size} (BlockwiseMaskGenerator"
             ' or RandomPatchMaskGenerator)')
-    for view, target, option in ((0, False, 'size'),
-                                 (1, True, 'target_size')):
+    for view, target, option in ((0, False, 'size'), (1, True, 'target_size')):
         if views is None or len(views) <= view:
             continue
         got, want = tuple(views[view].shape[-2:]), grid.pixels(target)
@@ -249,11 +251,11 @@ def check_batch_grid(grid: PatchGrid, mask: torch.Tensor,
                          SAME_GRID_HINT)
 
 
-def batch_geometry(data_samples: List[DataSample],
-                   grid: PatchGrid,
-                   device: Union[str, torch.device],
-                   views: Optional[Sequence[torch.Tensor]] = None
-                   ) -> BatchGeometry:
+def batch_geometry(
+        data_samples: List[DataSample],
+        grid: PatchGrid,
+        device: Union[str, torch.device],
+        views: Optional[Sequence[torch.Tensor]] = None) -> BatchGeometry:
     """The mask and crop-pair offsets of a batch, checked, on ``device``.
 
     Each sample needs ``mask`` (on the neck's grid), ``crop_boxes`` and

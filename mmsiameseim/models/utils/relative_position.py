@@ -1,6 +1,9 @@
-"""Where each patch of view b lies in view a's patch grid (paper Eq. 2-3),
+"""Where each patch of view b lies in view a's patch grid (paper Eq.
+
+2-3),
 and its sin-cos features p_b, from the crop-pair offsets of
-:mod:`.batch_geometry`."""
+:mod:`.batch_geometry`.
+"""
 from typing import Tuple
 
 import torch
@@ -9,10 +12,11 @@ from .batch_geometry import CropPairOffsets, GridSize, _pair
 from .sincos_pos_embed import sincos_frequencies
 
 
-def relative_patch_centres(offsets: CropPairOffsets,
-                           grid_size: GridSize,
-                           target_grid_size: GridSize = None
-                           ) -> Tuple[torch.Tensor, torch.Tensor]:
+def relative_patch_centres(
+        offsets: CropPairOffsets,
+        grid_size: GridSize,
+        target_grid_size: GridSize = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """Centres of view b's patches in view a's patch coordinates.
 
     Args:
@@ -62,6 +66,13 @@ def relative_sincos_embed(offsets: CropPairOffsets,
     scale_h = scale_h.unsqueeze(1).expand(-1, n, -1)
     scale_w = scale_w.unsqueeze(1).expand(-1, n, -1)
     return torch.cat([
-        out_h.sin(), out_h.cos(), out_w.sin(), out_w.cos(),
-        scale_h.sin(), scale_h.cos(), scale_w.sin(), scale_w.cos()
-    ], dim=-1)
+        out_h.sin(),
+        out_h.cos(),
+        out_w.sin(),
+        out_w.cos(),
+        scale_h.sin(),
+        scale_h.cos(),
+        scale_w.sin(),
+        scale_w.cos()
+    ],
+                     dim=-1)
