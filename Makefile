@@ -6,7 +6,7 @@
 PY := .venv/bin/python
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup setup-full demo test test-slow checks
+.PHONY: setup setup-full demo test test-slow checks lint
 
 setup:
 	bash tools/setup_env.sh
@@ -28,3 +28,16 @@ test-slow: setup-full
 
 checks: setup-full
 	../shared/checks/run
+
+# The ecosystem's lint (.pre-commit-config.yaml: flake8, isort, yapf,
+# codespell, docformatter and pre-commit-hooks' fixers; settings in
+# setup.cfg), every hook a tool of requirements/lint.txt installed into the
+# venv: no hook repository is fetched. The fixers rewrite files in place and
+# fail when they did (rerun to see it pass). LINT_FILES="a.py b.py" lints
+# only those files.
+LINT_FILES ?=
+lint:
+	$(PY) -c "import pre_commit, flake8, isort, yapf, codespell_lib, docformatter, pre_commit_hooks" 2>/dev/null \
+		|| $(PY) -m pip install -q -r requirements/lint.txt
+	PATH="$(abspath $(dir $(PY))):$$PATH" $(PY) -m pre_commit run \
+		$(if $(LINT_FILES),--files $(LINT_FILES),--all-files)

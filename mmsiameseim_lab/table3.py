@@ -1,7 +1,15 @@
-"""The paper's Table 3 (ablations) in miniature: each row's switches read
-off its config and applied to a small pretraining config, and the table."""
+"""The paper's Table 3 (ablations) in miniature.
+
+Each row is an override: a small dict of switches (``table3_row`` in its
+config under ``configs/pretrain/ablations``), which :func:`apply_table3_row`
+applies to a SiameseIM pretraining config, the ImageNet 400-epoch one (the
+ablation configs are that, written out; a test checks they are the same)
+or the Fashion-MNIST demo's (the miniature). Plus the report and its
+figure.
+"""
 import copy
 import glob
+import inspect
 import os.path as osp
 import time
 from typing import Dict, Optional, Tuple
@@ -10,7 +18,21 @@ from mmengine.config import Config
 
 from mmsiameseim.atomic_io import atomic_write
 
-COLUMNS = ('target', 'views', 'colour', 'mask', 'norm', 'loss_norm', 'loss')
+# switch -> its values; the order of the paper's columns
+SWITCHES = {
+    'target': ('feature', 'pixel'),
+    'views': ('different', 'same'),
+    'colour': (True, False),
+    'mask': ('blockwise', 'random'),
+    'norm': ('BN', 'LN'),
+    'loss_norm': ('mae-like', 'moco-like'),
+    'loss': ('dense', 'global'),
+}
+COLUMNS = tuple(SWITCHES)
+ROW_KEY = 'table3_row'
+# the LayerNorm of the LN rows' projector and decoder (the authors' timm
+# blocks: LayerNorm with eps 1e-6)
+LN_NORM_CFG = dict(type='LN', eps=1e-6)
 # The comparisons the paper draws from Table 3 (its Section 4.3): the pair
 # of rows and the one factor they differ in.
 COMPARISONS = [
@@ -37,64 +59,110 @@ def row_configs(folder: str) -> Dict[str, str]:
     return rows
 
 
-def table3_factors(cfg: Config) -> dict:
-    """The Table 3 columns of a SiameseIM config, read off its switches."""
-    model = cfg['model']
-    pipeline = {t['type']: t
-                for t in cfg['train_dataloader']['dataset']['pipeline']}
-    norm = model['neck']['norm_cfg']['type']
-    if norm not in ('LN', 'TokenBN'):
-        raise ValueError(f'model.neck.norm_cfg.type={norm!r}: Table 3 only '
-                         "has 'LN' and 'TokenBN' (BN)")
-    if 'TwoViewRandomResizedCrop' not in pipeline:
-        raise ValueError('the training pipeline has no '
-                         'TwoViewRandomResizedCrop')
-    masks = [m for m in ('BlockwiseMaskGenerator', 'RandomPatchMaskGenerator')
-             if m in pipeline]
-    if len(masks) != 1:
-        raise ValueError(f'expected one mask generator, found {masks}')
-    return dict(
-        target=model.get('target_type', 'feature'),
-        views='same' if pipeline['TwoViewRandomResizedCrop'].get(
-            'same_view', False) else 'different',
-        colour='PerViewTransforms' in pipeline,
-        mask='blockwise' if masks[0] == 'BlockwiseMaskGenerator' else
-        'random',
-        norm='LN' if norm == 'LN' else 'BN',
-        loss_norm=model['head']['loss'].get('target_norm', 'mae-like'),
-        loss=model['head'].get('loss_type', 'dense'))
+def check_row(row: dict, source: str) -> dict:
+    """Refuse a ``table3_row`` override that lacks a switch, has an unknown one
+    or a value Table 3 does not have; the message names ``source``."""
+    if not isinstance(row, dict):
+        raise ValueError(f'{source}: {ROW_KEY} must be a dict of the switches '
+                         f'{list(SWITCHES)}, got {type(row).__name__}')
+    missing = [k for k in SWITCHES if k not in row]
+    unknown = [k for k in row if k not in SWITCHES]
+    wrong = [
+        f'{k}={row[k]!r} (one of {SWITCHES[k]})' for k in SWITCHES
+        if k in row and row[k] not in SWITCHES[k]
+    ]
+    if missing or unknown or wrong:
+        raise ValueError(
+            f'{source}: {ROW_KEY} is not a Table 3 row: ' +
+            '; '.join([f'missing {missing}'] * bool(missing) +
+                      [f'unknown switches {unknown}'] * bool(unknown) + wrong))
+    return {k: row[k] for k in SWITCHES}
 
 
-def miniature_cfg(factors: dict, base_cfg: Config) -> Config:
-    """A copy of ``base_cfg`` (a SiameseIM pretraining config) with the
-    switches of one Table 3 row (:func:`table3_factors`)."""
+def read_row(path: str) -> dict:
+    """The ``table3_row`` override of the Table 3 config at ``path``."""
+    cfg = Config.fromfile(path)
+    if ROW_KEY not in cfg:
+        raise KeyError(f'{path}: has no {ROW_KEY} (the dict of Table 3 '
+                       f'switches {list(SWITCHES)} the row applies)')
+    return check_row(cfg[ROW_KEY].to_dict(), path)
+
+
+def _default_arg(registry, cfg: dict, name: str):
+    """``cfg[name]``, or the default of the registered class's argument."""
+    if name in cfg:
+        return cfg[name]
+    cls = registry.get(cfg['type'])
+    return inspect.signature(cls).parameters[name].default
+
+
+def _find(pipeline: list, *types: str) -> int:
+    found = [i for i, t in enumerate(pipeline) if t['type'] in types]
+    if len(found) != 1:
+        raise ValueError(f'the training pipeline needs exactly one of '
+                         f'{list(types)}, found {len(found)}: '
+                         f'{[t["type"] for t in pipeline]}')
+    return found[0]
+
+
+def apply_table3_row(base_cfg: Config, row: dict) -> Config:
+    """A copy of ``base_cfg`` (a SiameseIM pretraining config: the ImageNet
+    400-epoch one or the Fashion-MNIST demo's) with one Table 3 row's switches.
+
+    Each switch sets the options the ablation configs' README names:
+    ``model.target_type`` (pixel: ``neck.out_channels`` = the backbone's
+    ``patch_size**2 * in_channels``), the crop's ``same_view``, the
+    colour transforms (dropped; shared with one view), the mask generator
+    (``RandomPatchMaskGenerator`` of the same grid and count), the neck's
+    norm (``LN_NORM_CFG``), ``model.head.loss.target_norm`` and
+    ``model.head.loss_type``. Everything else is the base's.
+
+    Args:
+        base_cfg (Config): The config the row applies to (not changed).
+        row (dict): The switches (:data:`SWITCHES`; checked).
+
+    Returns:
+        Config: The row's config.
+    """
+    from mmpretrain.registry import MODELS
+    row = check_row(row, 'apply_table3_row')
     cfg = copy.deepcopy(base_cfg)
     model = cfg.model
-    model.target_type = factors['target']
-    if factors['target'] == 'pixel':
+    model.target_type = row['target']
+    if row['target'] == 'pixel':
         bb = model.backbone
-        model.neck.out_channels = bb.patch_size**2 * bb.in_channels
-    if factors['norm'] == 'LN':
-        model.neck.norm_cfg = dict(type='LN', eps=1e-6)
-    model.head.loss.target_norm = factors['loss_norm']
-    model.head.loss_type = factors['loss']
-    pipeline = []
-    for t in cfg.train_dataloader.dataset.pipeline:
-        t = copy.deepcopy(t)
-        if t['type'] == 'TwoViewRandomResizedCrop':
-            t['same_view'] = factors['views'] == 'same'
-        elif t['type'] == 'PerViewTransforms':
-            if not factors['colour']:
-                continue
-            if factors['views'] == 'same':  # the input's colours, shared
-                t = dict(type='PerViewTransforms', shared=True,
-                         pipelines=[t['pipelines'][0]])
-        elif t['type'] == 'BlockwiseMaskGenerator' and \
-                factors['mask'] == 'random':
-            t = dict(type='RandomPatchMaskGenerator',
-                     input_size=t['input_size'],
-                     num_masking_patches=t['num_masking_patches'])
-        pipeline.append(t)
+        model.neck.out_channels = _default_arg(MODELS, bb, 'patch_size')**2 \
+            * _default_arg(MODELS, bb, 'in_channels')
+    if row['norm'] == 'LN':
+        model.neck.norm_cfg = copy.deepcopy(LN_NORM_CFG)
+    model.head.loss.target_norm = row['loss_norm']
+    model.head.loss_type = row['loss']
+    pipeline = [
+        copy.deepcopy(t) for t in cfg.train_dataloader.dataset.pipeline
+    ]
+    crop = pipeline[_find(pipeline, 'TwoViewRandomResizedCrop')]
+    crop['same_view'] = row['views'] == 'same'
+    colour = _find(pipeline, 'PerViewTransforms')
+    if not row['colour']:
+        del pipeline[colour]
+    elif row['views'] == 'same':  # the input's colours, shared
+        pipeline[colour] = dict(
+            type='PerViewTransforms',
+            shared=True,
+            pipelines=[pipeline[colour]['pipelines'][0]])
+    mask = _find(pipeline, 'BlockwiseMaskGenerator',
+                 'RandomPatchMaskGenerator')
+    if row['mask'] == 'blockwise' and \
+            pipeline[mask]['type'] != 'BlockwiseMaskGenerator':
+        raise ValueError(
+            'a blockwise-mask row needs a base config with a '
+            f"BlockwiseMaskGenerator, not {pipeline[mask]['type']}")
+    if row['mask'] == 'random' and \
+            pipeline[mask]['type'] == 'BlockwiseMaskGenerator':
+        pipeline[mask] = dict(
+            type='RandomPatchMaskGenerator',
+            input_size=pipeline[mask]['input_size'],
+            num_masking_patches=pipeline[mask]['num_masking_patches'])
     cfg.train_dataloader.dataset.pipeline = pipeline
     return cfg
 
@@ -110,13 +178,14 @@ def paper_results(metafile: str) -> Dict[str, dict]:
         for res in model['Results']:
             metrics.update(res['Metrics'])
         out[model['Name'][len(PREFIX)]] = dict(
-            lin=metrics['Linear probe top-1'], ap_box=metrics['box AP'],
+            lin=metrics['Linear probe top-1'],
+            ap_box=metrics['box AP'],
             ap_mask=metrics['mask AP'])
     return out
 
 
-def plot_table3(results: Dict[str, dict], paper: Dict[str, dict],
-                path: str, title: str) -> None:
+def plot_table3(results: Dict[str, dict], paper: Dict[str, dict], path: str,
+                title: str) -> None:
     """Ours (kNN, linear probe) and the paper's LIN per row (PNG)."""
     import matplotlib
     matplotlib.use('Agg')
@@ -125,17 +194,21 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict],
     rows = list(results)
     x = np.arange(len(rows))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.5))
-    for i, (key, label) in enumerate((('knn', 'kNN'),
-                                      ('linear', 'linear probe'))):
-        bars = ax.bar(x + (i - .5) * .4, [results[r][key] for r in rows], .4,
-                      label=label)
+    series = (('knn', 'kNN'), ('linear', 'linear probe'))
+    for i, (key, label) in enumerate(series):
+        bars = ax.bar(
+            x + (i - .5) * .4, [results[r][key] for r in rows],
+            .4,
+            label=label)
         ax.bar_label(bars, fmt='%.1f', fontsize=7)
     ax.set_title(title, fontsize=9)
     ax.set_ylabel('top-1 (%)')
     lo = min(min(results[r]['knn'], results[r]['linear']) for r in rows)
     ax.set_ylim(max(0, lo - 10), 100)
-    bars = bx.bar(x, [paper[r]['lin'] if r in paper else np.nan
-                      for r in rows], .6, color='gray')
+    bars = bx.bar(
+        x, [paper[r]['lin'] if r in paper else np.nan for r in rows],
+        .6,
+        color='gray')
     bx.bar_label(bars, fmt='%.1f', fontsize=7)
     bx.set_title('paper (ImageNet-1k, ViT-B/16, 400 epochs): LIN')
     bx.set_ylim(40, 80)
@@ -148,9 +221,12 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict],
     plt.close(fig)
 
 
-def write_table3_report(path: str, factors: Dict[str, dict],
-                        results: Dict[str, dict], walls: Dict[str, dict],
-                        paper: Dict[str, dict], settings: str,
+def write_table3_report(path: str,
+                        factors: Dict[str, dict],
+                        results: Dict[str, dict],
+                        walls: Dict[str, dict],
+                        paper: Dict[str, dict],
+                        settings: str,
                         protocol_lines: list,
                         floor: Optional[Tuple[str, dict]] = None,
                         note: str = '') -> str:
@@ -160,7 +236,7 @@ def write_table3_report(path: str, factors: Dict[str, dict],
 
     Args:
         path (str): The markdown file.
-        factors (dict): Row -> :func:`table3_factors`.
+        factors (dict): Row -> its switches (:func:`read_row`).
         results (dict): Row -> ``knn``, ``linear``, ``fewshot``.
         walls (dict): Row -> ``total_s`` (pretraining + evaluation).
         paper (dict): :func:`paper_results`.
@@ -178,7 +254,8 @@ def write_table3_report(path: str, factors: Dict[str, dict],
         f'{time.strftime("%Y-%m-%d %H:%M")}{note}. Each row: {settings}, '
         'with that row\'s switches (same seed), evaluated like the demo. '
         'Paper columns: ViT-B/16, 400 epochs on ImageNet-1k. The miniature '
-        'does not reproduce ImageNet numbers.', ''] + protocol_lines + [
+        'does not reproduce ImageNet numbers.', ''
+    ] + protocol_lines + [
         '', '| row | target | different views | colour aug | mask | BN/LN | '
         'loss norm | loss | kNN | LIN | few-shot | wall time | paper LIN | '
         'paper AP^b | paper AP^m |',
@@ -199,7 +276,8 @@ def write_table3_report(path: str, factors: Dict[str, dict],
             '', f'Floor: row ({row})\'s run at its own initial weights (saved '
             'before its first step, evaluated the same way): kNN '
             f'{res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
-            f'{res["fewshot"]:.2f}.']
+            f'{res["fewshot"]:.2f}.'
+        ]
     total = sum(w['total_s'] for w in walls.values())
     lines += [
         '', f'Total wall time of the rows: {total / 60:.1f} min '
@@ -217,7 +295,9 @@ def write_table3_report(path: str, factors: Dict[str, dict],
         holds = 'yes' if (dl > 0) == (dp > 0) else 'no'
         lines.append(f'| ({x}) - ({y}) | {what} | {dp:+.1f} | {dl:+.2f} | '
                      f'{dk:+.2f} | {holds} |')
-    lines += ['', '"holds" compares the sign of the linear-probe difference '
-              'with the paper\'s.', '', '![table 3](table3.png)', '']
+    lines += [
+        '', '"holds" compares the sign of the linear-probe difference '
+        'with the paper\'s.', '', '![table 3](table3.png)', ''
+    ]
     atomic_write(path, '\n'.join(lines))
     return path

@@ -70,6 +70,37 @@ def test_mmpretrain_side_works_without_mmdet_or_mmseg():
                 assert 'import mmseg' not in text and 'from mmseg' not in text
 
 
+def test_import_loads_the_plugin_and_nothing_of_the_lab():
+    """``import mmsiameseim`` (every config's ``custom_imports``) loads the
+    registered components only: nothing of ``mmsiameseim_lab`` (demo,
+    Table 3, benchmark harness, smoke painters, plots), no plotting or
+    scikit-learn, and not the mmdet / mmseg sides. What mmpretrain itself
+    loads is imported first and not counted."""
+    import subprocess
+    import sys
+    code = (
+        'import sys, json\n'
+        'import mmpretrain.datasets, mmpretrain.engine, '
+        'mmpretrain.evaluation, mmpretrain.models, mmpretrain.structures\n'
+        'before = set(sys.modules)\n'
+        'import mmsiameseim\n'
+        'print(json.dumps(sorted(set(sys.modules) - before)))\n')
+    out = subprocess.run([sys.executable, '-W', 'ignore', '-c', code],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-1500:]
+    import json
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert 'mmsiameseim.models.algorithms.siameseim' in loaded
+    forbidden = ('mmsiameseim_lab', 'mmsiameseim.det', 'mmsiameseim.seg',
+                 'benchmark', 'matplotlib', 'sklearn', 'pandas', 'mmdet',
+                 'mmseg', 'timm', 'visualization')
+    wrong = [m for m in loaded
+             if any(part in forbidden for part in m.split('.'))
+             or m.split('.')[0] in forbidden
+             or '.'.join(m.split('.')[:2]) in forbidden]
+    assert not wrong, wrong
+
+
 @pytest.mark.parametrize('name', [
     'siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py',
     'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py',

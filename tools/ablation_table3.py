@@ -4,10 +4,11 @@
         [--rows a,b,...] [--seed S] [--smoke]
         [--config configs/demo/table3_miniature.py] [--cfg-options K=V ...]
 
-Each row's config in configs/pretrain/ablations (ViT-B/16, ImageNet, 400
-epochs) is read, its switches (target type, views, colour augmentation, mask
-type, BN/LN, loss normalisation, dense/global loss) are applied to the demo's
-SiameseIM config (``mmsiameseim_lab.table3.miniature_cfg``), and the row is
+Each row's override in configs/pretrain/ablations (its ``table3_row``: target
+type, views, colour augmentation, mask type, BN/LN, loss normalisation,
+dense/global loss; the same switches its ViT-B/16 ImageNet config is written
+with) is applied to the demo's SiameseIM config
+(``mmsiameseim_lab.table3.apply_table3_row``), and the row is
 pretrained for the same budget as every other row, then evaluated like the
 demo (``FrozenBackboneProtocol``). Writes table3.md (laid out like the
 paper's Table 3, with the paper's numbers beside ours and which of the
@@ -32,11 +33,12 @@ SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
 
 def row_run_cfg(t3, factors, row, work_dir, args):
     """Row ``row``'s miniature pretraining config, set up for its run."""
-    from mmsiameseim_lab.table3 import miniature_cfg
+    from mmsiameseim_lab.table3 import apply_table3_row
     from mmsiameseim_lab.demo import prepare_pretrain_cfg
     base = Config.fromfile(osp.join(ROOT, t3.pretrain_configs['siameseim']))
     return prepare_pretrain_cfg(
-        miniature_cfg(factors[row], base), osp.join(work_dir, f'table3{row}'),
+        apply_table3_row(base, factors[row]),
+        osp.join(work_dir, f'table3{row}'),
         data_prefix=osp.abspath(args.data_root) + '/',
         overrides=t3.pretrain_overrides, hook_overrides=t3.hook_overrides,
         epochs=t3.pretrain_epochs,
@@ -48,7 +50,7 @@ def run(args, rows):
     from mmsiameseim.atomic_io import atomic_json, load_json
     from mmsiameseim_lab.demo import (describe_pretraining, initial_weights,
                                       pretrain_once)
-    from mmsiameseim_lab.table3 import (paper_results, table3_factors,
+    from mmsiameseim_lab.table3 import (paper_results, read_row,
                                         write_table3_report)
     check_dataset(osp.abspath(args.data_root))
     t3 = Config.fromfile(osp.join(ROOT, args.config or (
@@ -56,7 +58,7 @@ def run(args, rows):
     if args.cfg_options:
         t3.merge_from_dict(args.cfg_options)
     wd = osp.abspath(args.work_dir)
-    factors = {r: table3_factors(Config.fromfile(p)) for r, p in rows.items()}
+    factors = {r: read_row(p) for r, p in rows.items()}
     protocol = build_protocol(t3, wd, args.data_root)
     t0 = time.time()
     results, walls, cfgs = {}, {}, {}

@@ -36,6 +36,7 @@ import argparse
 import json
 import sys
 
+from mmsiameseim.evaluation.precision import precision_from_flag
 from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
                                    ratios, run, synthetic_geometry)
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
@@ -109,9 +110,10 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, PATCH_SIZE)
     for precision in args.precision.split(','):
-        if precision not in ('fp32', 'bf16', 'fp16'):
-            parser.error(f'--precision: unknown {precision!r} (fp32, bf16, '
-                         'fp16)')
+        try:
+            precision_from_flag(precision)
+        except ValueError as e:
+            parser.error(f'--precision: {e}')
         if precision == 'fp16' and args.device != 'cuda':
             parser.error('fp16 AMP needs --device cuda (use bf16 on CPUs)')
     for name in args.models.split(','):

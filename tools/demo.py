@@ -82,11 +82,12 @@ def load_demo_config(args):
 
 
 def training_precision(fp32):
-    """None (the config's bf16) or 'fp32' (asked, or no native bf16)."""
+    """None (the config's bfloat16) or 'float32' (asked, or no native
+    bf16)."""
     from mmsiameseim.evaluation import native_bf16
     if not fp32 and not native_bf16():
         say('this CPU has no native bf16: training in fp32')
-    return 'fp32' if fp32 or not native_bf16() else None
+    return 'float32' if fp32 or not native_bf16() else None
 
 
 def pretrain_run_cfg(demo_cfg, path, work_dir, args):
@@ -102,12 +103,12 @@ def pretrain_run_cfg(demo_cfg, path, work_dir, args):
 
 
 def build_protocol(demo_cfg, work_dir, data_root):
-    """The demo config's evaluation, bf16 on CPUs with native bf16."""
+    """The demo config's evaluation, bfloat16 on CPUs with native bf16."""
     from mmsiameseim.evaluation import FrozenBackboneProtocol, native_bf16
     return FrozenBackboneProtocol.from_cfg(
         demo_cfg.evaluation, work_dir=work_dir,
         data_prefix=osp.abspath(data_root) + '/',
-        precision='bf16' if native_bf16() else 'fp32')
+        precision='bfloat16' if native_bf16() else 'float32')
 
 
 def methods_of(args, demo_cfg):

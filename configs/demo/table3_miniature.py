@@ -1,6 +1,7 @@
-# Settings of tools/ablation_table3.py: every Table 3 row's switches
-# (configs/pretrain/ablations) applied to the demo's SiameseIM config, the
-# same budget and seed for each row, evaluated like the demo.
+# Settings of tools/ablation_table3.py: every Table 3 row's override (the
+# table3_row of its config in configs/pretrain/ablations) applied to the
+# demo's SiameseIM config, the same budget and seed for each row, evaluated
+# like the demo.
 _base_ = ['fashionmnist_demo.py']
 
 row_config_dir = 'configs/pretrain/ablations'
@@ -8,5 +9,4 @@ seed = 0
 pretrain_epochs = 1
 pretrain_overrides = dict(train_dataloader=dict(dataset=dict(indices=16000)))
 evaluation = dict(
-    knn=dict(train_samples=10000),
-    linear=dict(train_samples=10000, epochs=2))
+    knn=dict(train_samples=10000), linear=dict(train_samples=10000, epochs=2))

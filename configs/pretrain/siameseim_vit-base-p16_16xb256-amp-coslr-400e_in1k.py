@@ -27,7 +27,7 @@ _base_ = [
 #     dict(type='CheckpointHook', by_epoch=False, interval=500,
 #          save_last=False, max_keep_ckpts=2),
 #     dict(type='OnlineKNNHook', interval=5000, encoder='target',
-#          max_seconds=300, precision='fp16',
+#          max_seconds=300, precision='float16',
 #          bank_dataloader=dict(
 #              knn_loader,
 #              dataset=dict(type='ImageNetSubset', data_root='data/imagenet/',

@@ -83,7 +83,7 @@ custom_hooks = [
          temperature=0.07,
          encoder='online',
          max_seconds=60,
-         precision='bf16',
+         precision='bfloat16',
          cache_inputs=True,
          bank_dataloader=dict(
              knn_loader,

@@ -23,12 +23,10 @@ from collections import OrderedDict
 from typing import Any, Callable, Optional, Tuple, Union
 
 from ..atomic_io import atomic_torch_save
-from ..checkpoint.coverage import group_keys, read_checkpoint
-from ..checkpoint.finite import check_finite
-from ..checkpoint.vit_adapter import grid_side, strip_prefix
+from ..checkpoint import (check_finite, grid_side, group_keys,
+                          read_checkpoint_state, strip_prefix)
 from .official import REQUIRED as OFFICIAL_REQUIRED
-from .official import (convert_official_state_dict, load_official_state_dict,
-                       official_key)
+from .official import convert_official_state_dict, official_key
 
 # mmpretrain VisionTransformer key -> timm VisionTransformer key
 _TOP_LEVEL = {
@@ -69,6 +67,10 @@ def _short(keys, n=20) -> str:
 def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
     """Read a checkpoint and bring it to our key names.
 
+    The state dict is looked up by
+    :func:`~mmsiameseim.checkpoint.read_checkpoint_state`: under
+    ``'state_dict'``, then ``'model'``, then at the top level.
+
     Args:
         checkpoint (str | dict): Path, or an already loaded checkpoint.
 
@@ -82,22 +84,11 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         ValueError: The file is not a checkpoint, or neither format.
     """
     at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
-    if isinstance(checkpoint, str):
-        checkpoint = read_checkpoint(checkpoint)
-    if not isinstance(checkpoint, dict):
-        raise ValueError(f'{at}expected a checkpoint dict, got '
-                         f'{type(checkpoint).__name__}')
-    state = checkpoint.get('state_dict', checkpoint.get('model', checkpoint))
-    if not isinstance(state, dict):
-        raise ValueError(f'{at}the checkpoint holds no state dict (looked '
-                         "under 'state_dict' and 'model'); its keys are "
-                         f'{_short(checkpoint)}')
-    state = strip_prefix(state, 'module.', keep_others=True)
+    state = read_checkpoint_state(checkpoint).state_dict
     if any(k.startswith('backbone.') for k in state):
         return state, dict(source='mmsiameseim/mmpretrain (backbone.*)')
     if all(k in state for k in OFFICIAL_REQUIRED):
-        ours, skipped = convert_official_state_dict(
-            load_official_state_dict(state))
+        ours, skipped = convert_official_state_dict(state)
         return ours, dict(source='official SiameseIM',
                           official_skipped=skipped)
     raise ValueError(

@@ -12,8 +12,7 @@ from typing import Dict, Tuple, Union
 
 import torch
 
-from ..checkpoint.coverage import read_checkpoint
-from ..checkpoint.vit_adapter import grid_side, strip_prefix
+from ..checkpoint import grid_side, read_checkpoint_state
 
 # (official regex, our key template); applied in order, first match wins.
 _BLOCK = [
@@ -67,7 +66,10 @@ REQUIRED = ('cls_token', 'pos_embed', 'patch_embed.proj.weight',
 def load_official_state_dict(
         checkpoint: Union[str, Dict[str, torch.Tensor]]
 ) -> Dict[str, torch.Tensor]:
-    """Read an official checkpoint (path or dict, optionally under 'model').
+    """Read an official checkpoint (path or dict; the state dict looked up
+    as :func:`~mmsiameseim.checkpoint.read_checkpoint_state` does: under
+    ``'state_dict'``, then ``'model'`` (the authors' ``{'model': ...}``),
+    then at the top level).
 
     Raises:
         FileNotFoundError: No such file.
@@ -76,17 +78,7 @@ def load_official_state_dict(
             and the keys it has.
     """
     at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
-    if isinstance(checkpoint, str):
-        checkpoint = read_checkpoint(checkpoint)
-    if not isinstance(checkpoint, dict):
-        raise ValueError(f'{at}expected a state dict (the official '
-                         "{'model': state_dict}), got "
-                         f'{type(checkpoint).__name__}')
-    state = checkpoint.get('model', checkpoint.get('state_dict', checkpoint))
-    if not isinstance(state, dict):
-        raise ValueError(f"{at}its 'model' entry is a "
-                         f'{type(state).__name__}, not a state dict')
-    state = strip_prefix(state, 'module.', keep_others=True)
+    state = read_checkpoint_state(checkpoint).state_dict
     missing = [k for k in REQUIRED if k not in state]
     if missing:
         raise ValueError(

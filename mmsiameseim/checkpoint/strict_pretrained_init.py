@@ -4,15 +4,15 @@ from mmengine.logging import print_log
 from mmengine.model.weight_init import PretrainedInit, update_init_info
 
 from ..registry import WEIGHT_INITIALIZERS
-from .coverage import read_state_dict
+from .reader import read_state_dict
 from .finite import check_finite
 from .vit_adapter import adapt_vit_checkpoint
 
 
 @WEIGHT_INITIALIZERS.register_module(name='Pretrained')
 class StrictPretrainedInit(PretrainedInit):
-    """mmengine's ``Pretrained`` initialisation that refuses a checkpoint
-    which does not supply the module's weights.
+    """Mmengine's ``Pretrained`` initialisation that refuses a checkpoint which
+    does not supply the module's weights.
 
     mmengine's ``PretrainedInit`` loads non-strictly and only logs what did
     not match, so a wrong file (a ResNet, a detector, another ViT width)
@@ -57,8 +57,7 @@ class StrictPretrainedInit(PretrainedInit):
                  map_location: str = 'cpu',
                  allow_missing: Sequence[str] = ('ln1.*', 'ln2.*'),
                  allow_partial: bool = False):
-        super().__init__(checkpoint, prefix=prefix,
-                         map_location=map_location)
+        super().__init__(checkpoint, prefix=prefix, map_location=map_location)
         self.allow_missing = tuple(allow_missing)
         self.allow_partial = allow_partial
 
@@ -83,7 +82,7 @@ class StrictPretrainedInit(PretrainedInit):
         except RuntimeError as e:  # tensors of the wrong shape
             raise ValueError(f'{self.checkpoint} (prefix {report.prefix!r})'
                              f': its tensors do not fit {name}: {e}') from e
-        print_log(report.format(f'{name} <- {self.checkpoint}'),
-                  logger='current')
+        print_log(
+            report.format(f'{name} <- {self.checkpoint}'), logger='current')
         if hasattr(module, '_params_init_info'):
             update_init_info(module, init_info=self._get_init_info())

@@ -5,8 +5,6 @@ Every loader of pretrained ViT encoders goes through these functions: the
 ``ViTDetViT`` (mmdet), ``SiameseIMMAE`` (mmseg), the checkpoint converters
 (:mod:`mmsiameseim.apis.convert`) and ``build_from_official``. The pieces:
 
-- :func:`strip_prefix`: the keys under a prefix (``'backbone.'``), or a
-  wrapper's prefix (``'module.'``) removed where present;
 - :func:`grid_side`: the side of the square patch grid of a position table;
 - :func:`resize_pos_embed_to`: the patch grid of a position table resized
   bicubically (mmpretrain's ``resize_pos_embed``; cls position kept);
@@ -15,8 +13,10 @@ Every loader of pretrained ViT encoders goes through these functions: the
 - :func:`adapt_vit_checkpoint`: all of the above for one model, with a
   :class:`KeyReport` of what was loaded, adapted, new, dropped and ignored.
 
-The coverage check and the key descriptions it uses are in
-:mod:`.checkpoint_coverage`. Nothing here imports mmdet or mmseg.
+The checkpoint is read by :mod:`.reader`; the coverage check is in
+:mod:`.coverage`; :func:`~.keys.strip_prefix` (the keys under a prefix
+such as ``'backbone.'``) in :mod:`.keys`. Nothing here imports mmdet or
+mmseg.
 """
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
@@ -24,34 +24,15 @@ from typing import Dict, List, Sequence, Tuple
 import torch
 from mmpretrain.models.utils import resize_pos_embed
 
-from .coverage import check_coverage, describe_keys
+from .coverage import check_coverage
+from .keys import describe_keys, strip_prefix
 
 POS_EMBED = 'pos_embed'
 PATCH_WEIGHT = 'patch_embed.projection.weight'
 
 
-def strip_prefix(state: Dict[str, torch.Tensor],
-                 prefix: str,
-                 keep_others: bool = False) -> Dict[str, torch.Tensor]:
-    """Remove ``prefix`` from the keys of ``state``.
-
-    Args:
-        state (dict): A state dict.
-        prefix (str): E.g. ``'backbone.'``, or ``'module.'`` of a model
-            saved inside its DDP wrapper. ``''`` keeps every key.
-        keep_others (bool): Keep the keys without the prefix as they are
-            (for a wrapper's prefix). Defaults to False: only the keys under
-            ``prefix`` are returned.
-
-    Returns:
-        dict: The (selected) entries with the prefix removed, in order.
-    """
-    n = len(prefix)
-    return {(k[n:] if k.startswith(prefix) else k): v
-            for k, v in state.items() if keep_others or k.startswith(prefix)}
-
-
-def grid_side(num_tokens: int, num_extra_tokens: int = 1,
+def grid_side(num_tokens: int,
+              num_extra_tokens: int = 1,
               key: str = POS_EMBED) -> int:
     """The side of the square patch grid of a position table.
 
@@ -78,8 +59,8 @@ def resize_pos_embed_to(pos_embed: torch.Tensor,
                         num_extra_tokens: int = 1,
                         mode: str = 'bicubic',
                         key: str = POS_EMBED) -> torch.Tensor:
-    """Resize the square patch grid of a (1, L, C) position table to
-    ``grid``; the extra (cls) rows are kept as they are.
+    """Resize the square patch grid of a (1, L, C) position table to ``grid``;
+    the extra (cls) rows are kept as they are.
 
     Args:
         pos_embed (Tensor): The table, (1, extra + g * g, C).
@@ -95,16 +76,20 @@ def resize_pos_embed_to(pos_embed: torch.Tensor,
         input itself when the grid is the same.
     """
     side = grid_side(pos_embed.shape[1], num_extra_tokens, key)
-    return resize_pos_embed(pos_embed, (side, side), tuple(grid), mode=mode,
-                            num_extra_tokens=num_extra_tokens)
+    return resize_pos_embed(
+        pos_embed, (side, side),
+        tuple(grid),
+        mode=mode,
+        num_extra_tokens=num_extra_tokens)
 
 
-def adapt_in_channels(weight: torch.Tensor, in_channels: int,
+def adapt_in_channels(weight: torch.Tensor,
+                      in_channels: int,
                       key: str = PATCH_WEIGHT) -> torch.Tensor:
     """A 1-channel patch embedding (grayscale pretraining) for a model of
-    ``in_channels`` inputs: repeated and divided by ``in_channels``, so a
-    gray image given as ``in_channels`` equal planes gives exactly the
-    grayscale response.
+    ``in_channels`` inputs: repeated and divided by ``in_channels``, so a gray
+    image given as ``in_channels`` equal planes gives exactly the grayscale
+    response.
 
     Args:
         weight (Tensor): (C, 1, p, p) convolution weight.
@@ -145,12 +130,14 @@ class KeyReport:
     ignored: List[str] = field(default_factory=list)
 
     def format(self, title: str) -> str:
-        """One summary line after ``title``, then the adapted and dropped
-        keys one a line and the new keys grouped by their last name part."""
-        lines = [f'{title}: {len(self.loaded)} loaded, {len(self.adapted)} '
-                 f'adapted, {len(self.new)} new (model init), '
-                 f'{len(self.dropped)} dropped, {len(self.ignored)} ignored '
-                 f'(not {self.prefix}*)']
+        """One summary line after ``title``, then the adapted and dropped keys
+        one a line and the new keys grouped by their last name part."""
+        lines = [
+            f'{title}: {len(self.loaded)} loaded, {len(self.adapted)} '
+            f'adapted, {len(self.new)} new (model init), '
+            f'{len(self.dropped)} dropped, {len(self.ignored)} ignored '
+            f'(not {self.prefix}*)'
+        ]
         for key in self.adapted:
             how = (' (1 channel repeated, divided by the channels)'
                    if key.startswith(PATCH_WEIGHT) else
@@ -161,8 +148,10 @@ class KeyReport:
         kinds: Dict[str, List[str]] = {}
         for key in self.new:
             kinds.setdefault(key.split('.')[-1], []).append(key)
-        lines += [f'  new: {len(keys)} x {kind} (e.g. {keys[0]})'
-                  for kind, keys in kinds.items()]
+        lines += [
+            f'  new: {len(keys)} x {kind} (e.g. {keys[0]})'
+            for kind, keys in kinds.items()
+        ]
         return '\n'.join(lines)
 
 
@@ -216,11 +205,16 @@ def adapt_vit_checkpoint(
         raise ValueError(f'{source}: no key starts with {prefix!r}; the file '
                          f'holds {describe_keys(state)}')
     expected = [k for k in target if not k.endswith('num_batches_tracked')]
-    check_coverage(expected, own, model=model, source=source,
-                   file_keys=state, allow_missing=allow_missing,
-                   allow_partial=allow_partial)
-    report = KeyReport(prefix=prefix, ignored=[k for k in state
-                                               if not k.startswith(prefix)])
+    check_coverage(
+        expected,
+        own,
+        model=model,
+        source=source,
+        file_keys=state,
+        allow_missing=allow_missing,
+        allow_partial=allow_partial)
+    report = KeyReport(
+        prefix=prefix, ignored=[k for k in state if not k.startswith(prefix)])
     out = {}
     for key, value in own.items():
         if key not in target:
@@ -244,6 +238,8 @@ def adapt_vit_checkpoint(
                              f"model's {tuple(want)}")
         out[key] = new.to(target[key].dtype)
         report.adapted.append(f'{key} {tuple(value.shape)} -> {tuple(want)}')
-    report.new = [k for k in target if k not in out
-                  and not k.endswith('num_batches_tracked')]
+    report.new = [
+        k for k in target
+        if k not in out and not k.endswith('num_batches_tracked')
+    ]
     return out, report

@@ -66,7 +66,7 @@ def pool_backbone_output(out) -> torch.Tensor:
 def batch_features(model: torch.nn.Module,
                    data_batch: dict,
                    backbone: Optional[torch.nn.Module] = None,
-                   precision: str = 'fp32'
+                   precision: str = 'float32'
                    ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Frozen features and labels of one collated batch.
 
@@ -78,7 +78,8 @@ def batch_features(model: torch.nn.Module,
         backbone (nn.Module, optional): The module that encodes the images;
             defaults to ``model.backbone`` (e.g. a momentum encoder's copy
             instead).
-        precision (str): 'fp32' (no autocast), 'bf16' or 'fp16'.
+        precision (str): 'float32' (no autocast), 'bfloat16' or
+            'float16'.
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
@@ -100,7 +101,7 @@ def extract_features(model: torch.nn.Module,
                      indices: Optional[Sequence[int]] = None,
                      batch_size: int = 500,
                      desc: str = 'features',
-                     precision: str = 'fp32'
+                     precision: str = 'float32'
                      ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Backbone features and labels of a dataset, with a progress bar.
 
@@ -113,8 +114,9 @@ def extract_features(model: torch.nn.Module,
         indices (sequence, optional): Subset of samples.
         batch_size (int): Images per forward.
         desc (str): What the progress message calls these features.
-        precision (str): 'fp32' (no autocast), or 'bf16' / 'fp16' autocast
-            (e.g. 'bf16' on CPUs with bf16 instructions).
+        precision (str): 'float32' (no autocast), or 'bfloat16' /
+            'float16' autocast (e.g. 'bfloat16' on CPUs with bf16
+            instructions).
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)

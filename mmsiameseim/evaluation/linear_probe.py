@@ -134,7 +134,7 @@ def linear_probe_accuracy(cfg: Config,
                           test_indices: Optional[Sequence[int]] = None,
                           epochs: Optional[int] = None,
                           seed: int = 0,
-                          precision: str = 'fp32') -> float:
+                          precision: str = 'float32') -> float:
     """Train the classifier of a frozen-backbone config with mmengine's
     Runner and return its test top-1 (%).
 
@@ -151,8 +151,8 @@ def linear_probe_accuracy(cfg: Config,
         test_indices (sequence of int, optional): Test subset.
         epochs (int, optional): Overrides the config's epochs.
         seed (int): Training seed. Defaults to 0.
-        precision (str): 'fp32' (plain ``OptimWrapper``) or 'bf16' /
-            'fp16' autocast of the (frozen-dominated) forward.
+        precision (str): 'float32' (plain ``OptimWrapper``) or 'bfloat16'
+            / 'float16' autocast of the (frozen-dominated) forward.
     """
     from mmengine.runner import Runner
     cfg = copy.deepcopy(cfg)

@@ -14,6 +14,7 @@ from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
 from .linear_probe import linear_probe_accuracy, probe_config
 from .stored_results import load_result, refuse_other_settings, save_result
+from .precision import check_precision
 
 
 class FrozenBackboneProtocol:
@@ -50,8 +51,8 @@ class FrozenBackboneProtocol:
             None: all of them.
         test_seed (int, optional): See ``test_samples``.
         data_prefix (str, optional): Replaces the datasets' ``data_prefix``.
-        precision (str): Feature extraction and probe precision: 'fp32' (no
-            autocast) or 'bf16' / 'fp16'.
+        precision (str): Feature extraction and probe precision: 'float32'
+            (no autocast) or 'bfloat16' / 'float16'.
         cache_dir (str, optional): Feature cache (see
             :func:`cached_features`); None extracts every time.
 
@@ -69,7 +70,7 @@ class FrozenBackboneProtocol:
                  test_samples: Optional[int] = None,
                  test_seed: Optional[int] = None,
                  data_prefix: Optional[str] = None,
-                 precision: str = 'fp32',
+                 precision: str = 'float32',
                  cache_dir: Optional[str] = None) -> None:
         if not osp.isfile(probe_config):
             raise FileNotFoundError(
@@ -85,6 +86,7 @@ class FrozenBackboneProtocol:
         self.test_seed = test_seed
         self.data_prefix = None if data_prefix is None else \
             osp.abspath(data_prefix) + '/'
+        check_precision(precision, option='FrozenBackboneProtocol precision')
         self.precision = precision
         self.cache_dir = None if cache_dir is None else \
             osp.abspath(cache_dir)

@@ -3,8 +3,7 @@ from typing import Dict, Tuple
 
 import torch
 
-from ..checkpoint.vit_adapter import (KeyReport,
-                                                   adapt_vit_checkpoint)
+from ..checkpoint import KeyReport, adapt_vit_checkpoint
 
 # Keys that only mmseg's MAE has; they keep the model's own initialisation
 # (layer scale = ``init_values``, relative position bias = zeros, as MAE).

@@ -2,7 +2,7 @@ from mmengine.logging import print_log
 from mmseg.models.backbones import MAE
 from mmseg.registry import MODELS
 
-from ..checkpoint.coverage import read_state_dict
+from ..checkpoint import read_state_dict
 from .mae_checkpoint import siameseim_to_mmseg_mae
 
 

@@ -4,18 +4,22 @@ import time
 
 import torch
 
-from mmsiameseim.evaluation.precision import PRECISIONS, autocast
+from mmsiameseim.evaluation.precision import (FLAGS, PRECISIONS, autocast,
+                                              precision_from_flag)
 
 
 def precision_context(precision: str, device: str):
-    """The forward's context for ``precision``: ``torch.autocast`` for
-    'bf16' and 'fp16', nothing for 'fp32' (plain fp32, not an autocast
+    """The forward's context for a ``--precision`` flag: ``torch.autocast``
+    for 'bf16' and 'fp16', nothing for 'fp32' (plain fp32, not an autocast
     asked for an unsupported dtype); the evaluation's
-    :func:`~mmsiameseim.evaluation.autocast`."""
-    if precision not in PRECISIONS:
+    :func:`~mmsiameseim.evaluation.autocast` of the flag's precision
+    (:func:`~mmsiameseim.evaluation.precision.precision_from_flag`)."""
+    try:
+        name = precision_from_flag(precision)
+    except ValueError:
         raise ValueError(f'unknown precision {precision!r}: one of '
-                         f'{sorted(PRECISIONS)}')
-    return autocast(device, precision)
+                         f'{list(FLAGS)}') from None
+    return autocast(device, name)
 
 
 def _sync(device: str) -> None:
@@ -102,7 +106,7 @@ class GemmStep:
     """
 
     def __init__(self, precision: str, device: str, n: int = 4096):
-        dtype = PRECISIONS[precision] or torch.float32
+        dtype = PRECISIONS[precision_from_flag(precision)] or torch.float32
         g = torch.Generator().manual_seed(0)
         self.a, self.b = (torch.randn(n, n, generator=g).to(device, dtype)
                           for _ in range(2))

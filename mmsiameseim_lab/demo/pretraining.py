@@ -107,7 +107,7 @@ def prepare_pretrain_cfg(cfg: Config,
         epochs (int, optional): Pretraining epochs (see
             :func:`set_max_epochs`).
         seed (int, optional): Replaces ``randomness.seed`` only.
-        precision (str, optional): 'fp32', 'bf16' or 'fp16' (see
+        precision (str, optional): 'float32', 'bfloat16' or 'float16' (see
             :func:`set_training_precision`), also of the ``OnlineKNNHook``
             rounds.
 

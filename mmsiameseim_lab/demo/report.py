@@ -8,6 +8,7 @@ from mmengine.config import Config
 
 from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
 from mmsiameseim.evaluation import FrozenBackboneProtocol
+from mmsiameseim.evaluation.precision import training_precision
 from mmsiameseim.atomic_io import atomic_write
 
 
@@ -46,8 +47,7 @@ def describe_pretraining(cfg: Config) -> str:
     indices = cfg.train_dataloader.dataset.get('indices')
     images = 'all' if indices is None else \
         (indices if isinstance(indices, int) else len(indices))
-    precision = 'fp32' if cfg.optim_wrapper.get('type', 'OptimWrapper') == \
-        'OptimWrapper' else cfg.optim_wrapper.get('dtype', 'fp16 (amp)')
+    precision = training_precision(cfg.optim_wrapper)
     return (f'{width}{bb.type} (patch {bb.get("patch_size")}, '
             f'{bb.get("img_size")} px), {cfg.train_cfg.max_epochs} epoch(s) '
             f'on {images} training images at batch '

@@ -3,8 +3,7 @@ from typing import Dict
 import numpy as np
 import torch
 
-from mmsiameseim.models.utils.relative_position import (crop_pair_offsets,
-                                              relative_patch_centres)
+from mmsiameseim.models.utils import crop_pair_offsets, relative_patch_centres
 
 
 def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,

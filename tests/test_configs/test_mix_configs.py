@@ -64,7 +64,7 @@ def _smoke_cfg(name, work_dir, images=16, batch=8):
                                 convert_to_iter_based=True)]
     cfg.default_hooks.logger.interval = 1
     if not native_bf16():
-        set_training_precision(cfg, 'fp32')
+        set_training_precision(cfg, 'float32')
     return cfg
 
 

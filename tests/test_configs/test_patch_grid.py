@@ -1,6 +1,6 @@
-"""Every SiameseIM pretraining config puts its crop, its mask generator and
-its neck on one patch grid (``patch_grid``), and a pipeline off the model's
-grid fails when the Runner builds its training loop."""
+"""Every SiameseIM pretraining config puts its crop, its mask generator and its
+neck on one patch grid (``patch_grid``), and a pipeline off the model's grid
+fails at the first step, before any update, whichever loop trains."""
 import glob
 import os
 
@@ -15,8 +15,9 @@ from tests.helpers import ROOT, TINY_SIAMESEIM_CONFIG
 
 
 def _siameseim_configs():
-    paths = glob.glob(os.path.join(ROOT, 'configs', 'pretrain', '**', '*.py'),
-                      recursive=True)
+    paths = glob.glob(
+        os.path.join(ROOT, 'configs', 'pretrain', '**', '*.py'),
+        recursive=True)
     return sorted(p for p in paths if '_base_' not in p.split(os.sep)
                   and Config.fromfile(p).model.type == 'SiameseIM')
 
@@ -33,16 +34,17 @@ def test_every_siameseim_pretraining_config_is_checked():
     assert sum('ablations' in n for n in names) == 10
 
 
-@pytest.mark.parametrize('path', CONFIGS,
-                         ids=[os.path.basename(p)[:-3] for p in CONFIGS])
+@pytest.mark.parametrize(
+    'path', CONFIGS, ids=[os.path.basename(p)[:-3] for p in CONFIGS])
 def test_crop_mask_and_neck_share_the_patch_grid(path):
     from mmengine.registry import init_default_scope
     init_default_scope('mmpretrain')  # for the transforms' own builds
     cfg = Config.fromfile(path)
     with torch.device('meta'):  # shapes only, no memory
         model = MODELS.build(cfg.model)
-    transforms = [TRANSFORMS.build(t)
-                  for t in cfg.train_dataloader.dataset.pipeline]
+    transforms = [
+        TRANSFORMS.build(t) for t in cfg.train_dataloader.dataset.pipeline
+    ]
     kinds = {type(t).__name__: t for t in transforms}
     crop = kinds['TwoViewRandomResizedCrop']
     mask = kinds.get('BlockwiseMaskGenerator',
@@ -58,45 +60,76 @@ def test_crop_mask_and_neck_share_the_patch_grid(path):
     model.check_train_pipeline(transforms)
 
 
-def _runner(tmp_path, mask_grid):
+def _runner(tmp_path, mask_grid, crop_size=None, train_cfg=None):
     from mmengine.runner import Runner
     from PIL import Image
     rng = np.random.default_rng(0)
     for i in range(4):
-        Image.fromarray(rng.integers(0, 255, (40, 40, 3), np.uint8)).save(
-            tmp_path / f'{i}.png')
+        Image.fromarray(rng.integers(0, 255, (40, 40, 3),
+                                     np.uint8)).save(tmp_path / f'{i}.png')
     cfg = Config.fromfile(TINY_SIAMESEIM_CONFIG)
     pipeline = [
         dict(type='LoadImageFromFile'),
-        dict(type='TwoViewRandomResizedCrop', size=cfg.img_size),
-        dict(type='BlockwiseMaskGenerator', input_size=mask_grid,
-             num_masking_patches=6, min_num_patches=2),
-        dict(type='PackInputs',
-             algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape']),
+        dict(type='TwoViewRandomResizedCrop', size=crop_size or cfg.img_size),
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=mask_grid,
+            num_masking_patches=6,
+            min_num_patches=2),
+        dict(
+            type='PackInputs',
+            algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape']),
     ]
     return Runner(
         model=cfg.model,
         work_dir=str(tmp_path / 'work'),
         train_dataloader=dict(
-            batch_size=2, num_workers=0,
+            batch_size=2,
+            num_workers=0,
             sampler=dict(type='DefaultSampler', shuffle=False),
             collate_fn=dict(type='default_collate'),
-            dataset=dict(type='CustomDataset', data_root=str(tmp_path),
-                         with_label=False, pipeline=pipeline)),
-        train_cfg=dict(type='ExactResumeEpochBasedTrainLoop', max_epochs=1),
+            dataset=dict(
+                type='CustomDataset',
+                data_root=str(tmp_path),
+                with_label=False,
+                pipeline=pipeline)),
+        train_cfg=train_cfg
+        or dict(type='ExactResumeEpochBasedTrainLoop', max_epochs=1),
         optim_wrapper=dict(optimizer=dict(type='AdamW', lr=1e-4)),
         default_scope='mmpretrain',
-        default_hooks=dict(logger=dict(type='LoggerHook', interval=1),
-                           checkpoint=None),
+        default_hooks=dict(
+            logger=dict(type='LoggerHook', interval=1), checkpoint=None),
         log_level='WARNING')
 
 
-def test_a_mask_grid_off_the_neck_fails_when_the_loop_is_built(tmp_path):
-    runner = _runner(tmp_path, mask_grid=5)  # the tiny model's grid is 4
-    with pytest.raises(ValueError, match=r"does not use the model's patch "
-                       r'grid \(neck grid_size=4.*BlockwiseMaskGenerator '
-                       r'input_size=\(5, 5\)'):
-        runner.build_train_loop(runner._train_loop)
+@pytest.mark.parametrize(
+    'train_cfg', [
+        dict(type='EpochBasedTrainLoop', max_epochs=1),
+        dict(type='IterBasedTrainLoop', max_iters=2),
+        dict(type='ExactResumeEpochBasedTrainLoop', max_epochs=1),
+    ],
+    ids=lambda c: c['type'])
+def test_an_off_grid_pipeline_fails_before_the_first_step_in_any_loop(
+        tmp_path, train_cfg):
+    """Before: only ExactResumeEpochBasedTrainLoop checked the pipeline;
+    mmengine's own loops trained on it. Now SiameseIM checks every batch,
+    and the error names every option at fault."""
+    # the tiny model: 32 px, patch 8, grid 4; a 40 px crop and a 5x5 mask
+    runner = _runner(tmp_path, mask_grid=5, crop_size=40, train_cfg=train_cfg)
+    with pytest.raises(ValueError) as err:
+        runner.train()
+    message = str(err.value)
+    assert message.startswith("this batch is off the model's patch grid "
+                              '(backbone patch size 8x8, neck grid_size=4, '
+                              'target_grid_size=None): ')
+    assert "the masks are 5x5 patches but the neck's grid_size is 4: give " \
+        "the mask generator's input_size=4" in message
+    assert 'view a is 40x40 pixels, not the model\'s 32x32' in message
+    assert 'give TwoViewRandomResizedCrop size=32' in message
+    assert 'give TwoViewRandomResizedCrop target_size=32' in message
+    # before the first step: no update, no iteration counted
+    assert runner.iter == 0
+    assert runner.optim_wrapper.optimizer.state_dict()['state'] == {}
 
 
 def test_a_pipeline_on_the_grid_trains(tmp_path):

@@ -10,6 +10,7 @@ from mmengine.hooks import Hook
 from mmengine.runner import Runner
 
 import mmsiameseim  # noqa: F401
+from mmsiameseim.evaluation import set_training_precision
 from tests.helpers import ROOT
 
 CFG = osp.join(ROOT, 'configs', 'pretrain',
@@ -56,7 +57,7 @@ def _cfg(work_dir, resume=False):
     cfg = Config.fromfile(CFG)
     cfg.work_dir = str(work_dir)
     cfg.resume = resume
-    cfg.optim_wrapper.dtype = 'float32'
+    set_training_precision(cfg, 'float32')
     cfg.train_dataloader.update(batch_size=BATCH, num_workers=0,
                                 persistent_workers=False)
     cfg.train_dataloader.dataset.indices = BATCH * ITERS_PER_EPOCH

@@ -33,7 +33,7 @@ def _runner(tmp_path, log_level='WARNING', **hook):
     cfg.train_dataloader.num_workers = 0
     cfg.train_dataloader.persistent_workers = False
     cfg.default_hooks.logger.interval = 1
-    set_training_precision(cfg, 'fp32')
+    set_training_precision(cfg, 'float32')
     knn = [h for h in cfg.custom_hooks if h.type == 'OnlineKNNHook']
     assert len(knn) == 1, 'the config has one OnlineKNNHook'
     knn = knn[0]
@@ -142,8 +142,11 @@ def test_cap_on_samples_and_time_is_respected_and_logged(tmp_path):
 def test_bad_options_are_refused():
     with pytest.raises(ValueError, match='encoder'):
         OnlineKNNHook({}, {}, encoder='ema')
-    with pytest.raises(ValueError, match='precision'):
-        OnlineKNNHook({}, {}, precision='float32')
+    with pytest.raises(ValueError, match="OnlineKNNHook precision='fp32': "
+                       r"choose from \['float32', 'bfloat16', 'float16'\] "
+                       r"\('fp32' is a tools' --precision flag; configs and "
+                       "the Python API take 'float32'"):
+        OnlineKNNHook({}, {}, precision='fp32')
     with pytest.raises(ValueError, match='k=0 must be >= 1'):
         OnlineKNNHook({}, {}, k=0)
     with pytest.raises(ValueError, match='max_samples=0 must be >= 1'):

@@ -9,47 +9,85 @@ from mmsiameseim.evaluation import (autocast, pool_backbone_output,
 from mmsiameseim_lab.demo import prepare_pretrain_cfg
 
 
-def test_fp32_is_no_autocast_at_all(recwarn):
-    with autocast('cpu', 'fp32'):
+def test_float32_is_no_autocast_at_all(recwarn):
+    with autocast('cpu', 'float32'):
         assert not torch.is_autocast_enabled('cpu')
         y = torch.ones(2, 2) @ torch.ones(2, 2)
     assert y.dtype == torch.float32
-    with autocast('cpu', 'bf16'):
+    with autocast('cpu', 'bfloat16'):
         assert torch.is_autocast_enabled('cpu')
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
     assert not [w for w in recwarn if 'autocast' in str(w.message)]
-    with pytest.raises(ValueError, match="precision='float32'"):
-        autocast('cpu', 'float32')
+    with pytest.raises(
+            ValueError,
+            match="precision='fp32': choose from "
+            r"\['float32', 'bfloat16', 'float16'\]"):
+        autocast('cpu', 'fp32')
+
+
+def test_one_vocabulary_the_flags_map_into():
+    """Configs and the API take mmengine's dtype names (AmpOptimWrapper's
+    dtype=); the tools' short flags reach them through one function."""
+    from mmsiameseim.evaluation.precision import (PRECISIONS,
+                                                  precision_from_flag)
+    assert list(PRECISIONS) == ['float32', 'bfloat16', 'float16']
+    assert [precision_from_flag(f) for f in ('fp32', 'bf16', 'fp16')] == \
+        list(PRECISIONS)
+    with pytest.raises(
+            ValueError, match=r"unknown 'float32' \(fp32, bf16, "
+            r'fp16\)'):
+        precision_from_flag('float32')
 
 
 def test_training_precision_switches_the_optim_wrapper():
-    cfg = Config(dict(optim_wrapper=dict(
-        type='AutocastOptimWrapper', dtype='bfloat16',
-        optimizer=dict(type='AdamW', lr=1e-3), clip_grad=dict(max_norm=1.))))
-    set_training_precision(cfg, 'fp32')
+    from mmsiameseim.evaluation.precision import training_precision
+    cfg = Config(
+        dict(
+            optim_wrapper=dict(
+                type='AutocastOptimWrapper',
+                dtype='bfloat16',
+                optimizer=dict(type='AdamW', lr=1e-3),
+                clip_grad=dict(max_norm=1.))))
+    assert training_precision(cfg.optim_wrapper) == 'bfloat16'
+    set_training_precision(cfg, 'float32')
     assert cfg.optim_wrapper == dict(
-        type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-3),
+        type='OptimWrapper',
+        optimizer=dict(type='AdamW', lr=1e-3),
         clip_grad=dict(max_norm=1.))
-    set_training_precision(cfg, 'bf16')
+    assert training_precision(cfg.optim_wrapper) == 'float32'
+    set_training_precision(cfg, 'bfloat16')
     assert (cfg.optim_wrapper.type, cfg.optim_wrapper.dtype) == \
         ('AutocastOptimWrapper', 'bfloat16')
+    with pytest.raises(ValueError, match="precision='bf16'"):
+        set_training_precision(cfg, 'bf16')
     cfg.optim_wrapper.type = 'AmpOptimWrapper'
     with pytest.raises(ValueError, match='AmpOptimWrapper'):
-        set_training_precision(cfg, 'fp32')
+        set_training_precision(cfg, 'float32')
 
 
 def test_plain_optim_wrapper_builds_and_steps():
     from mmengine.optim import OptimWrapper, build_optim_wrapper
     model = torch.nn.Linear(3, 2)
-    cfg = Config(dict(optim_wrapper=dict(
-        type='AutocastOptimWrapper', dtype='bfloat16',
-        optimizer=dict(type='SGD', lr=0.1))))
-    set_training_precision(cfg, 'fp32')
+    cfg = Config(
+        dict(
+            optim_wrapper=dict(
+                type='AutocastOptimWrapper',
+                dtype='bfloat16',
+                optimizer=dict(type='SGD', lr=0.1))))
+    set_training_precision(cfg, 'float32')
     wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     assert type(wrapper) is OptimWrapper
     with wrapper.optim_context(model):
         out = model(torch.ones(1, 3))
     assert out.dtype == torch.float32
+
+
+def test_the_protocol_refuses_an_unknown_precision_when_built(tmp_path):
+    from mmsiameseim.evaluation import FrozenBackboneProtocol
+    with pytest.raises(
+            ValueError, match='FrozenBackboneProtocol '
+            "precision='bf16'"):
+        FrozenBackboneProtocol({}, str(tmp_path), {}, {}, {}, precision='bf16')
 
 
 def test_backbone_outputs_pool_to_one_vector_per_image():
@@ -61,39 +99,51 @@ def test_backbone_outputs_pool_to_one_vector_per_image():
 
 
 def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
-    cfg = Config(dict(
-        train_dataloader=dict(batch_size=8, dataset=dict(data_prefix='a/')),
-        optim_wrapper=dict(type='AutocastOptimWrapper', dtype='bfloat16',
-                           optimizer=dict(type='SGD', lr=0.1)),
-        randomness=dict(seed=0, diff_rank_seed=True),
-        custom_hooks=[dict(type='OnlineKNNHook', interval=100,
-                           bank_dataloader=dict(dataset=dict(indices=5)),
-                           query_dataloader=dict(dataset=dict()))]))
+    cfg = Config(
+        dict(
+            train_dataloader=dict(
+                batch_size=8, dataset=dict(data_prefix='a/')),
+            optim_wrapper=dict(
+                type='AutocastOptimWrapper',
+                dtype='bfloat16',
+                optimizer=dict(type='SGD', lr=0.1)),
+            randomness=dict(seed=0, diff_rank_seed=True),
+            custom_hooks=[
+                dict(
+                    type='OnlineKNNHook',
+                    interval=100,
+                    bank_dataloader=dict(dataset=dict(indices=5)),
+                    query_dataloader=dict(dataset=dict()))
+            ]))
     prepare_pretrain_cfg(
-        cfg, str(tmp_path), data_prefix='/data/',
+        cfg,
+        str(tmp_path),
+        data_prefix='/data/',
         overrides=dict(train_dataloader=dict(dataset=dict(indices=64))),
-        hook_overrides=dict(OnlineKNNHook=dict(interval=2)), seed=3,
-        precision='fp32')
+        hook_overrides=dict(OnlineKNNHook=dict(interval=2)),
+        seed=3,
+        precision='float32')
     assert cfg.work_dir == str(tmp_path)
-    assert cfg.train_dataloader.dataset == dict(data_prefix='/data/',
-                                                indices=64)
+    assert cfg.train_dataloader.dataset == dict(
+        data_prefix='/data/', indices=64)
     assert cfg.train_dataloader.batch_size == 8
     hook = cfg.custom_hooks[0]
     assert hook.interval == 2 and hook.bank_dataloader.dataset.indices == 5
     assert hook.query_dataloader.dataset.data_prefix == '/data/'
-    assert hook.precision == 'fp32'
+    assert hook.precision == 'float32'
     assert cfg.randomness == dict(seed=3, diff_rank_seed=True)
     assert cfg.optim_wrapper.type == 'OptimWrapper'
 
 
 def test_fp32_fashionmnist_config_is_the_bf16_one_with_a_plain_wrapper():
     import os
-    root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
+    root = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     name = 'siameseim_vit-tiny-p4_1xb64-{}-coslr-1e_fashionmnist.py'
-    fp32, bf16 = (Config.fromfile(os.path.join(
-        root, 'configs', 'pretrain', name.format(p)))
+    fp32, bf16 = (
+        Config.fromfile(
+            os.path.join(root, 'configs', 'pretrain', name.format(p)))
         for p in ('fp32', 'bf16'))
     assert fp32.optim_wrapper.type == 'OptimWrapper'
-    set_training_precision(bf16, 'fp32')
+    set_training_precision(bf16, 'float32')
     assert fp32.to_dict() == bf16.to_dict()

@@ -16,12 +16,12 @@ def test_protocol_text_is_written_from_its_settings(tmp_path):
     demo = Config.fromfile(os.path.join(ROOT, 'configs', 'demo',
                                         'fashionmnist_demo.py'))
     protocol = FrozenBackboneProtocol.from_cfg(
-        demo.evaluation, work_dir=str(tmp_path), precision='fp32')
+        demo.evaluation, work_dir=str(tmp_path), precision='float32')
     text = '\n'.join(protocol.describe())
     assert 'k=20, T=0.07, on 20000 random training images' in text
     assert '3 epoch(s) on 20000 training images' in text
     assert '1.0% of the training labels' in text
-    assert '3-fold CV' in text and 'all the test images, in fp32' in text
+    assert '3-fold CV' in text and 'all the test images, in float32' in text
     smoke = Config.fromfile(os.path.join(ROOT, 'configs', 'demo',
                                          'fashionmnist_demo_smoke.py'))
     protocol = FrozenBackboneProtocol.from_cfg(

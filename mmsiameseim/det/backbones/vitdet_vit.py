@@ -9,10 +9,8 @@ from mmengine.logging import print_log
 from mmengine.model import BaseModule
 from torch import nn
 
-from ...checkpoint.coverage import read_state_dict
-from ...checkpoint.vit_adapter import (KeyReport,
-                                                    adapt_vit_checkpoint,
-                                                    resize_pos_embed_to)
+from ...checkpoint import (KeyReport, adapt_vit_checkpoint, read_state_dict,
+                           resize_pos_embed_to)
 
 ARCHS = {
     'b': dict(embed_dims=768, num_layers=12, num_heads=12,

@@ -67,8 +67,9 @@ class OnlineKNNHook(Hook):
             seconds. Defaults to None.
         before_train (bool): Also evaluate before the first step (or at a
             resume): the curve's starting point. Defaults to False.
-        precision (str): 'fp32' (no autocast), 'bf16' or 'fp16'.
-            Defaults to 'fp32'.
+        precision (str): 'float32' (no autocast), 'bfloat16' or 'float16'
+            (:func:`~mmsiameseim.evaluation.autocast`). Defaults to
+            'float32'.
         cache_inputs (bool): Keep the collated batches of the first
             complete pass in memory and encode them again in later rounds,
             instead of running the loaders' pipelines each time (for small
@@ -90,7 +91,7 @@ class OnlineKNNHook(Hook):
                  max_samples: Optional[int] = None,
                  max_seconds: Optional[float] = None,
                  before_train: bool = False,
-                 precision: str = 'fp32',
+                 precision: str = 'float32',
                  cache_inputs: bool = False,
                  prefix: str = 'knn') -> None:
         if encoder not in ('online', 'target'):
@@ -99,7 +100,7 @@ class OnlineKNNHook(Hook):
         if interval < 1:
             raise ValueError(f'OnlineKNNHook: interval={interval} must be '
                              '>= 1')
-        check_precision(precision)
+        check_precision(precision, option='OnlineKNNHook precision')
         for option, value in (('k', k), ('max_samples', max_samples)):
             if value is not None and value < 1:
                 raise ValueError(f'OnlineKNNHook: {option}={value} must be '

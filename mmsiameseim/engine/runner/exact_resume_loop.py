@@ -95,10 +95,6 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
     * refuses to "resume" a finished run instead of exiting without
       training.
 
-    When built, it also asks a model that has ``check_train_pipeline``
-    (``SiameseIM``) to check the training pipeline, so that a crop or mask
-    off the model's patch grid fails before the first step.
-
     Args:
         runner (Runner): The runner.
         dataloader (DataLoader | dict): The training dataloader.
@@ -109,11 +105,6 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
     def __init__(self, runner, dataloader, max_epochs: int, **kwargs) -> None:
         super().__init__(runner, dataloader, max_epochs, **kwargs)
         self._restore_rng = True
-        # a SiameseIM crop, mask and neck on different patch grids fail here
-        model = getattr(runner.model, 'module', runner.model)
-        pipeline = getattr(self.dataloader.dataset, 'pipeline', None)
-        if hasattr(model, 'check_train_pipeline') and pipeline is not None:
-            model.check_train_pipeline(pipeline.transforms)
 
     def run(self) -> torch.nn.Module:
         if self._iter > 0 and self._iter >= self._max_iters:

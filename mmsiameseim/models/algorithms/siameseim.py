@@ -1,56 +1,24 @@
 from typing import Dict, List, Optional, Sequence, Union
 
-import numpy as np
 import torch
 import torch.nn as nn
 from mmpretrain.models.selfsup.base import BaseSelfSupervisor
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from ..utils.crop_geometry import (check_boxes_inside, check_mask_grid,
-                                   check_patch_grid, crop_source_shapes)
+from ..utils.batch_geometry import (CropPairOffsets, PatchGrid, batch_geometry,
+                                    check_patch_grid)
 from ..utils.encoder_interface import check_siameseim_parts
 from ..utils.momentum_target import MomentumTarget
-from ..utils.relative_position import CropPairOffsets, crop_pair_offsets
 
 
 def patchify(images: torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(B, C, H, W) images -> (B, H/p * W/p, p * p * C) pixel patches, in
-    the backbone's row-major patch order."""
+    """(B, C, H, W) images -> (B, H/p * W/p, p * p * C) pixel patches, in the
+    backbone's row-major patch order."""
     B, C, H, W = images.shape
     h, w = H // patch_size, W // patch_size
     x = images.reshape(B, C, h, patch_size, w, patch_size)
     return x.permute(0, 2, 4, 3, 5, 1).reshape(B, h * w, -1)
-
-
-def _stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
-    values = []
-    for i, sample in enumerate(samples):
-        if key not in sample:
-            raise KeyError(
-                f'data sample {i} has no {key!r}: pack it with '
-                "PackInputs(algorithm_keys=['crop_boxes', 'flips', "
-                "'crop_source_shape']) after "
-                'TwoViewRandomResizedCrop and BlockwiseMaskGenerator')
-        value = sample.get(key)
-        values.append(torch.as_tensor(np.asarray(value) if not isinstance(
-            value, torch.Tensor) else value))
-    return torch.stack(values)
-
-
-def _check_equal_mask_counts(mask: torch.Tensor) -> None:
-    """The encoder packs the visible tokens of a batch into one (B, L, C)
-    tensor, which needs the same number of masked patches in every sample;
-    otherwise a reshape fails or, when the total happens to divide, mixes
-    tokens across samples."""
-    counts = mask.sum(1)
-    if bool((counts != counts[0]).any()):
-        raise ValueError(
-            'the masks of this batch hide different numbers of patches per '
-            f'sample ({counts.tolist()}); SiameseIM needs the same count in '
-            'every sample: generate them with '
-            'BlockwiseMaskGenerator(..., fixed_count=True) or '
-            'RandomPatchMaskGenerator')
 
 
 @MODELS.register_module()
@@ -67,7 +35,10 @@ class SiameseIM(BaseSelfSupervisor):
     implement the SiameseIM encoder interface
     (:mod:`mmsiameseim.models.utils.encoder_interface`; ``SiameseIMViT``
     does, for every mmpretrain ``VisionTransformer`` arch), and the neck's
-    widths and grid must match it.
+    widths and grid must match it. Every batch is checked against the
+    model's patch grid before its forward (:meth:`geometry`), so a crop or
+    mask off the grid fails at the first step whichever loop trains the
+    model.
 
     Args:
         backbone (dict): Online encoder implementing the SiameseIM encoder
@@ -108,11 +79,10 @@ class SiameseIM(BaseSelfSupervisor):
             raise ValueError("target_type must be 'feature' or 'pixel', got "
                              f'{target_type!r}')
         self.target_type = target_type
-        check_siameseim_parts(self.backbone, self.neck, self.head,
-                              target_type)
+        check_siameseim_parts(self.backbone, self.neck, self.head, target_type)
         self.target = MomentumTarget(
-            self._online(), momentum=base_momentum, end_momentum=end_momentum
-        ) if target_type == 'feature' else None
+            self._online(), momentum=base_momentum,
+            end_momentum=end_momentum) if target_type == 'feature' else None
 
     def _online(self) -> nn.Module:
         """The online modules that the target averages."""
@@ -124,7 +94,8 @@ class SiameseIM(BaseSelfSupervisor):
         if self.target is not None:
             self.target.copy_from(self._online())
 
-    def extract_feat(self, inputs: Union[torch.Tensor, List[torch.Tensor]],
+    def extract_feat(self,
+                     inputs: Union[torch.Tensor, List[torch.Tensor]],
                      data_samples: Optional[List[DataSample]] = None,
                      **kwargs) -> torch.Tensor:
         """Online backbone tokens (B, 1 + L, C) of whole images."""
@@ -132,45 +103,53 @@ class SiameseIM(BaseSelfSupervisor):
             inputs = inputs[0]
         return self.backbone(inputs)
 
-    def check_train_pipeline(self, transforms: Sequence) -> None:
-        """Refuse a training pipeline (its built transforms) whose crop or
-        mask generator is off this model's patch grid; the training loop
-        calls it when it is built, before the first step (see
-        :func:`~mmsiameseim.models.utils.crop_geometry.check_patch_grid`).
-        """
-        check_patch_grid(transforms,
-                         self.backbone.patch_embed.projection.stride,
+    @property
+    def patch_grid(self) -> PatchGrid:
+        """The patch grid this model's batches must be on: the backbone's patch
+        size and the neck's grids."""
+        return PatchGrid(self.backbone.patch_embed.projection.stride,
                          self.neck.grid_size, self.neck.target_grid_size)
 
+    def check_train_pipeline(self, transforms: Sequence) -> None:
+        """Refuse a training pipeline (its built transforms) whose crop or mask
+        generator is off this model's patch grid, before any data is loaded
+        (see :func:`~mmsiameseim.models.utils.batch_geometry.check_patch_grid`;
+        training itself checks every batch in :meth:`geometry`)."""
+        check_patch_grid(transforms, self.patch_grid)
+
     @torch.compiler.disable  # per-sample Python and numpy values
-    def geometry(self, data_samples: List[DataSample],
-                 device: torch.device
-                 ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:
-        """Mask and crop-pair offsets of a batch, on ``device``.
+    def geometry(
+        self,
+        data_samples: List[DataSample],
+        device: torch.device,
+        views: Optional[Sequence[torch.Tensor]] = None
+    ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:
+        """Mask and crop-pair offsets of a batch, on ``device``, checked
+        against the model's patch grid
+        (:func:`~mmsiameseim.models.utils.batch_geometry.batch_geometry`).
 
         Each sample needs ``mask`` (on the neck's ``grid_size``),
         ``crop_boxes`` and ``flips`` (set by ``TwoViewRandomResizedCrop``),
         and the size of the image the crops were taken from:
         ``crop_source_shape`` (set by the crop too; pack it with the
         algorithm keys) or, when a sample has none, its ``ori_shape``
-        metainfo as a fallback (the same size only when nothing padded or
-        resized the image before the crop: samples built by hand, e.g. the
-        parity fixture's). A sample with neither is refused.
+        metainfo (samples built by hand, see
+        :func:`~mmsiameseim.models.utils.batch_geometry.crop_source_shapes`).
+        A sample with neither is refused.
+
+        Args:
+            data_samples (list[DataSample]): The batch's samples.
+            device (torch.device): Where the outputs go.
+            views (Sequence[Tensor], optional): ``[view_a, view_b]``, whose
+                sizes are checked too (the crop's ``size`` and
+                ``target_size``).
 
         Returns:
             dict: ``mask`` (B, L) bool, True = masked, and ``offsets``
             (:class:`CropPairOffsets`).
         """
-        mask = _stack_field(data_samples, 'mask').to(device).bool()
-        check_mask_grid(mask, self.neck.grid_size)
-        mask = mask.flatten(1)
-        _check_equal_mask_counts(mask)
-        boxes = _stack_field(data_samples, 'crop_boxes').float()
-        flips = _stack_field(data_samples, 'flips').bool()
-        shapes = crop_source_shapes(data_samples)
-        check_boxes_inside(boxes, shapes, data_samples)
-        offsets = crop_pair_offsets(boxes, flips, shapes[:, 1])
-        return dict(mask=mask, offsets=offsets.to(device))
+        return batch_geometry(data_samples, self.patch_grid, device,
+                              views)._asdict()
 
     def loss(self,
              inputs: List[torch.Tensor],
@@ -191,7 +170,7 @@ class SiameseIM(BaseSelfSupervisor):
             (feature targets only).
         """
         view_a, view_b = inputs[0], inputs[1]
-        geo = self.geometry(data_samples, view_a.device)
+        geo = self.geometry(data_samples, view_a.device, (view_a, view_b))
         latent = self.backbone(view_a, geo['mask'])
         pred = self.neck(latent, geo['mask'], geo['offsets'])
         if self.target is None:
