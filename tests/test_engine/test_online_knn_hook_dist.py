@@ -1,6 +1,5 @@
 """OnlineKNNHook under two gloo ranks: each encodes its share, the features
 are gathered, and the sampler's padding is dropped."""
-import os
 import socket
 
 import torch

@@ -78,6 +78,8 @@ def run(args):
                                         extract_features, file_identity,
                                         logistic_regression_accuracy)
     from mmsiameseim.evaluation.linear_probe import never_download
+    from mmsiameseim.evaluation.precision import precision_from_flag
+    precision = precision_from_flag(args.precision)
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
@@ -109,7 +111,7 @@ def run(args):
             dict(dataset_cfg, pipeline=[], serialize_data=False)).data_list
         print(f'{split}: {len(samples)} images')
         key = dict(checkpoint=ckpt_id, model=cfg.model.to_dict(),
-                   precision=args.precision,
+                   precision=precision,
                    pipeline=dataset_cfg['pipeline'],
                    samples=cache_digest(
                        [(s['img_path'], s['gt_label']) for s in samples]))
@@ -122,7 +124,7 @@ def run(args):
             return extract_features(
                 model, dataset_cfg, dataset_cfg['pipeline'],
                 batch_size=args.batch_size or loader.get('batch_size', 128),
-                desc=f'{split} features', precision=args.precision)
+                desc=f'{split} features', precision=precision)
 
         features[split] = cached_features(cache_dir, split, key, extract)
 

@@ -55,6 +55,8 @@ def run(args):
                                         extract_features,
                                         weighted_knn_accuracy)
     from mmsiameseim.evaluation.linear_probe import never_download
+    from mmsiameseim.evaluation.precision import precision_from_flag
+    precision = precision_from_flag(args.precision)
     cfg = Config.fromfile(args.config)
     never_download(cfg)
     model = build_frozen_backbone_model(cfg, args.checkpoint)
@@ -68,10 +70,10 @@ def run(args):
         indices = np.sort(rng.choice(n, min(n, args.train_samples), False))
     tr_x, tr_y = extract_features(model, train_cfg, pipeline, indices,
                                   desc='train features',
-                                  precision=args.precision)
+                                  precision=precision)
     te_x, te_y = extract_features(model, cfg.test_dataloader.dataset,
                                   pipeline, desc='test features',
-                                  precision=args.precision)
+                                  precision=precision)
     result = weighted_knn_accuracy(tr_x, tr_y, te_x, te_y, args.k,
                                    args.temperature)
     if result['k'] < args.k:
@@ -79,7 +81,7 @@ def run(args):
               f'{len(tr_y)} images')
     result.update(k_asked=args.k, temperature=args.temperature,
                   train_samples=len(tr_y), test_samples=len(te_y),
-                  precision=args.precision,
+                  precision=precision,
                   checkpoint=args.checkpoint)
     print(f"kNN top-1 {result['top1']:.2f} %  top-5 {result['top5']:.2f} % "
           f"({len(tr_y)} train / {len(te_y)} test images)")
