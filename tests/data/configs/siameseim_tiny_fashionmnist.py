@@ -15,7 +15,12 @@ model = dict(
               predictor_depth=1, num_heads=2))
 train_dataloader = dict(batch_size=8, num_workers=0, persistent_workers=False,
                         dataset=dict(indices=40))
-optim_wrapper = dict(dtype='float32')
+# fp32: mmengine's plain OptimWrapper, the demo's optimizer and clipping
+optim_wrapper = dict(
+    _delete_=True, type='OptimWrapper',
+    optimizer={{_base_.optim_wrapper.optimizer}},
+    clip_grad={{_base_.optim_wrapper.clip_grad}},
+    paramwise_cfg={{_base_.optim_wrapper.paramwise_cfg}})
 default_hooks = dict(logger=dict(interval=1))
 custom_hooks = [
     dict(type='StopOnNonFiniteLossHook', interval=1),
