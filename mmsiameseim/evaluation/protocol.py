@@ -72,6 +72,7 @@ class FrozenBackboneProtocol:
                  data_prefix: Optional[str] = None,
                  precision: str = 'float32',
                  cache_dir: Optional[str] = None) -> None:
+        check_precision(precision, option='FrozenBackboneProtocol precision')
         if not osp.isfile(probe_config):
             raise FileNotFoundError(
                 f'FrozenBackboneProtocol: probe_config {probe_config!r} not '
@@ -86,7 +87,6 @@ class FrozenBackboneProtocol:
         self.test_seed = test_seed
         self.data_prefix = None if data_prefix is None else \
             osp.abspath(data_prefix) + '/'
-        check_precision(precision, option='FrozenBackboneProtocol precision')
         self.precision = precision
         self.cache_dir = None if cache_dir is None else \
             osp.abspath(cache_dir)

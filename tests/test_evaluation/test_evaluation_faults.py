@@ -399,8 +399,8 @@ def test_a_result_is_reused_only_under_its_settings(tmp_path):
 @pytest.mark.parametrize('overrides, name, file, words', [
     (dict(knn=dict(k=10, temperature=0.07, train_samples=100)),
      'random_init', 'results/random_init.json', 'knn.k: 20 there, 10 now'),
-    (dict(precision='bf16'), 'random_init', 'results/random_init.json',
-     'precision: fp32 there, bf16 now'),
+    (dict(precision='bfloat16'), 'random_init', 'results/random_init.json',
+     'precision: float32 there, bfloat16 now'),
     (dict(linear=dict(train_samples=200, epochs=1)), 'another',
      'subsets.npz', 'linear_train_samples: 100 there, 200 now'),
 ])
