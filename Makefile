@@ -6,7 +6,7 @@
 PY := .venv/bin/python
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup setup-full demo test test-slow checks lint
+.PHONY: setup setup-full demo test test-slow checks lint docs
 
 setup:
 	bash tools/setup_env.sh
@@ -41,3 +41,13 @@ lint:
 		|| $(PY) -m pip install -q -r requirements/lint.txt
 	PATH="$(abspath $(dir $(PY))):$$PATH" $(PY) -m pre_commit run \
 		$(if $(LINT_FILES),--files $(LINT_FILES),--all-files)
+
+# The documentation site: Sphinx + MyST from docs/ (warnings are errors; the
+# API reference imports mmsiameseim.det / .seg, hence the full stack), then
+# the offline link check of README.md, docs/ and configs/ READMEs (CI has no
+# internet for Sphinx's linkcheck). The docs requirements are installed here,
+# not by `make setup`, which stays fast.
+docs: setup-full
+	$(PY) -m pip install -q -r requirements/docs.txt
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+	$(PY) tools/check_links.py
