@@ -1,0 +1,149 @@
+"""Sphinx configuration of the mmsiameseim documentation (``make docs``).
+
+Markdown pages (MyST) in ``docs/``, the Read the Docs theme, the API
+reference from the docstrings (autodoc + napoleon, Google style as in
+OpenMMLab). The config folders' READMEs (``configs/**/README.md``) become
+pages of the site as OpenMMLab's model-zoo pages do: each is copied to
+``docs/model_zoo/<its folder under configs>/README.md`` (generated, not
+committed) with its relative links rewritten to work from there, and links
+from the docs pages into ``configs/**/README.md`` are pointed at the copies.
+"""
+import glob
+import os
+import os.path as osp
+import re
+import sys
+
+DOCS = osp.dirname(osp.abspath(__file__))
+ROOT = osp.dirname(DOCS)
+MODEL_ZOO = osp.join(DOCS, 'model_zoo')
+sys.path.insert(0, ROOT)
+
+from mmsiameseim.version import __version__  # noqa: E402
+
+project = 'mmsiameseim'
+author = 'mmsiameseim contributors'
+copyright = '2026, mmsiameseim contributors'
+version = release = __version__
+
+extensions = [
+    'myst_parser',
+    'sphinx.ext.autodoc',
+    'sphinx.ext.napoleon',
+    'sphinx.ext.viewcode',
+]
+source_suffix = {'.md': 'markdown'}
+root_doc = 'index'
+exclude_patterns = ['_build', 'results', 'README.md']
+# The pages other parts of the project write are picked up by glob
+# patterns in index.md's toctrees; a pattern that matches nothing yet is not
+# an error.
+suppress_warnings = ['toc.empty_glob']
+
+# MyST: headings get GitHub's anchors, so ``page.md#a-heading`` links work
+# on GitHub and on the site alike.
+myst_heading_anchors = 6
+myst_enable_extensions = ['colon_fence', 'deflist']
+
+# The API reference.
+autodoc_default_options = {
+    'members': True,
+    'show-inheritance': True,
+}
+autodoc_member_order = 'bysource'
+autodoc_typehints = 'description'
+autodoc_inherit_docstrings = False
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+
+html_theme = 'sphinx_rtd_theme'
+html_title = f'mmsiameseim {release}'
+html_static_path = ['_static']
+html_theme_options = {'navigation_depth': 3, 'collapse_navigation': False}
+
+_LINK = re.compile(r'(!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\()(\s*<?)([^)\s>]+)')
+
+
+def _config_readmes():
+    """``configs/**/README.md``, relative to the repository, sorted."""
+    found = glob.glob(osp.join(ROOT, 'configs', '**', 'README.md'),
+                      recursive=True)
+    return sorted(osp.relpath(p, ROOT) for p in found)
+
+
+def _site_path(real: str) -> str:
+    """Where a repository file is on the site: a config folder's README (or
+    the folder itself) at its copy under ``docs/model_zoo/``, anything
+    else where it is."""
+    if osp.isdir(real) and osp.isfile(osp.join(real, 'README.md')):
+        real = osp.join(real, 'README.md')
+    rel = osp.relpath(real, ROOT)
+    if rel.startswith('configs' + os.sep) and rel.endswith('README.md'):
+        return osp.join(MODEL_ZOO, osp.relpath(rel, 'configs'))
+    return real
+
+
+def rewrite_links(text: str, real_source: str, site_source: str) -> str:
+    """Relative links of a page written at ``real_source`` rewritten for its
+    place on the site, ``site_source``: config READMEs point at their
+    copies, every other target is the same file seen from the new place."""
+
+    def one(match):
+        target = match.group(3)
+        if re.match(r'^[a-z][a-z0-9+.-]*:', target) or target.startswith(
+                ('#', '/')):
+            return match.group(0)
+        path, hash_, anchor = target.partition('#')
+        real = osp.normpath(osp.join(osp.dirname(real_source), path))
+        if not osp.exists(real):
+            return match.group(0)  # tools/check_links.py reports it
+        new = osp.relpath(_site_path(real), osp.dirname(site_source))
+        return match.group(1) + match.group(2) + new + hash_ + anchor
+
+    out, fence = [], None
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if stripped.startswith(('```', '~~~')):
+            marker = stripped[:3]
+            fence = None if fence == marker else (fence or marker)
+            out.append(line)
+            continue
+        out.append(line if fence else _LINK.sub(one, line))
+    return ''.join(out)
+
+
+def write_model_zoo_pages() -> None:
+    """Copy every config folder's README under ``docs/model_zoo/``."""
+    wanted = set()
+    for rel in _config_readmes():
+        real = osp.join(ROOT, rel)
+        site = _site_path(real)
+        wanted.add(site)
+        with open(real, encoding='utf-8') as f:
+            text = rewrite_links(f.read(), real, site)
+        os.makedirs(osp.dirname(site), exist_ok=True)
+        old = None
+        if osp.isfile(site):
+            with open(site, encoding='utf-8') as f:
+                old = f.read()
+        if old != text:  # unchanged copies keep Sphinx's cache valid
+            with open(site, 'w', encoding='utf-8') as f:
+                f.write(text)
+    for path in glob.glob(osp.join(MODEL_ZOO, '**', '*.md'), recursive=True):
+        if path not in wanted:
+            os.remove(path)
+
+
+def _point_at_model_zoo(app, docname, source):
+    """source-read: links of the docs pages into ``configs/**/README.md``
+    go to the copies."""
+    path = app.env.doc2path(docname)
+    if osp.commonpath([MODEL_ZOO, str(path)]) != MODEL_ZOO:
+        source[0] = rewrite_links(source[0], str(path), str(path))
+
+
+write_model_zoo_pages()
+
+
+def setup(app):
+    app.connect('source-read', _point_at_model_zoo)
