@@ -37,9 +37,9 @@ class FrozenBackboneProtocol:
 
     Args:
         probe_config (str): Frozen-backbone classifier config (e.g.
-            configs/benchmarks/mmpretrain/vit-tiny-p4_linear-probe-10e_
-            fashionmnist.py): its train/test datasets and test pipeline serve
-            every metric.
+            ``configs/benchmarks/mmpretrain/``
+            ``vit-tiny-p4_linear-probe-10e_fashionmnist.py``): its train/test
+            datasets and test pipeline serve every metric.
         work_dir (str): Where subsets, results and probe runs go.
         knn (dict): ``k``, ``temperature`` and ``train_samples`` (random
             training images forming the bank).
