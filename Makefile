@@ -45,9 +45,8 @@ lint:
 # The documentation site: Sphinx + MyST from docs/ (warnings are errors; the
 # API reference imports mmsiameseim.det / .seg, hence the full stack), then
 # the offline link check of README.md, docs/ and configs/ READMEs (CI has no
-# internet for Sphinx's linkcheck). The docs requirements are installed here,
-# not by `make setup`, which stays fast.
+# internet for Sphinx's linkcheck). The docs requirements come with
+# `make setup-full`; `make setup` stays small.
 docs: setup-full
-	$(PY) -m pip install -q -r requirements/docs.txt
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 	$(PY) tools/check_links.py

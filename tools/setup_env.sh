@@ -7,8 +7,9 @@
 #                                             #   without ops), mmpretrain, mmdet/mmseg/mim, mmsiameseim,
 #                                             #   Fashion-MNIST
 #   bash tools/setup_env.sh --full            # + mmcv's compiled ops (built once, about 15 minutes on 2
-#                                             #   cores, then reused from the cache): `make setup-full`,
-#                                             #   `make test`
+#                                             #   cores, then reused from the cache) and the documentation
+#                                             #   tools (requirements/docs.txt): `make setup-full`,
+#                                             #   `make test`, `make docs`
 #   bash tools/setup_env.sh --check [--full]  # only verify an existing environment (--full: ops required)
 #
 # Environment variables:
@@ -128,6 +129,14 @@ if (( FULL && ! CHECK )); then
     install_full_wheel
     pipq install -r requirements/mmcv_deps.txt
   fi
+fi
+
+# ---------------------------------------------------------------- docs (--full)
+# Sphinx, MyST and the theme for `make docs` and tests/test_docs; not needed by
+# `make demo`, so the pretraining stage stays small.
+if (( FULL && ! CHECK )); then
+  step "documentation tools (requirements/docs.txt)"
+  pipq install -r requirements/docs.txt
 fi
 
 # ---------------------------------------------------------------- data
