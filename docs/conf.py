@@ -12,6 +12,7 @@ import glob
 import os
 import os.path as osp
 import re
+import runpy
 import sys
 
 DOCS = osp.dirname(osp.abspath(__file__))
@@ -19,12 +20,22 @@ ROOT = osp.dirname(DOCS)
 MODEL_ZOO = osp.join(DOCS, 'model_zoo')
 sys.path.insert(0, ROOT)
 
-from mmsiameseim.version import __version__  # noqa: E402
-
 project = 'mmsiameseim'
 author = 'mmsiameseim contributors'
 copyright = '2026, mmsiameseim contributors'
-version = release = __version__
+
+
+def _version() -> str:
+    """Read, not imported: the package (and torch) is imported only by
+    autodoc; the installed distribution's when this conf.py is elsewhere."""
+    path = osp.join(ROOT, 'mmsiameseim', 'version.py')
+    if osp.isfile(path):
+        return runpy.run_path(path)['__version__']
+    from importlib.metadata import version
+    return version('mmsiameseim')
+
+
+version = release = _version()
 
 extensions = [
     'myst_parser',
