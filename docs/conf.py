@@ -26,8 +26,8 @@ copyright = '2026, mmsiameseim contributors'
 
 
 def _version() -> str:
-    """Read, not imported: the package (and torch) is imported only by
-    autodoc; the installed distribution's when this conf.py is elsewhere."""
+    """Read, not imported: the package (and torch) is imported only by autodoc;
+    the installed distribution's when this conf.py is elsewhere."""
     path = osp.join(ROOT, 'mmsiameseim', 'version.py')
     if osp.isfile(path):
         return runpy.run_path(path)['__version__']
@@ -77,8 +77,8 @@ _LINK = re.compile(r'(!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\()(\s*<?)([^)\s>]+)')
 
 def _config_readmes():
     """``configs/**/README.md``, relative to the repository, sorted."""
-    found = glob.glob(osp.join(ROOT, 'configs', '**', 'README.md'),
-                      recursive=True)
+    found = glob.glob(
+        osp.join(ROOT, 'configs', '**', 'README.md'), recursive=True)
     return sorted(osp.relpath(p, ROOT) for p in found)
 
 
@@ -96,13 +96,13 @@ def _site_path(real: str) -> str:
 
 def rewrite_links(text: str, real_source: str, site_source: str) -> str:
     """Relative links of a page written at ``real_source`` rewritten for its
-    place on the site, ``site_source``: config READMEs point at their
-    copies, every other target is the same file seen from the new place."""
+    place on the site, ``site_source``: config READMEs point at their copies,
+    every other target is the same file seen from the new place."""
 
     def one(match):
         target = match.group(3)
-        if re.match(r'^[a-z][a-z0-9+.-]*:', target) or target.startswith(
-                ('#', '/')):
+        external = re.match(r'^[a-z][a-z0-9+.-]*:', target)
+        if external or target.startswith(('#', '/')):
             return match.group(0)
         path, hash_, anchor = target.partition('#')
         real = osp.normpath(osp.join(osp.dirname(real_source), path))
@@ -154,7 +154,8 @@ def _source_read(app, docname, source):
         source[0] = ''.join(
             line for line in source[0].splitlines(keepends=True)
             if line.strip() not in OPTIONAL_PAGES
-            or osp.isfile(osp.join(DOCS, line.strip() + '.md')))
+            or osp.isfile(osp.join(DOCS,
+                                   line.strip() + '.md')))
     if osp.commonpath([MODEL_ZOO, str(path)]) != MODEL_ZOO:
         source[0] = rewrite_links(source[0], str(path), str(path))
 

@@ -31,8 +31,9 @@ _HEADING = re.compile(r'^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$')
 _INLINE = re.compile(r'!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^)\s>]*)>?'
                      r'(?:\s+["\'(][^)]*)?\)')
 _REFDEF = re.compile(r'^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)')
-_HTML_LINK = re.compile(r'<(?:a|img)\b[^>]*?\b(?:href|src)\s*=\s*["\']'
-                        r'([^"\']*)["\']', re.I)
+_HTML_LINK = re.compile(
+    r'<(?:a|img)\b[^>]*?\b(?:href|src)\s*=\s*["\']'
+    r'([^"\']*)["\']', re.I)
 _HTML_ID = re.compile(r'\b(?:id|name)\s*=\s*["\']([^"\']+)["\']', re.I)
 _MD_LINK_TEXT = re.compile(r'!?\[([^\]]*)\]\([^)]*\)')
 
@@ -51,8 +52,8 @@ def markdown_files(root: str) -> List[str]:
 
 def prose_lines(text: str) -> Iterator[Tuple[int, str]]:
     """(line number, line) outside fenced code blocks, with inline code
-    replaced by a placeholder of the same kind (so that a link whose text
-    is code still parses, and a link written inside code is not one)."""
+    replaced by a placeholder of the same kind (so that a link whose text is
+    code still parses, and a link written inside code is not one)."""
     fence = None
     for number, line in enumerate(text.splitlines(), 1):
         match = _FENCE.match(line)
@@ -127,8 +128,8 @@ def check_external(target: str) -> str:
 
 def check_target(root: str, source: str, target: str,
                  cache: Dict[str, Set[str]]) -> str:
-    """The problem with one link of ``source`` (a path relative to
-    ``root``), or '' when it resolves."""
+    """The problem with one link of ``source`` (a path relative to ``root``),
+    or '' when it resolves."""
     if not target:
         return 'empty link'
     scheme = urlparse(target).scheme
@@ -179,8 +180,10 @@ def check(root: str = ROOT) -> Tuple[List[str], int]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--root', default=ROOT,
-                        help='repository root (default: this checkout)')
+    parser.add_argument(
+        '--root',
+        default=ROOT,
+        help='repository root (default: this checkout)')
     args = parser.parse_args(argv)
     problems, count = check(args.root)
     for problem in problems:

@@ -18,8 +18,8 @@ def toctree_entries(text: str):
 
 
 def registered_classes():
-    """(registry name, class name, class) of everything ``import
-    mmsiameseim`` registers in mmengine's and mmpretrain's registries."""
+    """(registry name, class name, class) of everything ``import mmsiameseim``
+    registers in mmengine's and mmpretrain's registries."""
     import mmengine.registry
     import mmpretrain.registry
     from mmengine.registry import Registry

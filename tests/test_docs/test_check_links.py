@@ -1,11 +1,10 @@
-"""tools/check_links.py: the repository's markdown links resolve, and a
-broken link or anchor is found."""
+"""tools/check_links.py: the repository's markdown links resolve, and a broken
+link or anchor is found."""
 import os
 
 import pytest
 
 from tests.helpers import load_tool
-
 from .helpers import ROOT
 
 check_links = load_tool('check_links.py')
@@ -20,8 +19,8 @@ def _tree(tmp_path, readme):
     (tmp_path / 'configs' / 'a').mkdir(parents=True)
     (tmp_path / 'docs' / 'page.md').write_text(
         '# Page\n\n## A `code` heading: yes!\n\n## Twice\n\n## Twice\n')
-    (tmp_path / 'configs' / 'a' / 'README.md').write_text(
-        '# Config A\n\n[back](../../docs/page.md#twice-1)\n')
+    (tmp_path / 'configs' / 'a' / 'README.md'
+     ).write_text('# Config A\n\n[back](../../docs/page.md#twice-1)\n')
     (tmp_path / 'README.md').write_text(readme)
     return str(tmp_path)
 
@@ -65,8 +64,8 @@ def test_docs_pages_and_config_readmes_are_checked(tmp_path):
     with open(os.path.join(root, 'configs', 'a', 'README.md'), 'a') as f:
         f.write('[gone](../../docs/page.md#gone)\n')
     problems, _ = check_links.check(root)
-    assert [p.split(': ', 1)[0] for p in problems] == [
-        'configs/a/README.md:4', 'docs/sub/deep.md:3']
+    assert [p.split(': ', 1)[0] for p in problems
+            ] == ['configs/a/README.md:4', 'docs/sub/deep.md:3']
 
 
 def test_generated_pages_are_not_checked(tmp_path):
@@ -79,9 +78,11 @@ def test_generated_pages_are_not_checked(tmp_path):
 
 
 def test_html_links_are_checked(tmp_path):
-    root = _tree(tmp_path, GOOD + '\n<a href="https://exa mple.com">x</a> '
-                 '<img src="docs/figure.png">\n')
+    root = _tree(
+        tmp_path, GOOD + '\n<a href="https://exa mple.com">x</a> '
+        '<img src="docs/figure.png">\n')
     problems, _ = check_links.check(root)
     assert problems == [
         'README.md:12: https://exa mple.com: has white space',
-        'README.md:12: docs/figure.png: docs/figure.png does not exist']
+        'README.md:12: docs/figure.png: docs/figure.png does not exist'
+    ]

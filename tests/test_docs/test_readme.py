@@ -21,8 +21,10 @@ def test_readme_is_short():
 
 def test_readme_sections_in_a_newcomers_order():
     text = _text()
-    order = ['![', '## The two commands', '<!-- results:demo -->',
-             '## Components', '## Documentation']
+    order = [
+        '![', '## The two commands', '<!-- results:demo -->', '## Components',
+        '## Documentation'
+    ]
     where = [text.find(mark) for mark in order]
     assert -1 not in where, dict(zip(order, where))
     assert where == sorted(where), dict(zip(order, where))
@@ -40,7 +42,9 @@ def test_readme_figures_exist():
 def test_components_table_names_every_registered_class():
     text = _text()
     table = text[text.index('## Components'):text.index('## Documentation')]
-    missing = sorted({name for _, name, _ in registered_classes()
-                      if f'`{name}`' not in table})
+    missing = sorted({
+        name
+        for _, name, _ in registered_classes() if f'`{name}`' not in table
+    })
     assert not missing, (f'registered but not in the README components '
                          f'table: {missing}')

@@ -14,8 +14,8 @@ OPTIONAL_PAGES = {'preflight', 'gpu_check', 'data_pipeline'}
 
 
 def _pages():
-    """Docnames of the committed pages (no build output, no generated
-    model-zoo copies, no results)."""
+    """Docnames of the committed pages (no build output, no generated model-zoo
+    copies, no results)."""
     names = set()
     for path in glob.glob(osp.join(DOCS, '**', '*.md'), recursive=True):
         name = osp.relpath(path, DOCS)[:-3]
@@ -49,8 +49,9 @@ def test_every_toctree_entry_exists():
             if target in OPTIONAL_PAGES:
                 continue
             if target.startswith('model_zoo/'):  # copies of configs/
-                readme = osp.join(osp.dirname(DOCS), 'configs',
-                                  target[len('model_zoo/'):] + '.md')
+                readme = osp.join(
+                    osp.dirname(DOCS), 'configs',
+                    target[len('model_zoo/'):] + '.md')
                 assert osp.isfile(readme), f'{name}.md lists {entry}'
                 continue
             assert target in pages, f'{name}.md lists {entry}: no such page'
@@ -71,19 +72,22 @@ def test_every_page_is_in_a_toctree():
 
 
 def test_every_config_readme_is_a_page():
-    """docs/conf.py copies configs/**/README.md to docs/model_zoo/; the
-    index's glob patterns must reach every copy."""
+    """docs/conf.py copies configs/**/README.md to docs/model_zoo/; the index's
+    glob patterns must reach every copy."""
     root = osp.dirname(DOCS)
-    readmes = glob.glob(osp.join(root, 'configs', '**', 'README.md'),
-                        recursive=True)
+    readmes = glob.glob(
+        osp.join(root, 'configs', '**', 'README.md'), recursive=True)
     assert readmes
-    patterns = [e for _, entries, g in _toctrees() for e in entries
-                if g and e.startswith('model_zoo/')]
+    patterns = [
+        e for _, entries, g in _toctrees() for e in entries
+        if g and e.startswith('model_zoo/')
+    ]
     for readme in readmes:
         copy = 'model_zoo/' + osp.relpath(readme, osp.join(root, 'configs'))
         copy = copy[:-3]
-        assert any(fnmatch.fnmatch(copy, p.replace('**', '*'))
-                   for p in patterns), copy
+        assert any(
+            fnmatch.fnmatch(copy, p.replace('**', '*'))
+            for p in patterns), copy
 
 
 def test_api_reference_documents_every_registered_class():
@@ -94,6 +98,6 @@ def test_api_reference_documents_every_registered_class():
         if name.startswith(('mmsiameseim.det', 'mmsiameseim.seg')):
             continue  # need mmcv's ops; built by `make docs`
         documented.update(getattr(importlib.import_module(name), '__all__'))
-    missing = sorted({cls.__name__ for _, _, cls in registered_classes()}
-                     - documented)
+    missing = sorted({cls.__name__
+                      for _, _, cls in registered_classes()} - documented)
     assert not missing, f'registered but not in docs/api.md: {missing}'

@@ -1,7 +1,7 @@
-"""The documentation builds with Sphinx, warnings as errors: a tiny
-two-page project with the site's own docs/conf.py (quick, proves the
-configuration loads and MyST, anchors and autodoc work), and the whole site
-as ``make docs`` builds it (slow)."""
+"""The documentation builds with Sphinx, warnings as errors: a tiny two-page
+project with the site's own docs/conf.py (quick, proves the configuration loads
+and MyST, anchors and autodoc work), and the whole site as ``make docs`` builds
+it (slow)."""
 import os
 import os.path as osp
 import shutil
@@ -11,19 +11,28 @@ import sys
 import pytest
 
 from tests.helpers import load_tool
-
 from .helpers import DOCS, ROOT
 
-pytest.importorskip('sphinx', reason='make setup-full installs the docs '
-                    'tools (requirements/docs.txt)')
+pytest.importorskip(
+    'sphinx',
+    reason='make setup-full installs the docs '
+    'tools (requirements/docs.txt)')
 
 
 def _sphinx(src, out):
-    return subprocess.run(
-        [sys.executable, '-m', 'sphinx', '-W', '--keep-going', '-q', '-b',
-         'html', str(src), str(out)], capture_output=True, text=True,
-        env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [ROOT, os.environ.get('PYTHONPATH', '')])))
+    return subprocess.run([
+        sys.executable, '-m', 'sphinx', '-W', '--keep-going', '-q', '-b',
+        'html',
+        str(src),
+        str(out)
+    ],
+                          capture_output=True,
+                          text=True,
+                          env=dict(
+                              os.environ,
+                              PYTHONPATH=os.pathsep.join(
+                                  [ROOT,
+                                   os.environ.get('PYTHONPATH', '')])))
 
 
 def test_two_page_project_with_our_conf(tmp_path):
