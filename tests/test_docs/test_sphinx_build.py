@@ -36,24 +36,39 @@ def _sphinx(src, out):
 
 
 def test_two_page_project_with_our_conf(tmp_path):
+    """Two pages and a config folder's README: MyST, GitHub anchors,
+    autodoc + napoleon, and the README's copy with its links rewritten."""
     src = tmp_path / 'docs'
     (src / '_static').mkdir(parents=True)
     shutil.copy(osp.join(DOCS, 'conf.py'), src / 'conf.py')
     (src / 'index.md').write_text(
-        '# Tiny\n\nSee [the loss](page.md#the-unigrad-loss).\n\n'
-        '```{toctree}\n:maxdepth: 1\n\npage\n```\n')
+        '# Tiny\n\nSee [the loss](page.md#the-unigrad-loss) and '
+        '[the configs](../configs/demo/README.md).\n\n'
+        '```{toctree}\n:maxdepth: 1\n\npage\nmodel_zoo/demo/README\n```\n')
     (src / 'page.md').write_text(
         '# Page\n\n## The UniGrad loss\n\n'
         '```{eval-rst}\n.. autoclass:: mmsiameseim.models.losses.'
         'UniGradLoss\n```\n')
+    (tmp_path / 'configs' / 'demo').mkdir(parents=True)
+    (tmp_path / 'configs' / 'demo' / 'README.md').write_text(
+        '# Demo configs\n\nBack to [the loss]'
+        '(../../docs/page.md#the-unigrad-loss).\n\n'
+        '<!-- results:demo -->\n\n<!-- /results:demo -->\n')
     out = tmp_path / 'html'
     done = _sphinx(src, out)
     assert done.returncode == 0, done.stdout + done.stderr
     index = (out / 'index.html').read_text()
     assert 'href="page.html#the-unigrad-loss"' in index
+    assert 'href="model_zoo/demo/README.html"' in index
     page = (out / 'page.html').read_text()
     assert 'mmsiameseim.models.losses.' in page and 'UniGradLoss' in page
     assert 'Parameters' in page  # napoleon turned "Args:" into a field list
+    copy = (src / 'model_zoo' / 'demo' / 'README.md').read_text()
+    assert '(../../page.md#the-unigrad-loss)' in copy
+    # tools/render_results.py fills the README's block, not the copy's
+    assert '<!-- results:' not in copy and '<!-- copy of results:' in copy
+    assert 'href="../../page.html#the-unigrad-loss"' in (
+        out / 'model_zoo' / 'demo' / 'README.html').read_text()
 
 
 def test_a_warning_fails_the_build(tmp_path):
