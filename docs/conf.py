@@ -72,7 +72,9 @@ html_title = f'mmsiameseim {release}'
 html_static_path = ['_static']
 html_theme_options = {'navigation_depth': 3, 'collapse_navigation': False}
 
-_LINK = re.compile(r'(!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\()(\s*<?)([^)\s>]+)')
+_LINK = re.compile(
+    r'(?P<bang>!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]'
+    r'\(\s*<?(?P<target>[^)\s>]+)>?(?P<title>\s+["\'(][^)]*)?\)')
 
 
 def _config_readmes():
@@ -100,7 +102,7 @@ def rewrite_links(text: str, real_source: str, site_source: str) -> str:
     every other target is the same file seen from the new place."""
 
     def one(match):
-        target = match.group(3)
+        target = match.group('target')
         external = re.match(r'^[a-z][a-z0-9+.-]*:', target)
         if external or target.startswith(('#', '/')):
             return match.group(0)
@@ -108,8 +110,12 @@ def rewrite_links(text: str, real_source: str, site_source: str) -> str:
         real = osp.normpath(osp.join(osp.dirname(real_source), path))
         if not osp.exists(real):
             return match.group(0)  # tools/check_links.py reports it
-        new = osp.relpath(_site_path(real), osp.dirname(site_source))
-        return match.group(1) + match.group(2) + new + hash_ + anchor
+        site = _site_path(real)
+        if osp.isdir(site):  # a folder without a README: no page to open
+            return match.group('text')
+        new = osp.relpath(site, osp.dirname(site_source)) + hash_ + anchor
+        return (f"{match.group('bang')}[{match.group('text')}]({new}"
+                f"{match.group('title') or ''})")
 
     out, fence = [], None
     for line in text.splitlines(keepends=True):

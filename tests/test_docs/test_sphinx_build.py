@@ -49,10 +49,10 @@ def test_two_page_project_with_our_conf(tmp_path):
         '# Page\n\n## The UniGrad loss\n\n'
         '```{eval-rst}\n.. autoclass:: mmsiameseim.models.losses.'
         'UniGradLoss\n```\n')
-    (tmp_path / 'configs' / 'demo').mkdir(parents=True)
+    (tmp_path / 'configs' / 'demo' / 'smoke').mkdir(parents=True)
     (tmp_path / 'configs' / 'demo' / 'README.md').write_text(
         '# Demo configs\n\nBack to [the loss]'
-        '(../../docs/page.md#the-unigrad-loss).\n\n'
+        '(../../docs/page.md#the-unigrad-loss); [smoke/](smoke/).\n\n'
         '<!-- results:demo -->\n\n<!-- /results:demo -->\n')
     out = tmp_path / 'html'
     done = _sphinx(src, out)
@@ -65,6 +65,7 @@ def test_two_page_project_with_our_conf(tmp_path):
     assert 'Parameters' in page  # napoleon turned "Args:" into a field list
     copy = (src / 'model_zoo' / 'demo' / 'README.md').read_text()
     assert '(../../page.md#the-unigrad-loss)' in copy
+    assert '; smoke/.' in copy  # a folder without a README is no page
     # tools/render_results.py fills the README's block, not the copy's
     assert '<!-- results:' not in copy and '<!-- copy of results:' in copy
     assert 'href="../../page.html#the-unigrad-loss"' in (
