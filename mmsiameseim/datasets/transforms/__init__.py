@@ -1,4 +1,5 @@
 from .blockwise_mask import BlockwiseMaskGenerator
+from .image_modes import ImageModeError, to_rgb
 from .per_view_transforms import PerViewTransforms
 from .pil_color_jitter import PILColorJitter
 from .random_patch_mask import RandomPatchMaskGenerator
@@ -7,7 +8,7 @@ from .strict_loading import StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
-    'BlockwiseMaskGenerator', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
+    'BlockwiseMaskGenerator', 'ImageModeError', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
     'SelectView', 'StrictLoadImageFromFile',
-    'TwoViewRandomResizedCrop'
+    'TwoViewRandomResizedCrop', 'to_rgb'
 ]
