@@ -8,7 +8,7 @@ from .strict_loading import StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
-    'BlockwiseMaskGenerator', 'ImageModeError', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
-    'SelectView', 'StrictLoadImageFromFile',
-    'TwoViewRandomResizedCrop', 'to_rgb'
+    'BlockwiseMaskGenerator', 'ImageModeError', 'PerViewTransforms',
+    'PILColorJitter', 'RandomPatchMaskGenerator', 'SelectView',
+    'StrictLoadImageFromFile', 'TwoViewRandomResizedCrop', 'to_rgb'
 ]
