@@ -4,11 +4,12 @@ from .per_view_transforms import PerViewTransforms
 from .pil_color_jitter import PILColorJitter
 from .random_patch_mask import RandomPatchMaskGenerator
 from .select_view import SelectView
-from .strict_loading import StrictLoadImageFromFile
+from .strict_loading import DamagedImageError, StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
-    'BlockwiseMaskGenerator', 'ImageModeError', 'PerViewTransforms',
-    'PILColorJitter', 'RandomPatchMaskGenerator', 'SelectView',
-    'StrictLoadImageFromFile', 'TwoViewRandomResizedCrop', 'to_rgb'
+    'BlockwiseMaskGenerator', 'DamagedImageError', 'ImageModeError',
+    'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
+    'SelectView', 'StrictLoadImageFromFile', 'TwoViewRandomResizedCrop',
+    'to_rgb'
 ]

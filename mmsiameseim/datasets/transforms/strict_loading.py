@@ -20,6 +20,11 @@ _COLOR_TYPES = {
 }
 
 
+class DamagedImageError(OSError):
+    """A file that cannot be read as an image (missing, empty, truncated,
+    not an image); the message names it."""
+
+
 @TRANSFORMS.register_module()
 class StrictLoadImageFromFile(LoadImageFromFile):
     """``LoadImageFromFile`` that reads every image mode right and fails
@@ -39,7 +44,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
     out-of-range 'I' / 'F' image as
     :class:`~mmsiameseim.datasets.transforms.image_modes.ImageModeError`, any
     other (missing, empty, truncated, not an image) as
-    ``OSError('<path>: cannot load image (...)')``.
+    :class:`DamagedImageError` (an ``OSError``),
+    ``'<path>: cannot load image (...)'``.
 
     Args:
         imdecode_backend (str): 'pillow' (the mode handling above) or 'cv2'
@@ -108,8 +114,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
         except Exception as e:  # noqa: BLE001  (any decoder error)
             if self.ignore_empty:
                 return None
-            raise OSError(f'{filename}: cannot load image '
-                          f'({type(e).__name__}: {e})') from e
+            raise DamagedImageError(f'{filename}: cannot load image '
+                                    f'({type(e).__name__}: {e})') from e
         if self.to_float32:
             img = img.astype(np.float32)
         results['img'] = img
