@@ -6,7 +6,8 @@ from mmengine.logging import print_log
 from mmpretrain.registry import DATASETS, TRANSFORMS
 from PIL import Image
 
-from .image_folder_damage import DamagedImagePolicy
+from .image_folder_damage import (DamagedImagePolicy,
+                                  TooManyDamagedImagesError)
 from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
 from .transforms.image_modes import ImageModeError, to_rgb
 from .transforms.strict_loading import DamagedImageError
@@ -199,6 +200,9 @@ class UnlabeledImageFolder(BaseDataset):
                 raise
             self._damaged_indices.add(idx)
             self.damage.damaged(data_info['img_path'], str(e))
+            if len(self._damaged_indices) >= len(self):
+                raise TooManyDamagedImagesError(
+                    self.damage.stop_message('every image is damaged'))
             return None
         self.damage.ok()
         return out

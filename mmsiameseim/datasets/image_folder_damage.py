@@ -79,17 +79,20 @@ class DamagedImagePolicy:
         return (self.num_damaged >= self.min_damaged and
                 self.num_damaged > self.max_damaged_fraction * self.reads)
 
-    def stop_message(self) -> str:
+    def stop_message(self, why: str = '') -> str:
+        """The stopping error's text: ``why``, or the policy's numbers,
+        then the damaged files."""
         p = self.option_prefix
         unique = list(dict.fromkeys(self.damaged_files))
         names = '\n'.join(f'  {m}' for m in unique[:SHOWN])
         if len(unique) > SHOWN:
             names += (f'\n  ... and {len(unique) - SHOWN} more (each named '
                       'in the log above)')
+        why = why or (f'more than max_damaged_fraction='
+                      f'{self.max_damaged_fraction} of them (and at least '
+                      f'min_damaged={self.min_damaged})')
         return (
             f'{self.num_damaged} of the {self.reads} images read from '
-            f'{self.source} could not be read: more than '
-            f'max_damaged_fraction={self.max_damaged_fraction} of them '
-            f'(and at least min_damaged={self.min_damaged}). Fix or remove '
-            f'these files, or change the policy with --cfg-options '
+            f'{self.source} could not be read: {why}. Fix or remove these '
+            f'files, or change the policy with --cfg-options '
             f'{p}max_damaged_fraction=F {p}min_damaged=N:\n{names}')
