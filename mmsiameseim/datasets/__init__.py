@@ -10,6 +10,7 @@ from .transforms import *  # noqa: F401,F403
 __all__ = [
     'DamagedImagePolicy', 'FOLDER_IMAGE_EXTENSIONS',
     'TooManyDamagedImagesError', 'UnlabeledImageFolder', 'check_image_file',
-    'list_image_files', 'IMAGENET_C_CORRUPTIONS', 'ImageNetC', 'ImageNetSubset',
-    'ImageNetWnidFolder', 'LocalFashionMNIST', 'load_wnid_to_label'
+    'list_image_files', 'IMAGENET_C_CORRUPTIONS', 'ImageNetC',
+    'ImageNetSubset', 'ImageNetWnidFolder', 'LocalFashionMNIST',
+    'load_wnid_to_label'
 ]
