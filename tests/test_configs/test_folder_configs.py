@@ -12,6 +12,7 @@ import pytest
 import torch
 from mmengine.config import Config
 from mmengine.runner import Runner
+from PIL import Image
 
 import mmsiameseim  # noqa: F401
 from mmsiameseim.datasets import FOLDER_IMAGE_EXTENSIONS
@@ -175,3 +176,28 @@ def test_two_iterations_on_photos_with_knn_on_a_labelled_folder(tmp_path):
     assert sorted(set(labels.tolist())) == [0, 1, 2, 3]
     api = weighted_knn_accuracy(feats, labels, feats, labels, k=3)
     assert api['top1'] == pytest.approx(knn[0]['knn/top1'])
+
+
+@pytest.mark.fault_matrix('datasets', 'image_mode',
+                          "every photo, 1x1 to 3000x2000 px and any mode, "
+                          "goes through the folder config's full-size "
+                          'pipeline')
+def test_full_size_pipeline_reads_every_photo(tmp_path):
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import DATASETS
+    init_default_scope('mmpretrain')  # the transforms' own builds
+    expected, damaged = make_photo_folder(str(tmp_path))
+    Image.new('RGB', (1, 1), (200, 100, 50)).save(tmp_path / 'one_pixel.png')
+    cfg = Config.fromfile(SMALL).train_dataloader.dataset
+    cfg.data_root = str(tmp_path)
+    dataset = DATASETS.build(cfg)
+    assert len(dataset) == len(expected) + 2
+    for i in range(len(dataset)):
+        if dataset.get_data_info(i)['img_path'].endswith(damaged[0]):
+            continue
+        out = dataset.prepare_data(i)
+        views = out['inputs']
+        assert [tuple(v.shape) for v in views] == [(3, 224, 224)] * 2
+        mask = out['data_samples'].mask
+        assert tuple(mask.shape) == (14, 14) and int(mask.sum()) == 118
+    assert dataset.damage.num_damaged == 0
