@@ -3,7 +3,7 @@
 # dataset is the ImageNet config's: 400 epochs, batch 4096 over 16 GPUs
 # (lr scaled linearly from 1e-3 at 4096 through auto_scale_lr), AMP.
 #
-#   mim train mmpretrain configs/pretrain/siameseim_vit-base-p16_16xb256-amp-coslr-400e_folder.py \
+#   mim train mmpretrain <this config> \
 #       --cfg-options train_dataloader.dataset.data_root=/path/to/images
 _base_ = 'siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
 

@@ -1,7 +1,7 @@
 # SiameseIM ViT-S/16 pretraining on your own images (the ViT-B/16 folder
 # config with a smaller encoder; docs/pretraining/own_images.md).
 #
-#   mim train mmpretrain configs/pretrain/siameseim_vit-small-p16_16xb256-amp-coslr-400e_folder.py \
+#   mim train mmpretrain <this config> \
 #       --cfg-options train_dataloader.dataset.data_root=/path/to/images
 #
 # Encoder: mmpretrain's 'deit-s' arch, the ViT-S/16 of DeiT, DINO and

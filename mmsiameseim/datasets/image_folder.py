@@ -6,8 +6,7 @@ from mmengine.logging import print_log
 from mmpretrain.registry import DATASETS, TRANSFORMS
 from PIL import Image
 
-from .image_folder_damage import (DamagedImagePolicy,
-                                  TooManyDamagedImagesError)
+from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
 from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
 from .transforms.image_modes import ImageModeError, to_rgb
 from .transforms.strict_loading import DamagedImageError
@@ -46,8 +45,8 @@ def check_image_file(path: str, mode: str = 'header') -> None:
 
 @DATASETS.register_module()
 class UnlabeledImageFolder(BaseDataset):
-    """Every image under a folder, recursively, without labels: pretraining
-    on one's own images.
+    """Every image under a folder, recursively, without labels: pretraining on
+    one's own images.
 
     Files are found by extension (``.jpg .jpeg .png .bmp .webp .tif .tiff``,
     any case), in sorted order of their paths, following symbolic links
@@ -127,18 +126,21 @@ class UnlabeledImageFolder(BaseDataset):
                                          min_damaged)
         self._damaged_indices = set()
         # built from mmpretrain's registry, whatever the default scope
-        pipeline = [TRANSFORMS.build(t) if isinstance(t, dict) else t
-                    for t in pipeline]
-        super().__init__(data_root=data_root,
-                         data_prefix=dict(img_path=data_prefix),
-                         pipeline=pipeline, **kwargs)
+        pipeline = [
+            TRANSFORMS.build(t) if isinstance(t, dict) else t for t in pipeline
+        ]
+        super().__init__(
+            data_root=data_root,
+            data_prefix=dict(img_path=data_prefix),
+            pipeline=pipeline,
+            **kwargs)
 
     def list_files(self) -> List[str]:
-        """The image paths under the folder, sorted (logged with what was
-        left out)."""
+        """The image paths under the folder, sorted (logged with what was left
+        out)."""
         name = type(self).__name__
-        listing = list_image_files(self.folder, self.extensions,
-                                   self.skip_hidden, what=name)
+        listing = list_image_files(
+            self.folder, self.extensions, self.skip_hidden, what=name)
         exts = ' '.join(self.extensions)
         if not listing.files:
             others = ', '.join(listing.others[:5]) or 'none'
@@ -154,9 +156,10 @@ class UnlabeledImageFolder(BaseDataset):
         if listing.revisited:
             notes.append('symlinked folders already listed not entered '
                          f'again: {", ".join(listing.revisited[:5])}')
-        print_log(f'{name}: {len(listing.files)} images under {self.folder} '
-                  f'({exts})' + ''.join(f'; {n}' for n in notes),
-                  logger='current')
+        print_log(
+            f'{name}: {len(listing.files)} images under {self.folder} '
+            f'({exts})' + ''.join(f'; {n}' for n in notes),
+            logger='current')
         return [osp.join(self.folder, f) for f in listing.files]
 
     def verified(self, paths: List[str]) -> List[str]:
@@ -174,7 +177,8 @@ class UnlabeledImageFolder(BaseDataset):
         print_log(
             f'{type(self).__name__}: verify={self.verify!r} checked '
             f'{len(paths)} images, left out {len(paths) - len(good)} '
-            'damaged', logger='current')
+            'damaged',
+            logger='current')
         # training counts afresh: the damaged files are out of the list
         self.damage = DamagedImagePolicy(self.folder,
                                          self.damage.max_damaged_fraction,
@@ -188,8 +192,8 @@ class UnlabeledImageFolder(BaseDataset):
         return [dict(img_path=p) for p in paths]
 
     def prepare_data(self, idx: int) -> Any:
-        """The pipeline's output, or None for a damaged image (mmengine
-        then draws another); in test mode a damaged image raises."""
+        """The pipeline's output, or None for a damaged image (mmengine then
+        draws another); in test mode a damaged image raises."""
         if idx in self._damaged_indices:
             return None
         data_info = self.get_data_info(idx)

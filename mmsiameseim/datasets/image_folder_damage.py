@@ -3,19 +3,18 @@ from typing import List
 
 from mmengine.logging import print_log
 
-
 #: Damaged files named in the stopping error (all are in the log).
 SHOWN = 50
 
 
 class TooManyDamagedImagesError(RuntimeError):
-    """More images could not be read than the damaged-file policy allows;
-    the message names them."""
+    """More images could not be read than the damaged-file policy allows; the
+    message names them."""
 
 
 class DamagedImagePolicy:
-    """Skip unreadable images, name each in the log, count them, and stop
-    when too many are damaged.
+    """Skip unreadable images, name each in the log, count them, and stop when
+    too many are damaged.
 
     Each read is recorded (:meth:`ok` or :meth:`damaged`). A damaged image
     is logged as a warning naming the file, the reason and the running
@@ -71,17 +70,19 @@ class DamagedImagePolicy:
         print_log(
             f'skipped a damaged image: {message} ({self.num_damaged} of '
             f'{self.reads} images read so far from {self.source} by this '
-            'process were damaged)', logger='current', level=logging.WARNING)
+            'process were damaged)',
+            logger='current',
+            level=logging.WARNING)
         if self.should_stop():
             raise TooManyDamagedImagesError(self.stop_message())
 
     def should_stop(self) -> bool:
-        return (self.num_damaged >= self.min_damaged and
-                self.num_damaged > self.max_damaged_fraction * self.reads)
+        return (self.num_damaged >= self.min_damaged
+                and self.num_damaged > self.max_damaged_fraction * self.reads)
 
     def stop_message(self, why: str = '') -> str:
-        """The stopping error's text: ``why``, or the policy's numbers,
-        then the damaged files."""
+        """The stopping error's text: ``why``, or the policy's numbers, then
+        the damaged files."""
         p = self.option_prefix
         unique = list(dict.fromkeys(self.damaged_files))
         names = '\n'.join(f'  {m}' for m in unique[:SHOWN])
@@ -91,8 +92,7 @@ class DamagedImagePolicy:
         why = why or (f'more than max_damaged_fraction='
                       f'{self.max_damaged_fraction} of them (and at least '
                       f'min_damaged={self.min_damaged})')
-        return (
-            f'{self.num_damaged} of the {self.reads} images read from '
-            f'{self.source} could not be read: {why}. Fix or remove these '
-            f'files, or change the policy with --cfg-options '
-            f'{p}max_damaged_fraction=F {p}min_damaged=N:\n{names}')
+        return (f'{self.num_damaged} of the {self.reads} images read from '
+                f'{self.source} could not be read: {why}. Fix or remove these '
+                f'files, or change the policy with --cfg-options '
+                f'{p}max_damaged_fraction=F {p}min_damaged=N:\n{names}')

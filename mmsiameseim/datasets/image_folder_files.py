@@ -66,9 +66,9 @@ def list_image_files(folder: str,
         seen_dirs.add(real)
         if skip_hidden:
             for d in [d for d in dirs if d.startswith('.')]:
-                hidden += sum(
-                    n.lower().endswith(extensions)
-                    for _, _, ns in os.walk(osp.join(root, d)) for n in ns)
+                hidden += sum(n.lower().endswith(extensions)
+                              for _, _, ns in os.walk(osp.join(root, d))
+                              for n in ns)
             dirs[:] = [d for d in dirs if not d.startswith('.')]
         dirs.sort()
         for name in names:
@@ -79,5 +79,5 @@ def list_image_files(folder: str,
                 hidden += 1
             else:
                 files.append(rel)
-    return FolderListing(sorted(files), hidden, sorted(others),
-                         sorted(revisited))
+    return FolderListing(
+        sorted(files), hidden, sorted(others), sorted(revisited))

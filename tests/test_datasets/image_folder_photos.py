@@ -2,8 +2,8 @@
 dataset's tests: the sample photos that the project's own requirements ship
 (matplotlib's ``grace_hopper.jpg`` and ``Minduka_Present_Blue_Pack.png``,
 scikit-learn's ``china.jpg`` and ``flower.jpg``; scikit-image is not needed),
-converted and nested, with one truncated file, a text file, a hidden folder
-and a symlink cycle."""
+converted and nested, with one truncated file, a text file, a hidden folder and
+a symlink cycle."""
 import os
 
 import cv2
@@ -20,11 +20,15 @@ SKLEARN_IMAGES = os.path.join(
 def sample_photos(width=96):
     """The four photos as PIL images, ``width`` pixels wide."""
     paths = {
-        'grace': cbook.get_sample_data('grace_hopper.jpg', asfileobj=False),
-        'present': cbook.get_sample_data('Minduka_Present_Blue_Pack.png',
-                                         asfileobj=False),
-        'china': os.path.join(SKLEARN_IMAGES, 'china.jpg'),
-        'flower': os.path.join(SKLEARN_IMAGES, 'flower.jpg'),
+        'grace':
+        cbook.get_sample_data('grace_hopper.jpg', asfileobj=False),
+        'present':
+        cbook.get_sample_data(
+            'Minduka_Present_Blue_Pack.png', asfileobj=False),
+        'china':
+        os.path.join(SKLEARN_IMAGES, 'china.jpg'),
+        'flower':
+        os.path.join(SKLEARN_IMAGES, 'flower.jpg'),
     }
     photos = {}
     for name, path in paths.items():
@@ -86,8 +90,11 @@ def make_photo_folder(root, large=True):
     # EXIF orientation 6: a viewer shows it rotated 90 degrees clockwise
     exif = grace.getexif()
     exif[0x0112] = 6
-    put('e/grace_exif6.jpeg', grace,
-        _rgb(grace.transpose(Image.Transpose.ROTATE_270)), 5., quality=95,
+    put('e/grace_exif6.jpeg',
+        grace,
+        _rgb(grace.transpose(Image.Transpose.ROTATE_270)),
+        5.,
+        quality=95,
         exif=exif)
     if large:
         big = china.resize((3000, 2000), Image.BICUBIC)

@@ -1,7 +1,7 @@
-"""UnlabeledImageFolder on real photographs (issue 25 item 3): recursive,
-every format and mode, sorted, symlinks once, hidden files counted; the
-damaged-file policy (skip, name, count, stop above a fraction); the
-pre-scan; clear errors for a missing, empty or unset folder."""
+"""UnlabeledImageFolder on real photographs (issue 25 item 3): recursive, every
+format and mode, sorted, symlinks once, hidden files counted; the damaged-file
+policy (skip, name, count, stop above a fraction); the pre-scan; clear errors
+for a missing, empty or unset folder."""
 import os
 
 import numpy as np
@@ -11,8 +11,7 @@ from PIL import Image
 
 import mmsiameseim  # noqa: F401
 from mmsiameseim.datasets import (DamagedImagePolicy,
-                                  TooManyDamagedImagesError,
-                                  list_image_files)
+                                  TooManyDamagedImagesError, list_image_files)
 from tests.helpers import logged
 from tests.test_datasets.image_folder_photos import make_photo_folder
 
@@ -27,14 +26,19 @@ def photos(tmp_path_factory):
 
 
 def _folder(data_root, **kwargs):
-    return DATASETS.build(dict(type='UnlabeledImageFolder',
-                               data_root=data_root, pipeline=[LOAD],
-                               **kwargs))
+    return DATASETS.build(
+        dict(
+            type='UnlabeledImageFolder',
+            data_root=data_root,
+            pipeline=[LOAD],
+            **kwargs))
 
 
 def _rel(root, ds):
-    return [os.path.relpath(ds.get_data_info(i)['img_path'], root)
-            for i in range(len(ds))]
+    return [
+        os.path.relpath(ds.get_data_info(i)['img_path'], root)
+        for i in range(len(ds))
+    ]
 
 
 def test_lists_every_image_recursively_sorted_once(photos):
@@ -55,9 +59,9 @@ def test_lists_every_image_recursively_sorted_once(photos):
     assert 'a/._grace.JPG' in listing.files
 
 
-@pytest.mark.fault_matrix('datasets', 'image_mode',
-                          'real photographs in every format and mode read '
-                          'as the 8-bit RGB a viewer shows')
+@pytest.mark.fault_matrix(
+    'datasets', 'image_mode', 'real photographs in every format and mode read '
+    'as the 8-bit RGB a viewer shows')
 def test_every_photo_reads_at_its_real_colours(photos):
     root, expected, damaged = photos
     ds = _folder(root)
@@ -78,17 +82,18 @@ def test_every_photo_reads_at_its_real_colours(photos):
     assert ds.damage.num_damaged == 0
 
 
-@pytest.mark.fault_matrix('datasets', 'truncated',
-                          'a damaged image is skipped, named in the log and '
-                          'counted; another image takes its place')
+@pytest.mark.fault_matrix(
+    'datasets', 'truncated',
+    'a damaged image is skipped, named in the log and '
+    'counted; another image takes its place')
 def test_damaged_photo_skipped_named_and_counted(photos):
     root, expected, damaged = photos
     ds = _folder(root)
     bad = _rel(root, ds).index(damaged[0])
     with logged() as log:
         out = ds[bad]
-    assert out is not None and out['img_path'] != ds.get_data_info(bad)[
-        'img_path']
+    assert out is not None and out['img_path'] != ds.get_data_info(
+        bad)['img_path']
     log = log.getvalue()
     assert os.path.join(root, damaged[0]) in log
     assert 'cannot load image' in log
@@ -102,18 +107,18 @@ def test_damaged_photo_skipped_named_and_counted(photos):
 def _damaged_folder(root, good, bad):
     os.makedirs(root)
     for i in range(good):
-        Image.new('RGB', (8, 8), (i, 0, 0)).save(
-            os.path.join(root, f'good{i}.png'))
+        Image.new('RGB', (8, 8),
+                  (i, 0, 0)).save(os.path.join(root, f'good{i}.png'))
     for i in range(bad):
         with open(os.path.join(root, f'bad{i}.jpg'), 'wb') as f:
             f.write(b'\xff\xd8\xff not really a jpeg')
     return root
 
 
-@pytest.mark.fault_matrix('datasets', 'truncated',
-                          'more damaged images than max_damaged_fraction '
-                          '(and at least min_damaged) stop with an error '
-                          'naming them')
+@pytest.mark.fault_matrix(
+    'datasets', 'truncated', 'more damaged images than max_damaged_fraction '
+    '(and at least min_damaged) stop with an error '
+    'naming them')
 def test_stops_above_the_fraction_naming_the_files(tmp_path):
     root = _damaged_folder(str(tmp_path / 'imgs'), good=6, bad=3)
     ds = _folder(root, max_damaged_fraction=0.25, min_damaged=2)
@@ -139,25 +144,29 @@ def test_stops_above_the_fraction_naming_the_files(tmp_path):
 
 def test_stops_when_every_image_is_damaged(tmp_path):
     """Fewer damaged files than min_damaged, but nothing else to read:
-    mmengine's refetch would loop; the dataset stops naming them."""
+
+    mmengine's refetch would loop; the dataset stops naming them.
+    """
     root = _damaged_folder(str(tmp_path / 'imgs'), good=0, bad=3)
     ds = _folder(root)  # min_damaged=10
-    with pytest.raises(TooManyDamagedImagesError,
-                       match='every image is damaged'):
+    with pytest.raises(
+            TooManyDamagedImagesError, match='every image is damaged'):
         ds[0]
 
 
 def test_policy_counts_and_threshold():
-    policy = DamagedImagePolicy('folder', max_damaged_fraction=0.1,
-                                min_damaged=3)
+    policy = DamagedImagePolicy(
+        'folder', max_damaged_fraction=0.1, min_damaged=3)
     for _ in range(20):
         policy.ok()
     policy.damaged('a.jpg', 'a.jpg: truncated')
     policy.damaged('b.jpg', 'truncated')
     assert (policy.num_damaged, policy.reads) == (2, 22)
     assert not policy.should_stop()  # 2 < min_damaged
-    with pytest.raises(TooManyDamagedImagesError, match=r'(?s)3 of the 23.*'
-                       r'a\.jpg: truncated.*b\.jpg: truncated'):
+    with pytest.raises(
+            TooManyDamagedImagesError,
+            match=r'(?s)3 of the 23.*'
+            r'a\.jpg: truncated.*b\.jpg: truncated'):
         policy.damaged('c.jpg', 'bad')
     # fraction 0 and min 1: stop at the first damaged image
     first = DamagedImagePolicy('folder', 0., 1)
@@ -175,10 +184,11 @@ def test_policy_counts_and_threshold():
         DamagedImagePolicy('folder', 0.1, 0)
 
 
-@pytest.mark.fault_matrix('datasets', 'truncated',
-                          "verify='decode' leaves damaged images out before "
-                          "training, naming them; 'header' checks headers "
-                          'only')
+@pytest.mark.fault_matrix(
+    'datasets', 'truncated',
+    "verify='decode' leaves damaged images out before "
+    "training, naming them; 'header' checks headers "
+    'only')
 def test_verify_prescan(photos):
     root, expected, damaged = photos
     with logged() as log:
@@ -202,12 +212,12 @@ def test_verify_header_catches_garbage_and_stops(tmp_path):
     assert _rel(root, ds) == ['good0.png', 'good1.png']
 
 
-@pytest.mark.fault_matrix('datasets', 'missing',
-                          'a missing, empty or unset image folder is '
-                          'refused naming it and the extensions looked for')
+@pytest.mark.fault_matrix(
+    'datasets', 'missing', 'a missing, empty or unset image folder is '
+    'refused naming it and the extensions looked for')
 def test_missing_empty_or_unset_folder(tmp_path):
-    with pytest.raises(FileNotFoundError,
-                       match=f'{tmp_path}/nowhere.*does not exist'):
+    with pytest.raises(
+            FileNotFoundError, match=f'{tmp_path}/nowhere.*does not exist'):
         _folder(str(tmp_path / 'nowhere'))
     empty = tmp_path / 'empty'
     (empty / 'sub').mkdir(parents=True)
@@ -223,8 +233,10 @@ def test_missing_empty_or_unset_folder(tmp_path):
     with pytest.raises(NotADirectoryError, match='readme.md'):
         _folder(str(empty / 'sub' / 'readme.md'))
     for unset in (None, ''):
-        with pytest.raises(ValueError, match=r'data_root is not set.*'
-                           r'train_dataloader\.dataset\.data_root='):
+        with pytest.raises(
+                ValueError,
+                match=r'data_root is not set.*'
+                r'train_dataloader\.dataset\.data_root='):
             _folder(unset)
 
 

@@ -11,8 +11,7 @@ from mmpretrain.registry import TRANSFORMS
 from PIL import Image
 
 import mmsiameseim  # noqa: F401
-from mmsiameseim.datasets.transforms.image_modes import (ImageModeError,
-                                                         to_rgb)
+from mmsiameseim.datasets.transforms.image_modes import ImageModeError, to_rgb
 
 SIZE = (12, 8)  # width, height
 
@@ -85,8 +84,8 @@ def _ycbcr(p):
 
 def _i16_png(p):
     # the issue's case: mmcv's Pillow path made this (almost) white
-    Image.fromarray(np.full(SIZE[::-1], 257 * 100, np.uint16)).save(
-        p / 'i16.png')
+    Image.fromarray(np.full(SIZE[::-1], 257 * 100,
+                            np.uint16)).save(p / 'i16.png')
     return p / 'i16.png'
 
 
@@ -96,8 +95,8 @@ def _i16b_tif(p):
 
 
 def _i32_tif(p):
-    Image.fromarray(np.full(SIZE[::-1], 257 * 50, np.int32)).save(
-        p / 'i32.tif')
+    Image.fromarray(np.full(SIZE[::-1], 257 * 50,
+                            np.int32)).save(p / 'i32.tif')
     return p / 'i32.tif'
 
 
@@ -122,9 +121,15 @@ def _rgba16_png(p):
 
 def _animated(p, ext):
     frames = [Image.new('RGB', SIZE, c) for c in ((200, 0, 0), (0, 0, 200))]
-    frames[0].save(p / f'anim.{ext}', save_all=True,
-                   append_images=frames[1:], duration=100, loop=0,
-                   **({'lossless': True} if ext == 'webp' else {}))
+    frames[0].save(
+        p / f'anim.{ext}',
+        save_all=True,
+        append_images=frames[1:],
+        duration=100,
+        loop=0,
+        **({
+            'lossless': True
+        } if ext == 'webp' else {}))
     with Image.open(p / f'anim.{ext}') as img:
         assert img.is_animated and img.n_frames == 2
     return p / f'anim.{ext}'
@@ -153,8 +158,8 @@ CASES = [
 
 @MODE('datasets', 'image_mode',
       'every mode becomes 8-bit RGB at its real brightness')
-@pytest.mark.parametrize('name,write,rgb,tol', CASES,
-                         ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    'name,write,rgb,tol', CASES, ids=[c[0] for c in CASES])
 def test_mode_reads_at_real_brightness(tmp_path, name, write, rgb, tol):
     path = write(tmp_path)
     out = _read(path)
@@ -168,8 +173,9 @@ def test_mode_reads_at_real_brightness(tmp_path, name, write, rgb, tol):
     assert abs(int(grey[0, 0]) - expected) <= tol + 1
 
 
-@MODE('datasets', 'image_mode', '16-bit samples are scaled by 1/257, never '
-      'stretched between the minimum and maximum')
+@MODE(
+    'datasets', 'image_mode', '16-bit samples are scaled by 1/257, never '
+    'stretched between the minimum and maximum')
 def test_sixteen_bit_gradient_scaled_by_type_range(tmp_path):
     values = np.arange(0, 65536, 257, dtype=np.uint16)[None, :].repeat(4, 0)
     values[:, -1] = 30000  # a dark image must stay dark: no stretching
@@ -243,8 +249,9 @@ def test_unsupported_mode_refused(tmp_path):
         _load(path)
 
 
-@MODE('datasets', 'image_mode', "an 'I' or 'F' image outside its type's "
-      'range is refused naming the file and the range found')
+@MODE(
+    'datasets', 'image_mode', "an 'I' or 'F' image outside its type's "
+    'range is refused naming the file and the range found')
 @pytest.mark.parametrize('values,match', [
     (np.full(SIZE[::-1], 70000, np.int32), r'mode I .*\[70000, 70000\]'),
     (np.full(SIZE[::-1], -1, np.int32), r'mode I .*\[-1, -1\]'),
@@ -260,8 +267,9 @@ def test_out_of_range_refused(tmp_path, values, match):
         _load(path)
 
 
-@MODE('datasets', 'image_mode', 'OpenCV backend: 16-bit PNG read at its '
-      'real brightness (IMREAD_COLOR)')
+@MODE(
+    'datasets', 'image_mode', 'OpenCV backend: 16-bit PNG read at its '
+    'real brightness (IMREAD_COLOR)')
 def test_opencv_backend_sixteen_bit(tmp_path):
     bgr = _load(_rgb16_png(tmp_path), imdecode_backend='cv2')
     _uniform(bgr, (200, 20, 10), 1)

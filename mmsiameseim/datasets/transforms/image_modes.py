@@ -51,8 +51,8 @@ SUPPORTED_MODES = DIRECT_MODES + ALPHA_MODES + SIXTEEN_BIT_MODES + ('I', 'F')
 
 
 class ImageModeError(ValueError):
-    """An image whose mode or sample range has no documented 8-bit
-    reading; the message names the file, the mode and what was expected."""
+    """An image whose mode or sample range has no documented 8-bit reading; the
+    message names the file, the mode and what was expected."""
 
 
 def _grey_to_rgb(grey: np.ndarray) -> Image.Image:
@@ -85,10 +85,12 @@ def _scale_float(img: Image.Image, path: str) -> Image.Image:
     return _grey_to_rgb(values * 255.)
 
 
-def to_rgb(img: Image.Image, path: str, *,
+def to_rgb(img: Image.Image,
+           path: str,
+           *,
            exif_transpose: bool = True) -> Image.Image:
-    """The 8-bit 'RGB' image of ``img`` at its real brightness and
-    orientation (the table in this module's docstring).
+    """The 8-bit 'RGB' image of ``img`` at its real brightness and orientation
+    (the table in this module's docstring).
 
     Args:
         img (PIL.Image.Image): An opened image, any mode in

@@ -21,8 +21,8 @@ _COLOR_TYPES = {
 
 
 class DamagedImageError(OSError):
-    """A file that cannot be read as an image (missing, empty, truncated,
-    not an image); the message names it."""
+    """A file that cannot be read as an image (missing, empty, truncated, not
+    an image); the message names it."""
 
 
 @TRANSFORMS.register_module()
@@ -74,8 +74,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 f'{sorted(_COLOR_TYPES)}, got {color_type!r} (8-bit output '
                 'only: raw 16-bit or float samples would be misread by the '
                 'transforms that follow)')
-        super().__init__(imdecode_backend=imdecode_backend,
-                         color_type=color_type, **kwargs)
+        super().__init__(
+            imdecode_backend=imdecode_backend, color_type=color_type, **kwargs)
 
     def _read_bytes(self, filename: str) -> bytes:
         if self.file_client_args is not None:
@@ -99,8 +99,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             if self.imdecode_backend == 'pillow':
                 img = self._decode_pillow(data, filename)
             else:
-                img = mmcv.imfrombytes(data, flag=self.color_type,
-                                       backend='cv2')
+                img = mmcv.imfrombytes(
+                    data, flag=self.color_type, backend='cv2')
                 if img is None:
                     raise ValueError('OpenCV cannot decode it')
                 if img.dtype != np.uint8:
