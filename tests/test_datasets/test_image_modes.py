@@ -284,3 +284,55 @@ def test_unchanged_colour_type_refused():
     with pytest.raises(ValueError, match="imdecode_backend.*'turbojpeg'"):
         TRANSFORMS.build(
             dict(type='StrictLoadImageFromFile', imdecode_backend='turbojpeg'))
+
+
+def _float_rgb_tif(p):
+    rgb = np.empty(SIZE[::-1] + (3, ), np.float32)
+    rgb[...] = (0.2, 0.5, 0.9)
+    cv2.imwrite(str(p / 'float_rgb.tif'), rgb[..., ::-1])
+    return p / 'float_rgb.tif'
+
+
+@MODE(
+    'datasets', 'image_mode', 'a float or 16-bit RGB TIFF that Pillow '
+    'cannot open is read by OpenCV at its real brightness')
+@pytest.mark.parametrize('backend', ['pillow', 'cv2'])
+def test_float_rgb_tiff_through_opencv(tmp_path, backend):
+    path = _float_rgb_tif(tmp_path)
+    with pytest.raises(OSError):  # Pillow alone cannot identify it
+        Image.open(path)
+    bgr = _load(path, imdecode_backend=backend)
+    # round(255 * float32(0.9, 0.5, 0.2)): float32(0.9) * 255 = 229.49999
+    _uniform(bgr, (229, 128, 51))
+    grey = _load(path, imdecode_backend=backend, color_type='grayscale')
+    assert grey.shape == SIZE[::-1] and grey.dtype == np.uint8
+
+
+@MODE(
+    'datasets', 'image_mode', 'OpenCV backend: 16-bit samples scaled by '
+    '1/257; a file OpenCV cannot read is named')
+def test_opencv_backend_scales_and_names(tmp_path):
+    rgb = np.empty(SIZE[::-1] + (3, ), np.uint16)
+    rgb[...] = 2770  # 10.78 * 257: the high byte would give 10
+    cv2.imwrite(str(tmp_path / 'r.png'), rgb)
+    _uniform(_load(tmp_path / 'r.png', imdecode_backend='cv2'), (11, 11, 11))
+    rgb = np.full(SIZE[::-1] + (3, ), 2., np.float32)
+    cv2.imwrite(str(tmp_path / 'bright.tif'), rgb)
+    with pytest.raises(
+            ImageModeError, match=r'bright\.tif: float32 samples .*\[2, 2\]'):
+        _load(tmp_path / 'bright.tif', imdecode_backend='cv2')
+    path = _i32_tif(tmp_path)  # OpenCV cannot read 32-bit integer TIFFs
+    with pytest.raises(OSError, match=rf'{path}: cannot load image'):
+        _load(path, imdecode_backend='cv2')
+
+
+def test_array_to_uint8():
+    from mmsiameseim.datasets.transforms import array_to_uint8
+    np.testing.assert_array_equal(
+        array_to_uint8(np.array([0, 257, 65535, 30000], np.uint16), 'x'),
+        [0, 1, 255, 117])
+    np.testing.assert_array_equal(
+        array_to_uint8(np.array([0., 0.5, 1.], np.float64), 'x'),
+        [0, 128, 255])
+    with pytest.raises(ImageModeError, match='x: int32 samples'):
+        array_to_uint8(np.zeros(3, np.int32), 'x')

@@ -1,5 +1,5 @@
 from .blockwise_mask import BlockwiseMaskGenerator
-from .image_modes import ImageModeError, to_rgb
+from .image_modes import ImageModeError, array_to_uint8, to_rgb
 from .per_view_transforms import PerViewTransforms
 from .pil_color_jitter import PILColorJitter
 from .random_patch_mask import RandomPatchMaskGenerator
@@ -11,5 +11,5 @@ __all__ = [
     'BlockwiseMaskGenerator', 'DamagedImageError', 'ImageModeError',
     'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
     'SelectView', 'StrictLoadImageFromFile', 'TwoViewRandomResizedCrop',
-    'to_rgb'
+    'array_to_uint8', 'to_rgb'
 ]

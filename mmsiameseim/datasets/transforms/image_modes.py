@@ -31,12 +31,16 @@ mode                          8-bit RGB value
                               non-finite one is refused
 ============================  ==============================================
 
-No mode is min/max-stretched: a dark 16-bit image stays dark. An EXIF
+Files Pillow cannot open at all (e.g. float RGB TIFFs) are decoded by OpenCV
+in ``StrictLoadImageFromFile`` and scaled by :func:`array_to_uint8` the same
+way. No mode is min/max-stretched: a dark 16-bit image stays dark. An EXIF
 orientation tag is applied first (``ImageOps.exif_transpose``), so the
 pixels come out the way a viewer shows them. An animated GIF or WebP gives
 its first frame. Any other mode (e.g. 'LAB', 'I;16S', 'BGR;15') is refused
 with an :class:`ImageModeError` naming the file and the mode.
 """
+from typing import Optional
+
 import numpy as np
 from PIL import Image, ImageOps
 
@@ -55,34 +59,67 @@ class ImageModeError(ValueError):
     message names the file, the mode and what was expected."""
 
 
+def array_to_uint8(values: np.ndarray,
+                   path: str,
+                   what: Optional[str] = None) -> np.ndarray:
+    """8-bit samples of a decoded array, scaled by the range of its type.
+
+    uint8 is kept; uint16 becomes round(v / 257); float becomes round(v *
+    255) and must lie in [0, 1]. Nothing is stretched between its minimum and
+    maximum. Used for Pillow's 'I;16' / 'F' images and for OpenCV's
+    ``IMREAD_ANYDEPTH`` arrays.
+
+    Args:
+        values (np.ndarray): The samples, any shape.
+        path (str): The file they came from, named in every error.
+        what (str, optional): How errors name the samples. Defaults to their
+            dtype.
+
+    Raises:
+        ImageModeError: Another dtype, or floats outside [0, 1] or not
+            finite.
+    """
+    what = what or f'{values.dtype} samples'
+    if values.dtype == np.uint8:
+        return values
+    if values.dtype.kind == 'u' and values.dtype.itemsize == 2:
+        return np.rint(values / 257.).astype(np.uint8)
+    if values.dtype.kind == 'f':
+        if values.size and not np.isfinite(values).all():
+            raise ImageModeError(
+                f'{path}: {what} hold NaN or infinite values; finite values '
+                'in [0, 1] were expected')
+        if values.size and (values.min() < 0. or values.max() > 1.):
+            raise ImageModeError(
+                f'{path}: {what} are read as values in [0, 1], found values '
+                f'in [{values.min():.6g}, {values.max():.6g}]; scale the file '
+                'to [0, 1] or save it as 8- or 16-bit')
+        return np.rint(values.astype(np.float64) * 255.).astype(np.uint8)
+    raise ImageModeError(
+        f'{path}: {what} have no documented 8-bit reading; uint8, uint16 or '
+        'float samples in [0, 1] were expected')
+
+
 def _grey_to_rgb(grey: np.ndarray) -> Image.Image:
-    grey = np.clip(np.rint(grey), 0, 255).astype(np.uint8)
     return Image.fromarray(np.repeat(grey[..., None], 3, axis=2), 'RGB')
 
 
 def _scale_16bit(img: Image.Image, path: str) -> Image.Image:
-    values = np.asarray(img).astype(np.float64)
-    if img.mode == 'I' and values.size and (values.min() < 0
-                                            or values.max() > 65535):
-        raise ImageModeError(
-            f'{path}: mode I (32-bit integer) is read as 16-bit samples in '
-            f'[0, 65535], found values in [{int(values.min())}, '
-            f'{int(values.max())}]; convert the file to 8- or 16-bit first')
-    return _grey_to_rgb(values / 257.)
+    values = np.asarray(img)
+    if img.mode == 'I':
+        if values.size and (values.min() < 0 or values.max() > 65535):
+            raise ImageModeError(
+                f'{path}: mode I (32-bit integer) is read as 16-bit samples '
+                f'in [0, 65535], found values in [{int(values.min())}, '
+                f'{int(values.max())}]; convert the file to 8- or 16-bit '
+                'first')
+        values = values.astype(np.uint16)
+    return _grey_to_rgb(array_to_uint8(values, path, f'mode {img.mode}'))
 
 
 def _scale_float(img: Image.Image, path: str) -> Image.Image:
-    values = np.asarray(img).astype(np.float64)
-    if values.size and not np.isfinite(values).all():
-        raise ImageModeError(
-            f'{path}: mode F (32-bit float) holds NaN or infinite values; '
-            'finite values in [0, 1] were expected')
-    if values.size and (values.min() < 0. or values.max() > 1.):
-        raise ImageModeError(
-            f'{path}: mode F (32-bit float) is read as values in [0, 1], '
-            f'found values in [{values.min():.6g}, {values.max():.6g}]; '
-            'scale the file to [0, 1] or save it as 8- or 16-bit')
-    return _grey_to_rgb(values * 255.)
+    return _grey_to_rgb(
+        array_to_uint8(np.asarray(img), path, 'mode F (32-bit float) samples'))
 
 
 def to_rgb(img: Image.Image,

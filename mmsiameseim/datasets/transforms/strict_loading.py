@@ -1,14 +1,14 @@
 import io
 from typing import Optional
 
-import mmcv
+import cv2
 import mmengine.fileio as fileio
 import numpy as np
 from mmcv.transforms import LoadImageFromFile
 from mmpretrain.registry import TRANSFORMS
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
-from .image_modes import ImageModeError, to_rgb
+from .image_modes import ImageModeError, array_to_uint8, to_rgb
 
 #: ``color_type`` values and what each means with the Pillow backend:
 #: (grey output, apply the EXIF orientation).
@@ -39,6 +39,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
     in BGR channel order, as mmcv's loaders do (the data preprocessors'
     ``to_rgb=True`` expects that). Pillow also refuses truncated files,
     where OpenCV decodes them into a partly grey image without an error.
+    A file Pillow cannot identify (e.g. a float or 16-bit-per-channel RGB
+    TIFF) is decoded by OpenCV as below.
 
     Every failure is raised naming the file: an unsupported mode or an
     out-of-range 'I' / 'F' image as
@@ -49,7 +51,10 @@ class StrictLoadImageFromFile(LoadImageFromFile):
 
     Args:
         imdecode_backend (str): 'pillow' (the mode handling above) or 'cv2'
-            (OpenCV's ``IMREAD_COLOR``: 8-bit, EXIF applied, alpha dropped;
+            (OpenCV's ``IMREAD_COLOR | IMREAD_ANYDEPTH``: EXIF applied,
+            alpha dropped, 16-bit samples scaled by 1 / 257, float ones in
+            [0, 1] by 255, as
+            :func:`~mmsiameseim.datasets.transforms.image_modes.array_to_uint8`;
             truncated files are not detected). Defaults to 'pillow'.
         color_type (str): 'color', 'color_ignore_orientation', 'grayscale'
             or 'grayscale_ignore_orientation'. 'unchanged' is refused: it
@@ -86,11 +91,41 @@ class StrictLoadImageFromFile(LoadImageFromFile):
 
     def _decode_pillow(self, data: bytes, filename: str) -> np.ndarray:
         grey, exif = _COLOR_TYPES[self.color_type]
-        with Image.open(io.BytesIO(data)) as img:
+        try:
+            img = Image.open(io.BytesIO(data))
+        except UnidentifiedImageError:
+            # e.g. a float or 16-bit-per-channel RGB TIFF: OpenCV reads
+            # those; if it cannot either, Pillow's error stands
+            out = self._decode_opencv(data, filename, fail=None)
+            if out is None:
+                raise
+            return out
+        with img:
             rgb = to_rgb(img, filename, exif_transpose=exif)
         if grey:
             return np.asarray(rgb.convert('L'))
         return np.ascontiguousarray(np.asarray(rgb)[..., ::-1])  # RGB->BGR
+
+    def _decode_opencv(
+        self,
+        data: bytes,
+        filename: str,
+        fail: Optional[str] = 'OpenCV cannot decode it'
+    ) -> Optional[np.ndarray]:
+        """OpenCV's colour image at any depth, scaled to 8 bits by its type's
+        range (then grey, for a grey ``color_type``); None, or ``fail`` raised,
+        when it cannot decode it."""
+        grey, exif = _COLOR_TYPES[self.color_type]
+        flags = cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH
+        if not exif:
+            flags |= cv2.IMREAD_IGNORE_ORIENTATION
+        img = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+        if img is None:
+            if fail is None:
+                return None
+            raise ValueError(fail)
+        img = array_to_uint8(img, filename)
+        return cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if grey else img
 
     def transform(self, results: dict) -> Optional[dict]:
         filename = results['img_path']
@@ -99,14 +134,7 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             if self.imdecode_backend == 'pillow':
                 img = self._decode_pillow(data, filename)
             else:
-                img = mmcv.imfrombytes(
-                    data, flag=self.color_type, backend='cv2')
-                if img is None:
-                    raise ValueError('OpenCV cannot decode it')
-                if img.dtype != np.uint8:
-                    raise ImageModeError(f'{filename}: OpenCV decoded '
-                                         f'{img.dtype} samples, 8-bit '
-                                         'expected')
+                img = self._decode_opencv(data, filename)
         except ImageModeError:
             if self.ignore_empty:
                 return None
