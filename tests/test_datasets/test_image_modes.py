@@ -336,3 +336,15 @@ def test_array_to_uint8():
         [0, 128, 255])
     with pytest.raises(ImageModeError, match='x: int32 samples'):
         array_to_uint8(np.zeros(3, np.int32), 'x')
+
+
+@MODE('datasets', 'text', 'a file that is no image is named with its size '
+      'and first bytes')
+@pytest.mark.parametrize('content', [b'', b'<html>not found</html>'])
+def test_not_an_image_named_with_its_first_bytes(tmp_path, content):
+    path = tmp_path / 'photo.jpg'
+    path.write_bytes(content)
+    with pytest.raises(OSError) as e:
+        _load(path)
+    assert str(e.value).startswith(f'{path}: cannot load image')
+    assert f'{len(content)} bytes, starting {content[:16]!r}' in str(e.value)

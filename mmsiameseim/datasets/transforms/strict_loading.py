@@ -98,7 +98,9 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             # those; if it cannot either, Pillow's error stands
             out = self._decode_opencv(data, filename, fail=None)
             if out is None:
-                raise
+                raise ValueError(
+                    'neither Pillow nor OpenCV can read it as an image '
+                    f'({len(data)} bytes, starting {data[:16]!r})') from None
             return out
         with img:
             rgb = to_rgb(img, filename, exif_transpose=exif)
