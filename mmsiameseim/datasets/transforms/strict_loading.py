@@ -121,7 +121,10 @@ class StrictLoadImageFromFile(LoadImageFromFile):
         flags = cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH
         if not exif:
             flags |= cv2.IMREAD_IGNORE_ORIENTATION
-        img = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+        try:
+            img = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+        except cv2.error:  # e.g. an empty buffer
+            img = None
         if img is None:
             if fail is None:
                 return None
