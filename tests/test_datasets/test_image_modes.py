@@ -350,11 +350,14 @@ def test_not_an_image_named_with_its_first_bytes(tmp_path, content):
     assert f'{len(content)} bytes, starting {content[:16]!r}' in str(e.value)
 
 
-@MODE('datasets', 'image_mode', "an image above Pillow's decompression-bomb "
-      'limit is refused naming the file and the limit')
+@MODE(
+    'datasets', 'image_mode', "an image above Pillow's decompression-bomb "
+    'limit is refused naming the file and the limit')
 def test_decompression_bomb_named(tmp_path, monkeypatch):
     path = _rgb(tmp_path)  # 12 x 8 = 96 pixels
     monkeypatch.setattr(Image, 'MAX_IMAGE_PIXELS', 40)  # error above 80
-    with pytest.raises(OSError, match=rf'{path}: cannot load image '
-                       r'\(DecompressionBombError: .*96 pixels'):
+    with pytest.raises(
+            OSError,
+            match=rf'{path}: cannot load image '
+            r'\(DecompressionBombError: .*96 pixels'):
         _load(path)
