@@ -229,3 +229,39 @@ def test_full_size_pipeline_reads_every_photo(tmp_path):
         mask = out['data_samples'].mask
         assert tuple(mask.shape) == (14, 14) and int(mask.sum()) == 118
     assert dataset.damage.num_damaged == 0
+
+
+def test_the_documented_knn_config_builds(tmp_path):
+    """The labelled-folder example of docs/pretraining/own_images.md parses,
+    and its bank and query datasets read class folders of photos."""
+    import re
+
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import DATASETS
+    init_default_scope('mmpretrain')
+    with open(os.path.join(ROOT, 'docs', 'pretraining', 'own_images.md')) as f:
+        blocks = re.findall(r'```python\n(.*?)```', f.read(), re.S)
+    assert len(blocks) == 1
+    expected, _ = make_photo_folder(str(tmp_path / 'photos'), large=False)
+    for split in ('labelled', 'labelled_val'):
+        _labelled_folder(
+            str(tmp_path / 'photos'), expected, str(tmp_path / split))
+    text = blocks[0].replace(
+        "'siameseim_vit-small",
+        repr(PRETRAIN + os.sep)[:-1] + 'siameseim_vit-small').replace(
+            '/path/to', str(tmp_path))
+    (tmp_path / 'knn_cfg.py').write_text(text)
+    cfg = Config.fromfile(str(tmp_path / 'knn_cfg.py'))
+    assert cfg.model.backbone.arch == 'deit-s'
+    hook = cfg.custom_hooks[-1]
+    assert hook.type == 'OnlineKNNHook'
+    assert [h.type for h in cfg.custom_hooks[:-1]
+            ] == [h.type for h in Config.fromfile(SMALL).custom_hooks]
+    for loader, folder in ((hook.bank_dataloader, 'labelled'),
+                           (hook.query_dataloader, 'labelled_val')):
+        dataset = DATASETS.build(loader.dataset)
+        assert dataset.data_root == str(tmp_path / folder)
+        assert len(dataset) == len(expected)  # .webp and .tiff included
+        assert dataset.CLASSES == ('china', 'flower', 'grace', 'present')
+        out = dataset[0]
+        assert tuple(out['inputs'].shape) == (3, 224, 224)
