@@ -9,7 +9,12 @@
 # config; our choice for the projector and predictor: the encoder's width
 # (384, as their ViT-B and ViT-L use the encoder's width) and 6 heads (head
 # width 64, the encoder's and their ViT-L's), the same depths (2 and 4).
-_base_ = 'siameseim_vit-base-p16_16xb256-amp-coslr-400e_folder.py'
+_base_ = [
+    '_base_/siameseim_vit-base-p16.py',
+    '_base_/image_folder_two_view_masked.py',
+    '_base_/adamw_coslr_400e.py',
+    '_base_/runtime.py',
+]
 
 model = dict(
     backbone=dict(arch='deit-s'),
