@@ -8,7 +8,7 @@ from PIL import Image
 
 from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
 from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
-from .transforms.image_modes import ImageModeError, to_rgb
+from .transforms.image_modes import ImageModeError, check_mode, to_rgb
 from .transforms.strict_loading import DamagedImageError
 
 #: ``verify`` values: what the pre-scan reads of each file.
@@ -40,7 +40,7 @@ def check_image_file(path: str, mode: str = 'header') -> None:
     except Exception as e:  # noqa: BLE001  (any decoder error)
         raise DamagedImageError(f'{path}: cannot load image '
                                 f'({type(e).__name__}: {e})') from e
-    to_rgb(Image.new(img_mode, (1, 1)), path)  # refuses unsupported modes
+    check_mode(img_mode, path)
 
 
 @DATASETS.register_module()

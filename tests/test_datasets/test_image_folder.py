@@ -253,3 +253,15 @@ def test_extensions_case_and_options(tmp_path):
     assert len(sub) == 3
     with pytest.raises(ValueError, match='extensions'):
         _folder(str(root), extensions='.png')
+
+
+def test_verify_header_refuses_unsupported_modes(tmp_path):
+    root = tmp_path / 'imgs'
+    root.mkdir()
+    Image.new('RGB', (4, 4)).save(root / 'ok.png')
+    Image.new('LAB', (4, 4)).save(root / 'lab.tif')
+    with logged() as log:
+        ds = _folder(str(root), verify='header', max_damaged_fraction=1.)
+    assert _rel(str(root), ds) == ['ok.png']
+    assert f"{root / 'lab.tif'}: image mode 'LAB' is not supported" in \
+        log.getvalue()

@@ -100,6 +100,15 @@ def array_to_uint8(values: np.ndarray,
         'float samples in [0, 1] were expected')
 
 
+def check_mode(mode: str, path: str) -> None:
+    """Raise :class:`ImageModeError` naming ``path`` unless :func:`to_rgb`
+    reads ``mode``."""
+    if mode not in SUPPORTED_MODES:
+        raise ImageModeError(
+            f'{path}: image mode {mode!r} is not supported; expected one of '
+            f'{", ".join(SUPPORTED_MODES)}')
+
+
 def _grey_to_rgb(grey: np.ndarray) -> Image.Image:
     return Image.fromarray(np.repeat(grey[..., None], 3, axis=2), 'RGB')
 
@@ -148,10 +157,7 @@ def to_rgb(img: Image.Image,
     """
     if getattr(img, 'is_animated', False):
         img.seek(0)  # the first frame of an animated GIF / WebP / PNG
-    if img.mode not in SUPPORTED_MODES:
-        raise ImageModeError(
-            f'{path}: image mode {img.mode!r} is not supported; expected '
-            f'one of {", ".join(SUPPORTED_MODES)}')
+    check_mode(img.mode, path)
     img.load()  # decode now, so that a truncated file fails here
     if exif_transpose:
         img = ImageOps.exif_transpose(img)
