@@ -36,8 +36,8 @@ def _sphinx(src, out):
 
 
 def test_two_page_project_with_our_conf(tmp_path):
-    """Two pages and a config folder's README: MyST, GitHub anchors,
-    autodoc + napoleon, and the README's copy with its links rewritten."""
+    """Two pages and a config folder's README: MyST, GitHub anchors, autodoc +
+    napoleon, and the README's copy with its links rewritten."""
     src = tmp_path / 'docs'
     (src / '_static').mkdir(parents=True)
     shutil.copy(osp.join(DOCS, 'conf.py'), src / 'conf.py')
