@@ -7,27 +7,25 @@ _base_ = ['siameseim_vit-base-p16.py']
 dataset_type = 'ImageNet'
 data_root = 'data/imagenet/'
 
+# The authors' colour set (their DataAugmentationForSIM, torchvision on
+# PIL), with Pillow's formulas computed on the arrays (FastColorJitter,
+# FastRandomGrayscale, FastGaussianBlur: docs/data_pipeline.md gives their
+# tolerance against Pillow).
 colour_jitter = dict(
     type='RandomApply',
     transforms=[
-        dict(type='PILColorJitter', brightness=0.4, contrast=0.4,
+        dict(type='FastColorJitter', brightness=0.4, contrast=0.4,
              saturation=0.2, hue=0.1)
     ],
     prob=0.8)
-grayscale = dict(
-    type='RandomGrayscale',
-    prob=0.2,
-    keep_channels=True,
-    channel_weights=(0.114, 0.587, 0.2989))
+grayscale = dict(type='FastRandomGrayscale', prob=0.2)
 view_a_pipeline = [
     colour_jitter, grayscale,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 2.0),
-         magnitude_std='inf', prob=1.0),
+    dict(type='FastGaussianBlur', sigma=(0.1, 2.0), prob=1.0),
 ]
 view_b_pipeline = [
     colour_jitter, grayscale,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 2.0),
-         magnitude_std='inf', prob=0.1),
+    dict(type='FastGaussianBlur', sigma=(0.1, 2.0), prob=0.1),
     dict(type='Solarize', thr=128, prob=0.2),
 ]
 # The pipeline's steps are named so that the ablation configs
@@ -39,6 +37,9 @@ two_view_crop = dict(
     backend='pillow')  # PIL bicubic, antialiased when shrinking: the authors'
 per_view_colour = dict(
     type='PerViewTransforms', pipelines=[view_a_pipeline, view_b_pipeline])
+# names corrupt/truncated files; decodes to a Pillow RGB image, which the
+# crop cuts and resizes before any array conversion
+load_image = dict(type='StrictLoadImageFromFile', to_pil=True)
 blockwise_mask = dict(
     type='BlockwiseMaskGenerator', input_size={{_base_.patch_grid}},
     num_masking_patches=118, min_num_patches=16, fixed_count=True)
@@ -47,7 +48,7 @@ pack_inputs = dict(
     algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
     meta_keys=['img_path', 'ori_shape', 'img_shape'])
 train_pipeline = [
-    dict(type='StrictLoadImageFromFile'),  # names corrupt/truncated files
+    load_image,
     two_view_crop,
     per_view_colour,
     blockwise_mask,

@@ -1,4 +1,7 @@
 from .blockwise_mask import BlockwiseMaskGenerator
+from .fast_color_jitter import FastColorJitter
+from .fast_gaussian_blur import FastGaussianBlur
+from .fast_grayscale import FastRandomGrayscale
 from .per_view_transforms import PerViewTransforms
 from .pil_color_jitter import PILColorJitter
 from .random_patch_mask import RandomPatchMaskGenerator
@@ -7,7 +10,8 @@ from .strict_loading import StrictLoadImageFromFile
 from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
-    'BlockwiseMaskGenerator', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
+    'BlockwiseMaskGenerator', 'FastColorJitter', 'FastGaussianBlur',
+    'FastRandomGrayscale', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
     'SelectView', 'StrictLoadImageFromFile',
     'TwoViewRandomResizedCrop'
 ]
