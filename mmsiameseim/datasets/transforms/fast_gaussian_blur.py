@@ -11,8 +11,9 @@ from .pillow_colour import gaussian_blur
 class FastGaussianBlur(BaseTransform):
     """The authors' (MoCo v3's) blur, ``ImageFilter.GaussianBlur`` with a
     radius uniform in ``sigma``, on a BGR uint8 array: Pillow's box-blur
-    approximation computed with OpenCV (within 1 / 255 of Pillow on at most
-    0.01 % of the pixels), about 4x faster than Pillow's.
+    approximation computed with OpenCV (see :mod:`.pillow_colour` for the
+    tolerance: within 1 / 255 of Pillow on at most 0.01 % of the pixels for
+    almost every radius), about 4x faster than Pillow's.
 
     Args:
         sigma (tuple): Range of the radius. Defaults to (0.1, 2.0).
