@@ -74,7 +74,7 @@ def test_gaussian_blur_within_its_documented_tolerance():
     rng = np.random.default_rng(3)
     fractions = []
     for pil, bgr in _views(6):
-        for radius in rng.uniform(0.1, 2.0, 5):
+        for radius in map(float, rng.uniform(0.1, 2.0, 5)):
             ref = pil.filter(ImageFilter.GaussianBlur(radius=radius))
             d = _diff(ref, pc.gaussian_blur(bgr, radius))
             assert d.max() <= 1, radius
