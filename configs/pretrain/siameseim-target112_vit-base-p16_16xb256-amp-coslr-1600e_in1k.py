@@ -9,7 +9,7 @@ target_size = 112
 # (`_base_.x` rather than `{{_base_.x}}` where the value takes arithmetic)
 model = dict(neck=dict(target_grid_size=target_size // _base_.patch_size))
 train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='StrictLoadImageFromFile'),
+    {{_base_.load_image}},
     dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
          target_size=target_size, backend='pillow'),
     {{_base_.per_view_colour}},
