@@ -111,16 +111,18 @@ def build_pipeline(steps: Sequence[dict]) -> list:
 
 
 def config_pipeline(config: str) -> List[dict]:
-    """The ``train_pipeline`` of ``config`` (or its dataloader's)."""
+    """The pipeline ``config`` trains with: its
+    ``train_dataloader.dataset.pipeline``, else its ``train_pipeline``."""
     from mmengine.config import Config
     cfg = Config.fromfile(config)
-    if 'train_pipeline' in cfg:
-        return list(cfg.train_pipeline)
     try:
         return list(cfg.train_dataloader.dataset.pipeline)
     except AttributeError:
-        raise KeyError(f'{config} has no train_pipeline and no '
-                       'train_dataloader.dataset.pipeline') from None
+        pass
+    if 'train_pipeline' in cfg:
+        return list(cfg.train_pipeline)
+    raise KeyError(f'{config} has no train_dataloader.dataset.pipeline and '
+                   'no train_pipeline')
 
 
 def build_siameseim_pipeline(config: str) -> list:
