@@ -106,6 +106,9 @@ def main(argv=None):
     parser.add_argument('--pretrain-json',
                         help='tools/benchmark_pretrain.py --json output; '
                         'its siameseim images_per_s is the step rate')
+    parser.add_argument('--step-rate-source',
+                        help='where --step-images-per-s comes from (an '
+                        'assumption, a measurement), for the results file')
     parser.add_argument('--profile', action='store_true',
                         help='time each transform of our pipelines')
     parser.add_argument('--workers', type=positive_int, nargs='*',
@@ -121,7 +124,8 @@ def main(argv=None):
             parser.error(f'--{opt.replace("_", "-")} {path}: no such file')
     if args.large < 0:
         parser.error(f'--large must be >= 0, got {args.large}')
-    step_rate, source = args.step_images_per_s, 'given'
+    step_rate = args.step_images_per_s
+    source = args.step_rate_source or 'given'
     if args.pretrain_json:
         if step_rate is not None:
             parser.error('give --step-images-per-s or --pretrain-json, '
