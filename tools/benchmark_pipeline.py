@@ -181,7 +181,8 @@ def main(argv=None):
     profile = {name: {k: 1e3 * v / calls for k, v in t.items()}
                for name, t in totals.items() if t}
     data = dict(
-        rows=rows, images=args.images, image_size=list(args.image_size),
+        rows=rows, paired_ratios=P.paired_ratios(times),
+        images=args.images, image_size=list(args.image_size),
         large=args.large, large_size=list(args.large_size),
         jpeg_quality=90, repeats=args.repeats,
         step_images_per_s=step_rate,

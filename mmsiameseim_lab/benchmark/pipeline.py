@@ -322,6 +322,24 @@ def worker_scaling(steps: Sequence[dict], paths: Sequence[str],
     return rows
 
 
+#: the speed-ups the issue asks about: (numerator, denominator) rows
+RATIOS = (('after', 'before'), ('after', 'authors'), ('after', 'torchvision'),
+          ('deviceaug-cpu', 'after'))
+
+
+def paired_ratios(times: Dict[str, List[float]]) -> Dict[str, dict]:
+    """For each pair of :data:`RATIOS` present, the speed-up of the first
+    over the second pass by pass (the passes of one round ran back to back,
+    under the same load): median, min and max over the rounds."""
+    out = {}
+    for num, den in RATIOS:
+        if num in times and den in times:
+            r = [d / n for n, d in zip(times[num], times[den])]
+            out[f'{num} / {den}'] = dict(median=statistics.median(r),
+                                         min=min(r), max=max(r))
+    return out
+
+
 def workers_per_gpu(step_rate: float, per_worker: float) -> int:
     return math.ceil(step_rate / per_worker)
 
@@ -342,16 +360,19 @@ def render(results: dict) -> str:
             f'| {r["pipeline"]} | {r["images_per_s"]:.1f} | '
             f'{r["images_per_s_min"]:.1f}-{r["images_per_s_max"]:.1f} | '
             f'{r["ms_per_image"]:.1f} | {workers} |')
-    ratios = []
-    for num, den in (('after', 'before'), ('after', 'authors'),
-                     ('after', 'torchvision'),
-                     ('after-simd', 'before')):
-        if num in rows and den in rows:
-            ratios.append(f'{num} / {den}: '
-                          f'{rows[num]["images_per_s"] / rows[den]["images_per_s"]:.2f}x')
     out = '\n'.join(lines)
-    if ratios:
-        out += '\n\n' + '; '.join(ratios) + '.'
+    paired = data.get('paired_ratios') or {}
+    if paired:
+        out += '\n\nSpeed-up, pass by pass (median over the rounds, ' \
+               'min-max): ' + '; '.join(
+                   f'{k}: {v["median"]:.2f}x ({v["min"]:.2f}-{v["max"]:.2f})'
+                   for k, v in paired.items()) + '.'
+    else:
+        ratios = [f'{num} / {den}: '
+                  f'{rows[num]["images_per_s"] / rows[den]["images_per_s"]:.2f}x'
+                  for num, den in RATIOS if num in rows and den in rows]
+        if ratios:
+            out += '\n\n' + '; '.join(ratios) + '.'
     if step:
         out += f' Workers per GPU for {step:.0f} images/s per GPU ' \
                f'({data.get("step_rate_source", "given")}).'
