@@ -60,8 +60,8 @@ CONDITIONS = (
 
 
 def build_authors_pipeline(repo):
-    """Their loader, ``DataAugmentationForSIM`` and mask generator as a
-    ``path -> sample`` callable (as their ImagenetWithMask does)."""
+    """Their loader, ``DataAugmentationForSIM`` and mask generator as a ``path
+    -> sample`` callable (as their ImagenetWithMask does)."""
     import types
 
     import authors_siameseim as authors
@@ -75,7 +75,9 @@ def build_authors_pipeline(repo):
     from util.masking_generator import MaskingGenerator
     transform = main_pretrain.DataAugmentationForSIM(
         argparse.Namespace(input_size=224, crop_min=0.08))
-    masks = MaskingGenerator((14, 14), 118, min_num_patches=16,
+    masks = MaskingGenerator((14, 14),
+                             118,
+                             min_num_patches=16,
                              fixed_num_masking_patches=True)
 
     def pipeline(path):
@@ -87,36 +89,62 @@ def build_authors_pipeline(repo):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--images', type=positive_int, default=64)
-    parser.add_argument('--large', type=int, default=4,
-                        help='extra JPEGs of --large-size')
+    parser.add_argument(
+        '--large', type=int, default=4, help='extra JPEGs of --large-size')
     parser.add_argument('--repeats', type=positive_int, default=3)
-    parser.add_argument('--image-size', type=positive_int, nargs=2,
-                        default=(500, 375), metavar=('W', 'H'))
-    parser.add_argument('--large-size', type=positive_int, nargs=2,
-                        default=(1600, 1200), metavar=('W', 'H'))
+    parser.add_argument(
+        '--image-size',
+        type=positive_int,
+        nargs=2,
+        default=(500, 375),
+        metavar=('W', 'H'))
+    parser.add_argument(
+        '--large-size',
+        type=positive_int,
+        nargs=2,
+        default=(1600, 1200),
+        metavar=('W', 'H'))
     parser.add_argument('--config', default=P.DEFAULT_CONFIG)
-    parser.add_argument('--device-config', default=P.DEVICE_CONFIG,
-                        help="the accelerator option's config ('' leaves "
-                        'its CPU part out)')
-    parser.add_argument('--official-repo', default=DEFAULT_OFFICIAL,
-                        help="a clone of the authors' repository ('' "
-                        'leaves their pipeline out)')
-    parser.add_argument('--step-images-per-s', type=float,
-                        help='GPU training throughput of the model')
-    parser.add_argument('--pretrain-json',
-                        help='tools/benchmark_pretrain.py --json output; '
-                        'its siameseim images_per_s is the step rate')
-    parser.add_argument('--step-rate-source',
-                        help='where --step-images-per-s comes from (an '
-                        'assumption, a measurement), for the results file')
-    parser.add_argument('--profile', action='store_true',
-                        help='time each transform of our pipelines')
-    parser.add_argument('--workers', type=positive_int, nargs='*',
-                        default=[], help='DataLoader worker counts to time')
-    parser.add_argument('--write', action='store_true',
-                        help='write docs/results/pipeline.json')
-    parser.add_argument('--json', action='store_true',
-                        help='print one JSON object instead of a table')
+    parser.add_argument(
+        '--device-config',
+        default=P.DEVICE_CONFIG,
+        help="the accelerator option's config ('' leaves "
+        'its CPU part out)')
+    parser.add_argument(
+        '--official-repo',
+        default=DEFAULT_OFFICIAL,
+        help="a clone of the authors' repository ('' "
+        'leaves their pipeline out)')
+    parser.add_argument(
+        '--step-images-per-s',
+        type=float,
+        help='GPU training throughput of the model')
+    parser.add_argument(
+        '--pretrain-json',
+        help='tools/benchmark_pretrain.py --json output; '
+        'its siameseim images_per_s is the step rate')
+    parser.add_argument(
+        '--step-rate-source',
+        help='where --step-images-per-s comes from (an '
+        'assumption, a measurement), for the results file')
+    parser.add_argument(
+        '--profile',
+        action='store_true',
+        help='time each transform of our pipelines')
+    parser.add_argument(
+        '--workers',
+        type=positive_int,
+        nargs='*',
+        default=[],
+        help='DataLoader worker counts to time')
+    parser.add_argument(
+        '--write',
+        action='store_true',
+        help='write docs/results/pipeline.json')
+    parser.add_argument(
+        '--json',
+        action='store_true',
+        help='print one JSON object instead of a table')
     args = parser.parse_args(argv)
     for opt in ('config', 'device_config'):
         path = getattr(args, opt)
@@ -133,17 +161,16 @@ def main(argv=None):
         step_rate = step_rate_from_json(args.pretrain_json)
         source = f'siameseim row of {args.pretrain_json}'
 
+    import authors_siameseim as authors
     import cv2
     import torch
     from mmengine.utils import ProgressBar
 
-    import authors_siameseim as authors
-
     torch.set_num_threads(1)
     cv2.setNumThreads(0)
     notes = []
-    steps = dict(before=P.BEFORE_PIPELINE,
-                 after=P.config_pipeline(args.config))
+    steps = dict(
+        before=P.BEFORE_PIPELINE, after=P.config_pipeline(args.config))
     if args.device_config:
         steps['deviceaug-cpu'] = P.config_pipeline(args.device_config)
     totals = {name: defaultdict(float) for name in steps}
@@ -157,20 +184,26 @@ def main(argv=None):
         if args.official_repo else 'not asked for (--official-repo "")'
     if problem:
         notes.append(f'authors: left out: {problem}')
-        print(f'benchmark_pipeline: the authors\' pipeline is left out: '
-              f'{problem}', file=sys.stderr)
+        print(
+            f'benchmark_pipeline: the authors\' pipeline is left out: '
+            f'{problem}',
+            file=sys.stderr)
     else:
         entries['authors'] = (P.run_callable,
                               build_authors_pipeline(args.official_repo))
     entries['torchvision'] = (P.run_callable, P.build_torchvision_pipeline())
 
     with tempfile.TemporaryDirectory() as folder:
-        paths = P.write_jpegs(folder, args.images, args.image_size,
-                              large=args.large, large_size=args.large_size)
+        paths = P.write_jpegs(
+            folder,
+            args.images,
+            args.image_size,
+            large=args.large,
+            large_size=args.large_size)
         np.random.seed(0)
         bar = ProgressBar(args.repeats * len(entries), file=sys.stderr)
-        times = P.time_interleaved(entries, paths, args.repeats,
-                                   progress=bar.update)
+        times = P.time_interleaved(
+            entries, paths, args.repeats, progress=bar.update)
         sys.stderr.write('\n')
         scaling = P.worker_scaling(steps['after'], paths, args.workers) \
             if args.workers else []
@@ -178,17 +211,29 @@ def main(argv=None):
     rows = P.rate_rows(times, len(paths), step_rate)
     # the timed passes and the warm-up's (its first 4 images)
     calls = len(paths) * args.repeats + min(len(paths), 4)
-    profile = {name: {k: 1e3 * v / calls for k, v in t.items()}
-               for name, t in totals.items() if t}
+    profile = {
+        name: {
+            k: 1e3 * v / calls
+            for k, v in t.items()
+        }
+        for name, t in totals.items() if t
+    }
     data = dict(
-        rows=rows, paired_ratios=P.paired_ratios(times),
-        images=args.images, image_size=list(args.image_size),
-        large=args.large, large_size=list(args.large_size),
-        jpeg_quality=90, repeats=args.repeats,
+        rows=rows,
+        paired_ratios=P.paired_ratios(times),
+        images=args.images,
+        image_size=list(args.image_size),
+        large=args.large,
+        large_size=list(args.large_size),
+        jpeg_quality=90,
+        repeats=args.repeats,
         step_images_per_s=step_rate,
         step_rate_source=source if step_rate else None,
-        profile_ms_per_image=profile or None, workers=scaling,
-        cpu_count=os.cpu_count(), conditions=CONDITIONS, notes=notes)
+        profile_ms_per_image=profile or None,
+        workers=scaling,
+        cpu_count=os.cpu_count(),
+        conditions=CONDITIONS,
+        notes=notes)
     if args.write:
         from mmsiameseim_lab.results import write_results
         path = write_results('pipeline', data)
@@ -213,10 +258,14 @@ def step_rate_from_json(path):
 
 
 def format_table(rows, step_rate, profile=None):
-    """Markdown of the rows (and the profile), as the results renderer
-    writes it."""
-    return P.render(dict(data=dict(rows=rows, step_images_per_s=step_rate,
-                                   profile_ms_per_image=profile)))
+    """Markdown of the rows (and the profile), as the results renderer writes
+    it."""
+    return P.render(
+        dict(
+            data=dict(
+                rows=rows,
+                step_images_per_s=step_rate,
+                profile_ms_per_image=profile)))
 
 
 if __name__ == '__main__':

@@ -17,19 +17,38 @@ model = dict(
         to_rgb=True,
         flip_prob=0.5,
         # the authors' per-view colour settings (DataAugmentationForSIM)
-        view_a=dict(jitter_prob=0.8, brightness=0.4, contrast=0.4,
-                    saturation=0.2, hue=0.1, grayscale_prob=0.2,
-                    blur_prob=1.0, blur_sigma=(0.1, 2.0), solarize_prob=0.),
-        view_b=dict(jitter_prob=0.8, brightness=0.4, contrast=0.4,
-                    saturation=0.2, hue=0.1, grayscale_prob=0.2,
-                    blur_prob=0.1, blur_sigma=(0.1, 2.0),
-                    solarize_prob=0.2)))
-train_dataloader = dict(dataset=dict(pipeline=[
-    {{_base_.load_image}},
-    # flips happen on the device (recorded there)
-    dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
-         scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), flip_prob=0.,
-         interpolation='bicubic', backend='pillow'),
-    {{_base_.blockwise_mask}},
-    {{_base_.pack_inputs}},
-]))
+        view_a=dict(
+            jitter_prob=0.8,
+            brightness=0.4,
+            contrast=0.4,
+            saturation=0.2,
+            hue=0.1,
+            grayscale_prob=0.2,
+            blur_prob=1.0,
+            blur_sigma=(0.1, 2.0),
+            solarize_prob=0.),
+        view_b=dict(
+            jitter_prob=0.8,
+            brightness=0.4,
+            contrast=0.4,
+            saturation=0.2,
+            hue=0.1,
+            grayscale_prob=0.2,
+            blur_prob=0.1,
+            blur_sigma=(0.1, 2.0),
+            solarize_prob=0.2)))
+train_dataloader = dict(
+    dataset=dict(pipeline=[
+        {{_base_.load_image}},
+        # flips happen on the device (recorded there)
+        dict(
+            type='TwoViewRandomResizedCrop',
+            size={{_base_.img_size}},
+            scale=(0.08, 1.0),
+            ratio=(3. / 4., 4. / 3.),
+            flip_prob=0.,
+            interpolation='bicubic',
+            backend='pillow'),
+        {{_base_.blockwise_mask}},
+        {{_base_.pack_inputs}},
+    ]))

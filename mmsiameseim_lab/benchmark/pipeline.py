@@ -26,45 +26,80 @@ DEVICE_CONFIG = os.path.join(
 _JITTER = dict(
     type='RandomApply',
     transforms=[
-        dict(type='PILColorJitter', brightness=0.4, contrast=0.4,
-             saturation=0.2, hue=0.1)
+        dict(
+            type='PILColorJitter',
+            brightness=0.4,
+            contrast=0.4,
+            saturation=0.2,
+            hue=0.1)
     ],
     prob=0.8)
-_GRAY = dict(type='RandomGrayscale', prob=0.2, keep_channels=True,
-             channel_weights=(0.114, 0.587, 0.2989))
+_GRAY = dict(
+    type='RandomGrayscale',
+    prob=0.2,
+    keep_channels=True,
+    channel_weights=(0.114, 0.587, 0.2989))
 #: the ImageNet ``train_pipeline`` before the Pillow rewrite (main at
 #: 1c6f4a5): BGR arrays from the loader, a numpy -> PIL -> numpy round trip
 #: in the resize and in each colour step
 BEFORE_PIPELINE = [
     dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size=224, scale=(0.08, 1.0),
-         ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic',
-         backend='pillow'),
-    dict(type='PerViewTransforms', pipelines=[
-        [_JITTER, _GRAY,
-         dict(type='GaussianBlur', magnitude_range=(0.1, 2.0),
-              magnitude_std='inf', prob=1.0)],
-        [_JITTER, _GRAY,
-         dict(type='GaussianBlur', magnitude_range=(0.1, 2.0),
-              magnitude_std='inf', prob=0.1),
-         dict(type='Solarize', thr=128, prob=0.2)],
-    ]),
-    dict(type='BlockwiseMaskGenerator', input_size=14,
-         num_masking_patches=118, min_num_patches=16, fixed_count=True),
-    dict(type='PackInputs',
-         algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
-         meta_keys=['img_path', 'ori_shape', 'img_shape']),
+    dict(
+        type='TwoViewRandomResizedCrop',
+        size=224,
+        scale=(0.08, 1.0),
+        ratio=(3. / 4., 4. / 3.),
+        flip_prob=0.5,
+        interpolation='bicubic',
+        backend='pillow'),
+    dict(
+        type='PerViewTransforms',
+        pipelines=[
+            [
+                _JITTER, _GRAY,
+                dict(
+                    type='GaussianBlur',
+                    magnitude_range=(0.1, 2.0),
+                    magnitude_std='inf',
+                    prob=1.0)
+            ],
+            [
+                _JITTER, _GRAY,
+                dict(
+                    type='GaussianBlur',
+                    magnitude_range=(0.1, 2.0),
+                    magnitude_std='inf',
+                    prob=0.1),
+                dict(type='Solarize', thr=128, prob=0.2)
+            ],
+        ]),
+    dict(
+        type='BlockwiseMaskGenerator',
+        input_size=14,
+        num_masking_patches=118,
+        min_num_patches=16,
+        fixed_count=True),
+    dict(
+        type='PackInputs',
+        algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
+        meta_keys=['img_path', 'ori_shape', 'img_shape']),
 ]
 
 
-def write_jpegs(folder: str, count: int, size: Sequence[int], seed: int = 0,
-                large: int = 0, large_size: Sequence[int] = (1600, 1200),
+def write_jpegs(folder: str,
+                count: int,
+                size: Sequence[int],
+                seed: int = 0,
+                large: int = 0,
+                large_size: Sequence[int] = (1600, 1200),
                 quality: int = 90) -> List[str]:
-    """``count`` JPEGs of ``size`` (w, h) and ``large`` more of
-    ``large_size``, cut from real photographs (scikit-learn's two sample
-    photos, 640 x 427, and matplotlib's sample photo when installed):
+    """``count`` JPEGs of ``size`` (w, h) and ``large`` more of ``large_size``,
+    cut from real photographs (scikit-learn's two sample photos, 640 x 427, and
+    matplotlib's sample photo when installed):
+
     random windows of 50-100 % of a photo, flipped at random, resized;
-    quality ``quality``."""
+    quality ``quality``.
+    """
     from PIL import Image
     photos = _photos()
     rng = np.random.default_rng(seed)
@@ -80,8 +115,7 @@ def write_jpegs(folder: str, count: int, size: Sequence[int], seed: int = 0,
         if rng.random() < 0.5:
             img = img.transpose(Image.FLIP_LEFT_RIGHT)
         path = os.path.join(folder, f'{i:04d}.jpg')
-        img.resize((width, height), Image.BICUBIC).save(path,
-                                                        quality=quality)
+        img.resize((width, height), Image.BICUBIC).save(path, quality=quality)
         paths.append(path)
     return paths
 
@@ -100,8 +134,7 @@ def _photos() -> List[np.ndarray]:
 
 
 def build_pipeline(steps: Sequence[dict]) -> list:
-    """Transforms built from config dicts through mmpretrain's
-    TRANSFORMS."""
+    """Transforms built from config dicts through mmpretrain's TRANSFORMS."""
     from mmengine.registry import init_default_scope
     from mmpretrain.registry import TRANSFORMS
 
@@ -152,8 +185,10 @@ def build_torchvision_pipeline() -> Callable[[str], tuple]:
 
     def view(blur_p, solarize_p):
         steps = [
-            T.RandomResizedCrop(224, scale=(0.08, 1.0),
-                                interpolation=T.InterpolationMode.BICUBIC),
+            T.RandomResizedCrop(
+                224,
+                scale=(0.08, 1.0),
+                interpolation=T.InterpolationMode.BICUBIC),
             T.RandomHorizontalFlip(),
             T.RandomApply([T.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8),
             T.RandomGrayscale(p=0.2),
@@ -161,14 +196,20 @@ def build_torchvision_pipeline() -> Callable[[str], tuple]:
         ]
         if solarize_p:
             steps.append(T.RandomSolarize(128, p=solarize_p))
-        steps += [T.ToTensor(),
-                  T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]
+        steps += [
+            T.ToTensor(),
+            T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+        ]
         return T.Compose(steps)
 
     view_a, view_b = view(1.0, 0.0), view(0.1, 0.2)
-    mask = TRANSFORMS.build(dict(
-        type='BlockwiseMaskGenerator', input_size=14,
-        num_masking_patches=118, min_num_patches=16, fixed_count=True))
+    mask = TRANSFORMS.build(
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=14,
+            num_masking_patches=118,
+            min_num_patches=16,
+            fixed_count=True))
 
     def pipeline(path):
         with Image.open(path) as f:
@@ -230,11 +271,16 @@ def run_callable(pipeline, paths):
 run_siameseim, run_torchvision = run_mm, run_callable
 
 
-def time_interleaved(entries: Dict[str, tuple], paths: Sequence[str],
-                     repeats: int, progress=None) -> Dict[str, List[float]]:
-    """Seconds per pass over ``paths`` of each entry (name -> (run,
-    pipeline)); the entries take their passes in turns, so that all see the
-    same machine load. One warm-up pass each first (imports, caches)."""
+def time_interleaved(entries: Dict[str, tuple],
+                     paths: Sequence[str],
+                     repeats: int,
+                     progress=None) -> Dict[str, List[float]]:
+    """Seconds per pass over ``paths`` of each entry (name -> (run, pipeline));
+    the entries take their passes in turns, so that all see the same machine
+    load.
+
+    One warm-up pass each first (imports, caches).
+    """
     times = defaultdict(list)
     warm = paths[:max(1, min(len(paths), 4))]
     for run, pipeline in entries.values():
@@ -256,19 +302,23 @@ def rate_rows(times: Dict[str, List[float]], images: int,
     rows = []
     for name, ts in times.items():
         rate = images / statistics.median(ts)
-        rows.append(dict(
-            pipeline=name, images=images, repeats=len(ts),
-            images_per_s=rate, ms_per_image=1e3 / rate,
-            images_per_s_min=images / max(ts),
-            images_per_s_max=images / min(ts),
-            workers_per_gpu=math.ceil(step_rate / rate) if step_rate
-            else None))
+        rows.append(
+            dict(
+                pipeline=name,
+                images=images,
+                repeats=len(ts),
+                images_per_s=rate,
+                ms_per_image=1e3 / rate,
+                images_per_s_min=images / max(ts),
+                images_per_s_max=images / min(ts),
+                workers_per_gpu=math.ceil(step_rate /
+                                          rate) if step_rate else None))
     return rows
 
 
 class _Dataset:
-    """A map-style dataset of ``paths`` through a pipeline of transforms
-    (built in each worker from config dicts)."""
+    """A map-style dataset of ``paths`` through a pipeline of transforms (built
+    in each worker from config dicts)."""
 
     def __init__(self, steps, paths):
         self.steps, self.paths, self.pipeline = steps, paths, None
@@ -292,19 +342,24 @@ def _init_worker(_):
     cv2.setNumThreads(0)
 
 
-def worker_scaling(steps: Sequence[dict], paths: Sequence[str],
-                   workers: Sequence[int], passes: int = 2,
+def worker_scaling(steps: Sequence[dict],
+                   paths: Sequence[str],
+                   workers: Sequence[int],
+                   passes: int = 2,
                    prefetch_factor: int = 2) -> List[dict]:
-    """images/s of a ``torch.utils.data.DataLoader`` (batch 1, persistent
-    workers, one thread each) over ``paths`` for each worker count; the
-    median of ``passes`` timed epochs after one warm-up epoch."""
+    """Images/s of a ``torch.utils.data.DataLoader`` (batch 1, persistent
+    workers, one thread each) over ``paths`` for each worker count; the median
+    of ``passes`` timed epochs after one warm-up epoch."""
     import torch
     rows = []
     for n in workers:
         loader = torch.utils.data.DataLoader(
-            _Dataset(list(steps), list(paths)), batch_size=1,
-            num_workers=n, persistent_workers=True,
-            prefetch_factor=prefetch_factor, worker_init_fn=_init_worker,
+            _Dataset(list(steps), list(paths)),
+            batch_size=1,
+            num_workers=n,
+            persistent_workers=True,
+            prefetch_factor=prefetch_factor,
+            worker_init_fn=_init_worker,
             multiprocessing_context='spawn')
         for _ in loader:  # warm-up: starts the workers, builds pipelines
             pass
@@ -316,9 +371,13 @@ def worker_scaling(steps: Sequence[dict], paths: Sequence[str],
             ts.append(time.perf_counter() - t0)
         del loader
         rate = len(paths) / statistics.median(ts)
-        rows.append(dict(num_workers=n, images_per_s=rate,
-                         images_per_s_per_worker=rate / n,
-                         passes=passes, images=len(paths)))
+        rows.append(
+            dict(
+                num_workers=n,
+                images_per_s=rate,
+                images_per_s_per_worker=rate / n,
+                passes=passes,
+                images=len(paths)))
     return rows
 
 
@@ -328,15 +387,15 @@ RATIOS = (('after', 'before'), ('after', 'authors'), ('after', 'torchvision'),
 
 
 def paired_ratios(times: Dict[str, List[float]]) -> Dict[str, dict]:
-    """For each pair of :data:`RATIOS` present, the speed-up of the first
-    over the second pass by pass (the passes of one round ran back to back,
-    under the same load): median, min and max over the rounds."""
+    """For each pair of :data:`RATIOS` present, the speed-up of the first over
+    the second pass by pass (the passes of one round ran back to back, under
+    the same load): median, min and max over the rounds."""
     out = {}
     for num, den in RATIOS:
         if num in times and den in times:
             r = [d / n for n, d in zip(times[num], times[den])]
-            out[f'{num} / {den}'] = dict(median=statistics.median(r),
-                                         min=min(r), max=max(r))
+            out[f'{num} / {den}'] = dict(
+                median=statistics.median(r), min=min(r), max=max(r))
     return out
 
 
@@ -344,16 +403,24 @@ def workers_per_gpu(step_rate: float, per_worker: float) -> int:
     return math.ceil(step_rate / per_worker)
 
 
+def _indent(name: str) -> str:
+    """A profile key, its leading spaces (a view's step) kept in markdown."""
+    stripped = name.strip()
+    return '&nbsp;&nbsp;' + stripped if name.startswith('  ') else stripped
+
+
 @results_table('pipeline')
 def render(results: dict) -> str:
-    """Markdown of ``docs/results/pipeline.json``: images/s per worker of
-    each pipeline (with the ratios the issue asks for), the per-transform
-    profile of ours, the worker scaling, and the run's conditions."""
+    """Markdown of ``docs/results/pipeline.json``: images/s per worker of each
+    pipeline (with the ratios the issue asks for), the per-transform profile of
+    ours, the worker scaling, and the run's conditions."""
     data, meta = results['data'], results.get('meta', {})
     rows = {r['pipeline']: r for r in data['rows']}
     step = data.get('step_images_per_s')
-    lines = ['| pipeline | images/s per worker (median) | min-max | '
-             'ms/image | workers per GPU |', '|---|---|---|---|---|']
+    lines = [
+        '| pipeline | images/s per worker (median) | min-max | '
+        'ms/image | workers per GPU |', '|---|---|---|---|---|'
+    ]
     for r in data['rows']:
         workers = r['workers_per_gpu'] if r.get('workers_per_gpu') else '-'
         lines.append(
@@ -368,9 +435,11 @@ def render(results: dict) -> str:
                    f'{k}: {v["median"]:.2f}x ({v["min"]:.2f}-{v["max"]:.2f})'
                    for k, v in paired.items()) + '.'
     else:
-        ratios = [f'{num} / {den}: '
-                  f'{rows[num]["images_per_s"] / rows[den]["images_per_s"]:.2f}x'
-                  for num, den in RATIOS if num in rows and den in rows]
+        ratios = [
+            f'{num} / {den}: '
+            f'{rows[num]["images_per_s"] / rows[den]["images_per_s"]:.2f}x'
+            for num, den in RATIOS if num in rows and den in rows
+        ]
         if ratios:
             out += '\n\n' + '; '.join(ratios) + '.'
     if step:
@@ -380,7 +449,7 @@ def render(results: dict) -> str:
     for name, steps in profile.items():
         out += f'\n\nms per image per transform, {name}:\n\n' \
                '| transform | ms/image |\n|---|---|\n'
-        out += '\n'.join(f'| {k.strip() if not k.startswith("  ") else "&nbsp;&nbsp;" + k.strip()} | {v:.2f} |'
+        out += '\n'.join(f'| {_indent(k)} | {v:.2f} |'
                          for k, v in steps.items())
     scaling = data.get('workers') or []
     if scaling:

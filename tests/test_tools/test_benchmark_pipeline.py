@@ -10,8 +10,8 @@ from mmsiameseim_lab.benchmark import pipeline as P
 from mmsiameseim_lab.results import read_results, table_renderers
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'benchmark_pipeline.py')
 
 
@@ -22,22 +22,30 @@ def _tool():
 def test_tiny_run_with_profile_workers_and_step_rate_from_json(tmp_path):
     # the format tools/benchmark_pretrain.py --json prints
     pretrain = tmp_path / 'pretrain.json'
-    pretrain.write_text(json.dumps(dict(rows=[
-        dict(model='siameseim', images_per_s=500.0),
-        dict(model='mae', images_per_s=900.0)], siameseim_over_mae=1.8)))
-    out = subprocess.run(
-        [sys.executable, TOOL, '--images', '3', '--large', '1',
-         '--large-size', '120', '90', '--repeats', '1', '--image-size', '80',
-         '60', '--profile', '--pretrain-json', str(pretrain),
-         '--official-repo', '', '--workers', '1', '--json'],
-        capture_output=True, text=True, timeout=300,
-        env=dict(os.environ, PYTHONPATH=ROOT))
+    pretrain.write_text(
+        json.dumps(
+            dict(
+                rows=[
+                    dict(model='siameseim', images_per_s=500.0),
+                    dict(model='mae', images_per_s=900.0)
+                ],
+                siameseim_over_mae=1.8)))
+    out = subprocess.run([
+        sys.executable, TOOL, '--images', '3', '--large', '1', '--large-size',
+        '120', '90', '--repeats', '1', '--image-size', '80', '60', '--profile',
+        '--pretrain-json',
+        str(pretrain), '--official-repo', '', '--workers', '1', '--json'
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=300,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res['step_images_per_s'] == 500.0
     # the authors' pipeline was not asked for: left out, and said so
-    assert [r['pipeline'] for r in res['rows']] == [
-        'before', 'after', 'deviceaug-cpu', 'torchvision']
+    assert [r['pipeline'] for r in res['rows']
+            ] == ['before', 'after', 'deviceaug-cpu', 'torchvision']
     assert any('authors: left out' in n for n in res['notes'])
     assert 'left out' in out.stderr
     for row in res['rows']:
@@ -64,24 +72,25 @@ def test_tiny_run_with_profile_workers_and_step_rate_from_json(tmp_path):
 def test_write_goes_through_the_results_file(tmp_path, monkeypatch):
     import mmsiameseim_lab.results as results
     monkeypatch.setattr(results, 'RESULTS_DIR', str(tmp_path))
-    _tool().main(['--images', '2', '--large', '0', '--repeats', '1',
-                  '--image-size', '64', '48', '--official-repo', '',
-                  '--device-config', '', '--write'])
+    _tool().main([
+        '--images', '2', '--large', '0', '--repeats', '1', '--image-size',
+        '64', '48', '--official-repo', '', '--device-config', '', '--write'
+    ])
     written = read_results('pipeline', str(tmp_path))
     assert set(written['meta']) >= {'date', 'machine', 'command', 'commit'}
-    assert [r['pipeline'] for r in written['data']['rows']] == [
-        'before', 'after', 'torchvision']
+    assert [r['pipeline'] for r in written['data']['rows']
+            ] == ['before', 'after', 'torchvision']
     assert table_renderers()['pipeline'] is P.render
     assert '| before |' in P.render(written)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.path.isfile('/tmp/sim-official/models_sim.py'),
-                    reason="needs a clone of the authors' repository")
+@pytest.mark.skipif(
+    not os.path.isfile('/tmp/sim-official/models_sim.py'),
+    reason="needs a clone of the authors' repository")
 def test_the_authors_pipeline_runs():
     pipeline = _tool().build_authors_pipeline('/tmp/sim-official')
-    paths = P.write_jpegs(str(os.environ.get('TMPDIR', '/tmp')), 1,
-                          (120, 90))
+    paths = P.write_jpegs(str(os.environ.get('TMPDIR', '/tmp')), 1, (120, 90))
     (x1, x2, *rel_pos), mask = pipeline(paths[0])
     assert tuple(x1.shape) == tuple(x2.shape) == (3, 224, 224)
     assert mask.sum() == 118

@@ -14,26 +14,35 @@ data_root = 'data/imagenet/'
 colour_jitter = dict(
     type='RandomApply',
     transforms=[
-        dict(type='FastColorJitter', brightness=0.4, contrast=0.4,
-             saturation=0.2, hue=0.1)
+        dict(
+            type='FastColorJitter',
+            brightness=0.4,
+            contrast=0.4,
+            saturation=0.2,
+            hue=0.1)
     ],
     prob=0.8)
 grayscale = dict(type='FastRandomGrayscale', prob=0.2)
 view_a_pipeline = [
-    colour_jitter, grayscale,
+    colour_jitter,
+    grayscale,
     dict(type='FastGaussianBlur', sigma=(0.1, 2.0), prob=1.0),
 ]
 view_b_pipeline = [
-    colour_jitter, grayscale,
+    colour_jitter,
+    grayscale,
     dict(type='FastGaussianBlur', sigma=(0.1, 2.0), prob=0.1),
     dict(type='Solarize', thr=128, prob=0.2),
 ]
 # The pipeline's steps are named so that the ablation configs
 # (configs/pretrain/ablations) can swap one of them.
 two_view_crop = dict(
-    type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
+    type='TwoViewRandomResizedCrop',
+    size={{_base_.img_size}},
     scale=(0.08, 1.0),
-    ratio=(3. / 4., 4. / 3.), flip_prob=0.5, interpolation='bicubic',
+    ratio=(3. / 4., 4. / 3.),
+    flip_prob=0.5,
+    interpolation='bicubic',
     backend='pillow')  # PIL bicubic, antialiased when shrinking: the authors'
 per_view_colour = dict(
     type='PerViewTransforms', pipelines=[view_a_pipeline, view_b_pipeline])
@@ -41,8 +50,11 @@ per_view_colour = dict(
 # crop cuts and resizes before any array conversion
 load_image = dict(type='StrictLoadImageFromFile', to_pil=True)
 blockwise_mask = dict(
-    type='BlockwiseMaskGenerator', input_size={{_base_.patch_grid}},
-    num_masking_patches=118, min_num_patches=16, fixed_count=True)
+    type='BlockwiseMaskGenerator',
+    input_size={{_base_.patch_grid}},
+    num_masking_patches=118,
+    min_num_patches=16,
+    fixed_count=True)
 pack_inputs = dict(
     type='PackInputs',
     algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],

@@ -11,7 +11,7 @@ from .two_view_crop import TwoViewRandomResizedCrop
 
 __all__ = [
     'BlockwiseMaskGenerator', 'FastColorJitter', 'FastGaussianBlur',
-    'FastRandomGrayscale', 'PerViewTransforms', 'PILColorJitter', 'RandomPatchMaskGenerator',
-    'SelectView', 'StrictLoadImageFromFile',
+    'FastRandomGrayscale', 'PerViewTransforms', 'PILColorJitter',
+    'RandomPatchMaskGenerator', 'SelectView', 'StrictLoadImageFromFile',
     'TwoViewRandomResizedCrop'
 ]

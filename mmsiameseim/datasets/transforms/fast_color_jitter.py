@@ -11,8 +11,7 @@ _ADJUST = (pc.brightness, pc.contrast, pc.saturation, pc.hue)
 
 @TRANSFORMS.register_module()
 class FastColorJitter(ColorJitter):
-    """torchvision's PIL ``ColorJitter`` on a BGR uint8 array, without
-    Pillow.
+    """Torchvision's PIL ``ColorJitter`` on a BGR uint8 array, without Pillow.
 
     The same arguments and random draws as mmpretrain's ``ColorJitter``
     (a random order of brightness, contrast, saturation and hue, each
@@ -27,8 +26,12 @@ class FastColorJitter(ColorJitter):
     """
 
     def __init__(self, brightness=0., contrast=0., saturation=0., hue=0.):
-        super().__init__(brightness=brightness, contrast=contrast,
-                         saturation=saturation, hue=hue, backend='pillow')
+        super().__init__(
+            brightness=brightness,
+            contrast=contrast,
+            saturation=saturation,
+            hue=hue,
+            backend='pillow')
 
     def transform(self, results: Dict) -> Dict:
         img = results['img']
@@ -43,8 +46,8 @@ class FastColorJitter(ColorJitter):
     @staticmethod
     def apply(img: np.ndarray, order, brightness, contrast, saturation,
               hue) -> np.ndarray:
-        """The adjustments in ``order`` (0 brightness, 1 contrast,
-        2 saturation, 3 hue); a factor of None skips its adjustment."""
+        """The adjustments in ``order`` (0 brightness, 1 contrast, 2
+        saturation, 3 hue); a factor of None skips its adjustment."""
         factors = (brightness, contrast, saturation, hue)
         for index in order:
             if factors[index] is not None:

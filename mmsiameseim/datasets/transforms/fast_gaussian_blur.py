@@ -20,7 +20,8 @@ class FastGaussianBlur(BaseTransform):
         prob (float): Probability of the blur. Defaults to 0.5.
     """
 
-    def __init__(self, sigma: Tuple[float, float] = (0.1, 2.0),
+    def __init__(self,
+                 sigma: Tuple[float, float] = (0.1, 2.0),
                  prob: float = 0.5) -> None:
         if not 0 < sigma[0] <= sigma[1]:
             raise ValueError(f'sigma must be (min, max) with 0 < min <= '

@@ -56,16 +56,15 @@ def brightness(bgr: np.ndarray, factor: float) -> np.ndarray:
 
 
 def contrast(bgr: np.ndarray, factor: float) -> np.ndarray:
-    """``ImageEnhance.Contrast(img).enhance(factor)``: a blend with the
-    rounded mean of the luma."""
+    """``ImageEnhance.Contrast(img).enhance(factor)``: a blend with the rounded
+    mean of the luma."""
     grey = luma(bgr)
     mean = int(cv2.sumElems(grey)[0] / grey.size + 0.5)
     return cv2.LUT(bgr, _blend_lut(mean, factor))
 
 
 def saturation(bgr: np.ndarray, factor: float) -> np.ndarray:
-    """``ImageEnhance.Color(img).enhance(factor)``: a blend with the
-    luma."""
+    """``ImageEnhance.Color(img).enhance(factor)``: a blend with the luma."""
     grey = luma(bgr).astype(_F32)
     grey = cv2.merge([grey, grey, grey])
     # numpy's float32 a * (x - g) + g, as Pillow computes it (OpenCV's
@@ -78,7 +77,7 @@ def saturation(bgr: np.ndarray, factor: float) -> np.ndarray:
 
 
 def hue(bgr: np.ndarray, factor: float) -> np.ndarray:
-    """torchvision's PIL ``adjust_hue``: HSV with uint8 channels, the hue
+    """Torchvision's PIL ``adjust_hue``: HSV with uint8 channels, the hue
     shifted by ``int(factor * 255)`` modulo 256, back to RGB (Pillow's
     quantisation and rounding, OpenCV's float32 conversions)."""
     hsv = cv2.cvtColor(bgr.astype(_F32), cv2.COLOR_BGR2HSV)
@@ -94,15 +93,15 @@ def hue(bgr: np.ndarray, factor: float) -> np.ndarray:
 
 
 def grayscale(bgr: np.ndarray) -> np.ndarray:
-    """torchvision's PIL ``rgb_to_grayscale(img, 3)``: the luma in all
-    three channels."""
+    """Torchvision's PIL ``rgb_to_grayscale(img, 3)``: the luma in all three
+    channels."""
     grey = luma(bgr)
     return cv2.merge([grey, grey, grey])
 
 
 def _box_radius(sigma: float, passes: int) -> float:
-    """Pillow's ``_gaussian_blur_radius`` (float32): the fractional box
-    radius whose ``passes`` box blurs approximate the Gaussian."""
+    """Pillow's ``_gaussian_blur_radius`` (float32): the fractional box radius
+    whose ``passes`` box blurs approximate the Gaussian."""
     f = _F32
     sigma2 = f(sigma) * f(sigma) / f(passes)
     length = f(math.sqrt(f(12.0) * sigma2 + f(1.0)))
@@ -112,19 +111,20 @@ def _box_radius(sigma: float, passes: int) -> float:
     return float(whole + frac)
 
 
-def gaussian_blur(bgr: np.ndarray, radius: float,
+def gaussian_blur(bgr: np.ndarray,
+                  radius: float,
                   passes: int = 3) -> np.ndarray:
-    """``img.filter(ImageFilter.GaussianBlur(radius))``: ``passes``
-    horizontal then ``passes`` vertical box blurs of a fractional radius,
-    edge pixels repeated, rounded to uint8 after each pass."""
+    """``img.filter(ImageFilter.GaussianBlur(radius))``: ``passes`` horizontal
+    then ``passes`` vertical box blurs of a fractional radius, edge pixels
+    repeated, rounded to uint8 after each pass."""
     if radius <= 0:
         return bgr
     box = _box_radius(radius, passes)
     whole = int(box)
     full = int(_F32(1 << 24) / _F32(box * 2 + 1))  # float32, as Pillow
     edge = ((1 << 24) - (whole * 2 + 1) * full) // 2
-    kernel = np.array([edge] + [full] * (2 * whole + 1) + [edge],
-                      np.float64) / (1 << 24)
+    kernel = np.array([edge] + [full] *
+                      (2 * whole + 1) + [edge], np.float64) / (1 << 24)
     kernel = kernel.astype(_F32)
     out = bgr
     for k in (kernel[None, :], ) * passes + (kernel[:, None], ) * passes:

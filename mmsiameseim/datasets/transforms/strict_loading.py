@@ -42,8 +42,10 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             still skips unreadable files, as in mmcv).
     """
 
-    def __init__(self, imdecode_backend: str = 'pillow',
-                 to_pil: bool = False, **kwargs) -> None:
+    def __init__(self,
+                 imdecode_backend: str = 'pillow',
+                 to_pil: bool = False,
+                 **kwargs) -> None:
         super().__init__(imdecode_backend=imdecode_backend, **kwargs)
         if to_pil and self.to_float32:
             raise ValueError('StrictLoadImageFromFile: to_pil=True gives a '

@@ -24,8 +24,8 @@ def _pair(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
 
 @TRANSFORMS.register_module()
 class TwoViewRandomResizedCrop(BaseTransform):
-    """Two independent random resized crops and flips of one image, with
-    their geometry recorded.
+    """Two independent random resized crops and flips of one image, with their
+    geometry recorded.
 
     **Required keys**: ``img`` (H x W, H x W x C uint8; C = 3 or 4 fine;
     or a Pillow image, see below).
@@ -60,8 +60,8 @@ class TwoViewRandomResizedCrop(BaseTransform):
     the fast ImageNet pipeline) is cropped and resized in Pillow without
     any array conversion before (needs ``backend='pillow'``); each view
     then becomes a BGR uint8 array (one conversion of 224 x 224 pixels
-    instead of the whole image). The pixels are those of the authors' torchvision
-    pipeline: ``Image.crop`` then ``Image.resize`` (as
+    instead of the whole image). The pixels are those of the authors'
+    torchvision pipeline: ``Image.crop`` then ``Image.resize`` (as
     ``torchvision.transforms.functional.resized_crop``; a ``box=`` resize
     would differ at the borders, it reads pixels outside the crop), and
     the flip after the resize (equal to their flip before the crop,
@@ -154,21 +154,23 @@ class TwoViewRandomResizedCrop(BaseTransform):
             return np.asarray(Image.fromarray(img).resize(size, resample))
         # band by band: PIL would resize RGBA with premultiplied alpha
         return np.stack([
-            np.asarray(Image.fromarray(np.ascontiguousarray(img[..., c]))
-                       .resize(size, resample))
-            for c in range(img.shape[2])
-        ], axis=-1)
+            np.asarray(
+                Image.fromarray(np.ascontiguousarray(img[..., c])).resize(
+                    size, resample)) for c in range(img.shape[2])
+        ],
+                        axis=-1)
 
     def crop_resize_flip(self, img: Union[np.ndarray, Image.Image],
-                         box: Tuple[int, int, int, int],
-                         size: Tuple[int, int], flip: bool):
+                         box: Tuple[int, int, int,
+                                    int], size: Tuple[int, int], flip: bool):
         """One view: ``box`` (top, left, h, w) of ``img`` resized to
         ``size`` (w, h), then flipped if ``flip``; a numpy array (BGR from
         a PIL RGB image)."""
         top, left, h, w = box
         if isinstance(img, Image.Image):
-            view = img.crop((left, top, left + w, top + h)).resize(
-                size, _PIL_FILTERS[self.interpolation])
+            view = img.crop((left, top, left + w,
+                             top + h)).resize(size,
+                                              _PIL_FILTERS[self.interpolation])
             if flip:
                 view = view.transpose(Image.FLIP_LEFT_RIGHT)
             view = np.asarray(view)
@@ -202,8 +204,7 @@ class TwoViewRandomResizedCrop(BaseTransform):
                 continue
             box = self.crop_params(height, width)
             flip = bool(np.random.rand() < self.flip_prob)
-            views.append(self.crop_resize_flip(img, box, (out_w, out_h),
-                                               flip))
+            views.append(self.crop_resize_flip(img, box, (out_w, out_h), flip))
             boxes.append(box)
             flips.append(flip)
         results['img'] = views

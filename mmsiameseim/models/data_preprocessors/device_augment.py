@@ -9,9 +9,16 @@ from torch import Tensor
 from . import device_colour as dc
 
 #: the authors' colour set per view (their DataAugmentationForSIM)
-VIEW_A = dict(jitter_prob=0.8, brightness=0.4, contrast=0.4, saturation=0.2,
-              hue=0.1, grayscale_prob=0.2, blur_prob=1.0,
-              blur_sigma=(0.1, 2.0), solarize_prob=0.0)
+VIEW_A = dict(
+    jitter_prob=0.8,
+    brightness=0.4,
+    contrast=0.4,
+    saturation=0.2,
+    hue=0.1,
+    grayscale_prob=0.2,
+    blur_prob=1.0,
+    blur_sigma=(0.1, 2.0),
+    solarize_prob=0.0)
 VIEW_B = dict(VIEW_A, blur_prob=0.1, solarize_prob=0.2)
 _JITTER = ('brightness', 'contrast', 'saturation', 'hue')
 
@@ -22,8 +29,7 @@ def _check_view(cfg: dict, name: str) -> dict:
         raise ValueError(f'DeviceAugmentDataPreprocessor {name}: unknown '
                          f'keys {unknown}; known: {sorted(VIEW_A)}')
     cfg = dict(VIEW_A, **cfg)
-    for key in ('jitter_prob', 'grayscale_prob', 'blur_prob',
-                'solarize_prob'):
+    for key in ('jitter_prob', 'grayscale_prob', 'blur_prob', 'solarize_prob'):
         if not 0 <= cfg[key] <= 1:
             raise ValueError(f'DeviceAugmentDataPreprocessor {name}.{key} '
                              f'must be in [0, 1], got {cfg[key]}')
@@ -84,15 +90,19 @@ class DeviceAugmentDataPreprocessor(SelfSupDataPreprocessor):
         if not 0 <= flip_prob <= 1:
             raise ValueError(f'flip_prob must be in [0, 1], got {flip_prob}')
         self.flip_prob = flip_prob
-        self.views = [_check_view(view_a or {}, 'view_a'),
-                      _check_view(view_b or VIEW_B, 'view_b')]
+        self.views = [
+            _check_view(view_a or {}, 'view_a'),
+            _check_view(view_b or VIEW_B, 'view_b')
+        ]
 
     def draw(self, view: int, batch: int,
              device: torch.device) -> Dict[str, Tensor]:
-        """The random parameters of one view for a batch (all on
-        ``device``): ``flip``, ``jitter`` (bool), ``order`` (B, 4),
+        """The random parameters of one view for a batch (all on ``device``):
+
+        ``flip``, ``jitter`` (bool), ``order`` (B, 4),
         ``brightness``/``contrast``/``saturation``/``hue`` factors,
-        ``grayscale``, ``blur``, ``sigma``, ``solarize``."""
+        ``grayscale``, ``blur``, ``sigma``, ``solarize``.
+        """
         cfg = self.views[view]
 
         def coin(p):
@@ -101,24 +111,26 @@ class DeviceAugmentDataPreprocessor(SelfSupDataPreprocessor):
         def uniform(lo, hi):
             return torch.empty(batch, device=device).uniform_(lo, hi)
 
-        out = dict(flip=coin(self.flip_prob), jitter=coin(cfg['jitter_prob']),
-                   order=torch.argsort(torch.rand(batch, 4, device=device),
-                                       dim=1))
+        out = dict(
+            flip=coin(self.flip_prob),
+            jitter=coin(cfg['jitter_prob']),
+            order=torch.argsort(torch.rand(batch, 4, device=device), dim=1))
         for name in _JITTER:
             strength = cfg[name]
             lo, hi = ((-strength, strength) if name == 'hue' else
                       (max(0., 1 - strength), 1 + strength))
             out[name] = uniform(lo, hi)
-        out.update(grayscale=coin(cfg['grayscale_prob']),
-                   blur=coin(cfg['blur_prob']),
-                   sigma=uniform(*cfg['blur_sigma']),
-                   solarize=coin(cfg['solarize_prob']))
+        out.update(
+            grayscale=coin(cfg['grayscale_prob']),
+            blur=coin(cfg['blur_prob']),
+            sigma=uniform(*cfg['blur_sigma']),
+            solarize=coin(cfg['solarize_prob']))
         return out
 
     @staticmethod
     def augment(img: Tensor, p: Dict[str, Tensor]) -> Tensor:
-        """One view's flip and colour steps for drawn parameters ``p``, on
-        RGB values in [0, 255] (float32, B x 3 x H x W)."""
+        """One view's flip and colour steps for drawn parameters ``p``, on RGB
+        values in [0, 255] (float32, B x 3 x H x W)."""
         img = torch.where(p['flip'].view(-1, 1, 1, 1), img.flip(-1), img)
         adjust = (dc.brightness, dc.contrast, dc.saturation, dc.hue)
         for step in range(4):
@@ -126,8 +138,8 @@ class DeviceAugmentDataPreprocessor(SelfSupDataPreprocessor):
                 chosen = p['jitter'] & (p['order'][:, step] == index)
                 if chosen.any():
                     factor = p[_JITTER[index]]
-                    img = torch.where(chosen.view(-1, 1, 1, 1),
-                                      fn(img, factor), img)
+                    img = torch.where(
+                        chosen.view(-1, 1, 1, 1), fn(img, factor), img)
         if p['grayscale'].any():
             img = torch.where(p['grayscale'].view(-1, 1, 1, 1),
                               dc.grayscale(img), img)
@@ -143,13 +155,14 @@ class DeviceAugmentDataPreprocessor(SelfSupDataPreprocessor):
     def forward(self, data: dict, training: bool = False) -> dict:
         if not training:
             return super().forward(data, training)
-        inputs, samples = self.cast_data([data['inputs'],
-                                          data.get('data_samples')])
+        inputs, samples = self.cast_data(
+            [data['inputs'], data.get('data_samples')])
         if not isinstance(inputs, list) or len(inputs) != 2:
-            raise ValueError('DeviceAugmentDataPreprocessor needs two views '
-                             '(TwoViewRandomResizedCrop), got '
-                             f'{type(inputs).__name__} of '
-                             f'{len(inputs) if isinstance(inputs, list) else 1}')
+            raise ValueError(
+                'DeviceAugmentDataPreprocessor needs two views '
+                '(TwoViewRandomResizedCrop), got '
+                f'{type(inputs).__name__} of '
+                f'{len(inputs) if isinstance(inputs, list) else 1}')
         views, flips = [], []
         for v, img in enumerate(inputs):
             img = img[:, [2, 1, 0]].float()  # BGR uint8 -> RGB float
@@ -167,8 +180,7 @@ class DeviceAugmentDataPreprocessor(SelfSupDataPreprocessor):
                 raise KeyError('DeviceAugmentDataPreprocessor flips views, '
                                'so each sample needs its recorded flips '
                                "(PackInputs algorithm_keys 'flips')")
-            sample.flips = np.logical_xor(np.asarray(sample.flips, bool),
-                                          flip)
+            sample.flips = np.logical_xor(np.asarray(sample.flips, bool), flip)
 
     def extra_repr(self) -> str:
         return f'flip_prob={self.flip_prob}, views={self.views}'

@@ -97,8 +97,8 @@ def hsv_uint8_to_rgb(h: Tensor, s: Tensor, v: Tensor) -> Tensor:
 
 
 def hue(img: Tensor, factor: Tensor) -> Tensor:
-    """torchvision's PIL ``adjust_hue``: the uint8 hue shifted by
-    ``int(factor * 255)`` modulo 256."""
+    """Torchvision's PIL ``adjust_hue``: the uint8 hue shifted by ``int(factor
+    * 255)`` modulo 256."""
     h, s, v = rgb_to_hsv_uint8(img)
     shift = torch.trunc(factor.float() * 255.).view(-1, 1, 1)
     h = torch.remainder(h + shift, 256.)
@@ -126,16 +126,17 @@ def box_kernels(sigma: Tensor, passes: int = 3) -> Tensor:
     offsets = torch.arange(-half, half + 1, device=sigma.device).abs()
     offsets = offsets.view(1, -1).float()
     w = whole.view(-1, 1)
-    weights = torch.where(offsets <= w, full.view(-1, 1),
-                          torch.where(offsets == w + 1, edge.view(-1, 1),
-                                      torch.zeros_like(offsets)))
+    weights = torch.where(
+        offsets <= w, full.view(-1, 1),
+        torch.where(offsets == w + 1, edge.view(-1, 1),
+                    torch.zeros_like(offsets)))
     return weights / 16777216.
 
 
 def gaussian_blur(img: Tensor, sigma: Tensor, passes: int = 3) -> Tensor:
-    """Pillow's ``GaussianBlur(radius=sigma)`` per image: ``passes``
-    horizontal then vertical fractional box blurs, edges repeated, rounded
-    after each pass."""
+    """Pillow's ``GaussianBlur(radius=sigma)`` per image: ``passes`` horizontal
+    then vertical fractional box blurs, edges repeated, rounded after each
+    pass."""
     batch, channels, height, width = img.shape
     kernels = box_kernels(sigma, passes)
     k = kernels.shape[1]
@@ -143,10 +144,12 @@ def gaussian_blur(img: Tensor, sigma: Tensor, passes: int = 3) -> Tensor:
     x = img.reshape(1, batch * channels, height, width)
     for _ in range(passes):
         x = F.pad(x, (k // 2, k // 2, 0, 0), mode='replicate')
-        x = torch.floor(F.conv2d(x, weight.view(-1, 1, 1, k),
-                                 groups=batch * channels) + 0.5)
+        x = torch.floor(
+            F.conv2d(x, weight.view(-1, 1, 1, k), groups=batch * channels) +
+            0.5)
     for _ in range(passes):
         x = F.pad(x, (0, 0, k // 2, k // 2), mode='replicate')
-        x = torch.floor(F.conv2d(x, weight.view(-1, 1, k, 1),
-                                 groups=batch * channels) + 0.5)
+        x = torch.floor(
+            F.conv2d(x, weight.view(-1, 1, k, 1), groups=batch * channels) +
+            0.5)
     return x.view(batch, channels, height, width)

@@ -1,7 +1,7 @@
 """The default ImageNet two-view pipeline gives the authors' views: for the
-same draws, the crop, antialiased bicubic resize and flip of their
-torchvision PIL path (``F.hflip`` then ``F.resized_crop``) exactly, and
-their colour transforms within the tolerance of
+same draws, the crop, antialiased bicubic resize and flip of their torchvision
+PIL path (``F.hflip`` then ``F.resized_crop``) exactly, and their colour
+transforms within the tolerance of
 ``mmsiameseim.datasets.transforms.pillow_colour``; tested on real JPEGs."""
 import os
 
@@ -18,32 +18,38 @@ from torchvision.transforms import InterpolationMode
 import mmsiameseim  # noqa: F401
 from mmsiameseim.datasets.transforms import FastColorJitter
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CONFIG = os.path.join(ROOT, 'configs', 'pretrain', '_base_',
                       'imagenet_two_view_masked.py')
-PHOTOS = [os.path.join(os.path.dirname(sklearn.datasets.__file__), 'images',
-                       name) for name in ('china.jpg', 'flower.jpg')]
+PHOTOS = [
+    os.path.join(os.path.dirname(sklearn.datasets.__file__), 'images', name)
+    for name in ('china.jpg', 'flower.jpg')
+]
 
 
 @pytest.fixture(scope='module')
 def jpegs(tmp_path_factory):
-    """The two real JPEG photographs, and ImageNet-like cuts of them
-    (500 x 375 and 375 x 500, quality 90)."""
+    """The two real JPEG photographs, and ImageNet-like cuts of them (500 x 375
+    and 375 x 500, quality 90)."""
     folder = tmp_path_factory.mktemp('jpegs')
     paths = list(PHOTOS)
     for i, (photo, size) in enumerate(zip(PHOTOS, [(500, 375), (375, 500)])):
         with Image.open(photo) as img:
             path = str(folder / f'cut{i}.jpg')
-            img.convert('RGB').crop((20, 10, 420, 410)).resize(
-                size, Image.BICUBIC).save(path, quality=90)
+            img.convert('RGB').crop(
+                (20, 10, 420, 410)).resize(size, Image.BICUBIC).save(
+                    path, quality=90)
             paths.append(path)
     return paths
 
 
 def _pipeline():
     init_default_scope('mmpretrain')  # RandomApply builds its steps there
-    return [TRANSFORMS.build(t) for t in Config.fromfile(CONFIG).train_pipeline]
+    return [
+        TRANSFORMS.build(t) for t in Config.fromfile(CONFIG).train_pipeline
+    ]
 
 
 def _authors_view(path, box, flip, size=224):
@@ -56,8 +62,9 @@ def _authors_view(path, box, flip, size=224):
     if flip:
         img = TF.hflip(img)
         left = img.width - left - w
-    return np.asarray(TF.resized_crop(img, top, left, h, w, [size, size],
-                                      InterpolationMode.BICUBIC))
+    return np.asarray(
+        TF.resized_crop(img, top, left, h, w, [size, size],
+                        InterpolationMode.BICUBIC))
 
 
 def test_crop_resize_flip_are_the_authors_exactly(jpegs):
@@ -80,8 +87,8 @@ def test_crop_resize_flip_are_the_authors_exactly(jpegs):
 
 
 def test_pillow_path_equals_array_path_for_the_same_draws(jpegs):
-    """The loader's Pillow image and mmcv's BGR array give the same views
-    (the ablation configs that load arrays crop the same pixels)."""
+    """The loader's Pillow image and mmcv's BGR array give the same views (the
+    ablation configs that load arrays crop the same pixels)."""
     crop = _pipeline()[1]
     fast = TRANSFORMS.build(dict(type='StrictLoadImageFromFile', to_pil=True))
     slow = TRANSFORMS.build(dict(type='StrictLoadImageFromFile'))
@@ -117,8 +124,8 @@ def _authors_colour(pil, order, factors, grey, blur, solarize):
 
 def test_colour_chain_within_tolerance_for_the_same_draws(jpegs):
     """A view's colour steps as the pipeline's transforms compute them
-    (FastColorJitter.apply, FastRandomGrayscale, FastGaussianBlur,
-    mmpretrain's Solarize) for fixed draws, against the authors'."""
+    (FastColorJitter.apply, FastRandomGrayscale, FastGaussianBlur, mmpretrain's
+    Solarize) for fixed draws, against the authors'."""
     load, crop = _pipeline()[:2]
     rng = np.random.default_rng(0)
     gray = TRANSFORMS.build(dict(type='FastRandomGrayscale', prob=1.0))
@@ -136,13 +143,14 @@ def test_colour_chain_within_tolerance_for_the_same_draws(jpegs):
             ours = FastColorJitter.apply(view, order, *factors)
             if grey:
                 ours = gray(dict(img=ours))['img']
-            blur_t = TRANSFORMS.build(dict(type='FastGaussianBlur',
-                                           sigma=(blur, blur), prob=1.0))
+            blur_t = TRANSFORMS.build(
+                dict(type='FastGaussianBlur', sigma=(blur, blur), prob=1.0))
             ours = blur_t(dict(img=ours))['img']
             if solarize:
                 ours = solar(dict(img=ours))['img']
-            ref = _authors_colour(Image.fromarray(view[..., ::-1].copy()),
-                                  order, factors, grey, blur, solarize)
+            ref = _authors_colour(
+                Image.fromarray(view[..., ::-1].copy()), order, factors, grey,
+                blur, solarize)
             d = np.abs(ours[..., ::-1].astype(int) - ref)
             # hue's rounding (pillow_colour) passes through the blur
             assert d.max() <= 8 and d.mean() <= 0.05
@@ -163,8 +171,10 @@ def test_draw_distributions_are_the_authors():
     np.random.seed(0)
     grey = TRANSFORMS.build(cfg.grayscale)
     img = np.random.randint(0, 256, (8, 8, 3), np.uint8)
-    hits = [not np.array_equal(grey(dict(img=img))['img'], img)
-            for _ in range(4000)]
+    hits = [
+        not np.array_equal(grey(dict(img=img))['img'], img)
+        for _ in range(4000)
+    ]
     assert np.mean(hits) == pytest.approx(0.2, abs=0.02)
     blur_a, blur_b = (TRANSFORMS.build(p[-1] if i == 0 else p[2])
                       for i, p in enumerate((cfg.view_a_pipeline,
@@ -190,14 +200,19 @@ def test_config_pipeline_end_to_end(jpegs):
 
 
 def test_geometry_on_a_coordinate_image_through_pillow():
-    """Each view's content matches its recorded box and flip (as the
-    contract check, on the Pillow path)."""
+    """Each view's content matches its recorded box and flip (as the contract
+    check, on the Pillow path)."""
     H, W, size = 180, 240, 32
     yy, xx = np.mgrid[0:H, 0:W]
-    rgb = np.stack([xx * 255 // (W - 1), yy * 255 // (H - 1),
-                    np.full_like(xx, 128)], -1).astype(np.uint8)
-    t = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop', size=size,
-                              scale=(0.2, 1.0), backend='pillow'))
+    rgb = np.stack(
+        [xx * 255 // (W - 1), yy * 255 // (H - 1),
+         np.full_like(xx, 128)], -1).astype(np.uint8)
+    t = TRANSFORMS.build(
+        dict(
+            type='TwoViewRandomResizedCrop',
+            size=size,
+            scale=(0.2, 1.0),
+            backend='pillow'))
     np.random.seed(0)
     worst = 0.
     for _ in range(30):

@@ -1,6 +1,8 @@
-"""Pillow's colour operations on arrays against Pillow itself, called as
-the authors' torchvision transforms call it (torchvision.transforms.
-functional on PIL images), on real photographs."""
+"""Pillow's colour operations on arrays against Pillow itself, called as the
+authors' torchvision transforms call it (torchvision.transforms.
+
+functional on PIL images), on real photographs.
+"""
 import numpy as np
 import pytest
 import torchvision.transforms.functional as TF
@@ -45,14 +47,14 @@ def test_grayscale_is_pillows_exactly():
     for pil, bgr in _views(8):
         ref = TF.rgb_to_grayscale(pil, num_output_channels=3)
         assert _diff(ref, pc.grayscale(bgr)).max() == 0
-        np.testing.assert_array_equal(pc.luma(bgr), np.asarray(
-            pil.convert('L')))
+        np.testing.assert_array_equal(
+            pc.luma(bgr), np.asarray(pil.convert('L')))
 
 
 def test_hue_within_its_documented_tolerance():
     """Pillow's uint8 HSV round trip in float32: a pixel on a quantisation
-    boundary may round the other way (documented: at most 0.5 % of the
-    pixels, by at most 8 / 255)."""
+    boundary may round the other way (documented: at most 0.5 % of the pixels,
+    by at most 8 / 255)."""
     rng = np.random.default_rng(2)
     worst, fractions = 0, []
     for pil, bgr in _views(16):
@@ -67,10 +69,9 @@ def test_hue_within_its_documented_tolerance():
 
 def test_gaussian_blur_within_its_documented_tolerance():
     """Pillow's three-pass box blur, the authors' GaussianBlur
-    (``ImageFilter.GaussianBlur(radius=sigma)``): for sigma drawn from
-    (0.1, 2) within 1 / 255 on at most 0.01 % of the pixels; at round radii
-    (exact halves, rounded to even by OpenCV) within 2 / 255 on at most
-    15 %."""
+    (``ImageFilter.GaussianBlur(radius=sigma)``): for sigma drawn from (0.1, 2)
+    within 1 / 255 on at most 0.01 % of the pixels; at round radii (exact
+    halves, rounded to even by OpenCV) within 2 / 255 on at most 15 %."""
     rng = np.random.default_rng(3)
     fractions = []
     for pil, bgr in _views(6):

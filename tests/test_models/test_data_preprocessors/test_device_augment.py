@@ -1,7 +1,6 @@
-"""The accelerator option's data preprocessor, on CPU tensors: each colour
-step against the CPU pipeline's (Pillow's formulas on arrays), the drawn
-parameters' distributions against the CPU pipeline's, and the flips it
-records."""
+"""The accelerator option's data preprocessor, on CPU tensors: each colour step
+against the CPU pipeline's (Pillow's formulas on arrays), the drawn parameters'
+distributions against the CPU pipeline's, and the flips it records."""
 import os
 
 import numpy as np
@@ -22,8 +21,9 @@ from mmsiameseim.datasets.transforms import FastColorJitter
 from mmsiameseim.datasets.transforms import pillow_colour as pc
 from mmsiameseim.models.data_preprocessors import device_colour as dc
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CONFIG = os.path.join(
     ROOT, 'configs', 'pretrain',
     'siameseim-deviceaug_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py')
@@ -38,8 +38,9 @@ def _crops(count, size=64, seed=0):
         photo = photos[i % len(photos)]
         top = rng.integers(0, photo.shape[0] - size)
         left = rng.integers(0, photo.shape[1] - size)
-        out.append(np.ascontiguousarray(
-            photo[top:top + size, left:left + size, ::-1]))
+        out.append(
+            np.ascontiguousarray(photo[top:top + size,
+                                       left:left + size, ::-1]))
     return out
 
 
@@ -77,8 +78,7 @@ def test_grayscale_and_solarize_equal_the_cpu_pipelines():
 
 def test_hue_within_the_cpu_pipelines_tolerance():
     imgs = _crops(8)
-    factors = torch.tensor([-0.1, 0.1, 0.0, 0.05, -0.033, 0.077, -0.06,
-                            0.01])
+    factors = torch.tensor([-0.1, 0.1, 0.0, 0.05, -0.033, 0.077, -0.06, 0.01])
     out = dc.hue(_to_tensor(imgs), factors)
     for i, img in enumerate(imgs):
         # against Pillow (torchvision's PIL adjust_hue), as the CPU path is
@@ -102,9 +102,11 @@ def _preprocessor(**kwargs):
 
 
 def test_augment_is_the_cpu_chain_for_the_same_draws():
-    """The batched steps for drawn parameters = the CPU pipeline's
-    transforms applied to each image with those parameters (hue and blur:
-    within their tolerance)."""
+    """The batched steps for drawn parameters = the CPU pipeline's transforms
+    applied to each image with those parameters (hue and blur:
+
+    within their tolerance).
+    """
     torch.manual_seed(0)
     pre = _preprocessor()
     imgs = _crops(16, seed=1)
@@ -140,17 +142,16 @@ def test_drawn_parameters_follow_the_cpu_pipelines_distributions():
                           ('blur', blur), ('solarize', solar)):
             assert p[key].float().mean().item() == pytest.approx(
                 prob, abs=0.015), (view, key)
-        for key, (lo, hi) in (('brightness', (0.6, 1.4)),
-                              ('contrast', (0.6, 1.4)),
-                              ('saturation', (0.8, 1.2)),
-                              ('hue', (-0.1, 0.1)), ('sigma', (0.1, 2.0))):
+        for key, (lo, hi) in (('brightness', (0.6, 1.4)), ('contrast', (0.6,
+                                                                        1.4)),
+                              ('saturation', (0.8, 1.2)), ('hue', (-0.1, 0.1)),
+                              ('sigma', (0.1, 2.0))):
             x = p[key]
             assert lo <= x.min() and x.max() <= hi
             # uniform: mean and variance of U(lo, hi)
-            assert x.mean().item() == pytest.approx((lo + hi) / 2,
-                                                    abs=0.01 * (hi - lo))
-            assert x.var().item() == pytest.approx((hi - lo)**2 / 12,
-                                                   rel=0.05)
+            assert x.mean().item() == pytest.approx(
+                (lo + hi) / 2, abs=0.01 * (hi - lo))
+            assert x.var().item() == pytest.approx((hi - lo)**2 / 12, rel=0.05)
         # a uniformly random order: each step first about 1/4 of the time,
         # each row a permutation
         first = torch.bincount(p['order'][:, 0], minlength=4).float() / n
@@ -164,17 +165,19 @@ def _batch(imgs, flips):
         s = DataSample()
         s.set_field(np.asarray(f, bool), 'flips')
         samples.append(s)
-    views = [torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).contiguous()
-             for _ in range(2)]
+    views = [
+        torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).contiguous()
+        for _ in range(2)
+    ]
     return dict(inputs=views, data_samples=samples)
 
 
 def test_flips_update_the_recorded_geometry():
-    """With colour off, each output view is its input mirrored exactly when
-    the preprocessor flipped it, and the recorded flip becomes the xor."""
+    """With colour off, each output view is its input mirrored exactly when the
+    preprocessor flipped it, and the recorded flip becomes the xor."""
     torch.manual_seed(0)
-    off = dict(jitter_prob=0., grayscale_prob=0., blur_prob=0.,
-               solarize_prob=0.)
+    off = dict(
+        jitter_prob=0., grayscale_prob=0., blur_prob=0., solarize_prob=0.)
     pre = _preprocessor(view_a=off, view_b=off)
     imgs = _crops(32, size=16, seed=2)
     before = [np.array([i % 2 == 0, i % 3 == 0]) for i in range(32)]
@@ -196,8 +199,10 @@ def test_flips_update_the_recorded_geometry():
 
 def test_outside_training_it_only_normalises():
     pre = _preprocessor()
-    plain = SelfSupDataPreprocessor(mean=[123.675, 116.28, 103.53],
-                                    std=[58.395, 57.12, 57.375], to_rgb=True)
+    plain = SelfSupDataPreprocessor(
+        mean=[123.675, 116.28, 103.53],
+        std=[58.395, 57.12, 57.375],
+        to_rgb=True)
     batch = _batch(_crops(4, size=16), [[False, True]] * 4)
     out = pre(batch, training=False)
     ref = plain(batch, training=False)
@@ -222,15 +227,16 @@ def test_bad_settings_are_refused(kwargs, match):
 def test_the_deviceaug_config_runs_its_pipeline_and_preprocessor(tmp_path):
     init_default_scope('mmpretrain')
     cfg = Config.fromfile(CONFIG)
-    default = Config.fromfile(CONFIG.replace('siameseim-deviceaug_',
-                                             'siameseim_'))
+    default = Config.fromfile(
+        CONFIG.replace('siameseim-deviceaug_', 'siameseim_'))
     # only the data preprocessor and the pipeline differ from the default
     assert cfg.model.backbone == default.model.backbone
     assert cfg.model.neck == default.model.neck
     steps = cfg.train_dataloader.dataset.pipeline
     assert [s['type'] for s in steps] == [
         'StrictLoadImageFromFile', 'TwoViewRandomResizedCrop',
-        'BlockwiseMaskGenerator', 'PackInputs']
+        'BlockwiseMaskGenerator', 'PackInputs'
+    ]
     assert steps[1]['flip_prob'] == 0
     pipeline = [TRANSFORMS.build(s) for s in steps]
     samples = []
