@@ -3,7 +3,11 @@
 # encodes 7 x 7 = 49 tokens instead of 196 and the predictor predicts that
 # grid (its relative positions still place each of view b's patches in
 # view a). Everything else is the default 1600-epoch config.
-_base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'
+_base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
+
+max_epochs = 1600
+# the base's warm-up (40 epochs) and cosine, which ends with max_epochs
+train_cfg = dict(max_epochs=max_epochs)
 
 target_size = 112
 # (`_base_.x` rather than `{{_base_.x}}` where the value takes arithmetic)

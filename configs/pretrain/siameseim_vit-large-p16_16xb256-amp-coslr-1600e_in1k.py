@@ -1,4 +1,10 @@
-_base_ = 'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'
+# ViT-L/16, 1600 epochs: the ViT-B/16 400-epoch config with a larger
+# encoder and decoder and the 1600-epoch schedule.
+_base_ = 'siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
+
+max_epochs = 1600
+# the base's warm-up (40 epochs) and cosine, which ends with max_epochs
+train_cfg = dict(max_epochs=max_epochs)
 
 model = dict(
     backbone=dict(arch='l'),

@@ -1,3 +1,6 @@
+from .image_folder import UnlabeledImageFolder, check_image_file
+from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
+from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
 from .imagenet_c import IMAGENET_C_CORRUPTIONS, ImageNetC
 from .imagenet_subset import ImageNetSubset
 from .imagenet_wnid_folder import ImageNetWnidFolder, load_wnid_to_label
@@ -5,6 +8,9 @@ from .local_fashion_mnist import LocalFashionMNIST
 from .transforms import *  # noqa: F401,F403
 
 __all__ = [
-    'IMAGENET_C_CORRUPTIONS', 'ImageNetC', 'ImageNetSubset',
-    'ImageNetWnidFolder', 'LocalFashionMNIST', 'load_wnid_to_label'
+    'DamagedImagePolicy', 'FOLDER_IMAGE_EXTENSIONS',
+    'TooManyDamagedImagesError', 'UnlabeledImageFolder', 'check_image_file',
+    'list_image_files', 'IMAGENET_C_CORRUPTIONS', 'ImageNetC',
+    'ImageNetSubset', 'ImageNetWnidFolder', 'LocalFashionMNIST',
+    'load_wnid_to_label'
 ]

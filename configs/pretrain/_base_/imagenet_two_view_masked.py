@@ -1,8 +1,11 @@
 # ImageNet-1k, two views per image (MoCo-v3 augmentations), blockwise mask
 # of 118 / 196 patches on view a. Set data_root to your ImageNet folder
 # (train/ with one sub-folder per class). The crop size and the mask's grid
-# are the model's (img_size, patch_grid of siameseim_vit-base-p16.py).
-_base_ = ['siameseim_vit-base-p16.py']
+# must be the model's (img_size, patch_grid of siameseim_vit-base-p16.py,
+# a sibling base): the batch-geometry check refuses a batch off the model's
+# patch grid before the first step, whichever loop runs.
+crop_size = 224
+mask_grid = 14  # crop_size // patch size 16
 
 dataset_type = 'ImageNet'
 data_root = 'data/imagenet/'
@@ -38,7 +41,7 @@ view_b_pipeline = [
 # (configs/pretrain/ablations) can swap one of them.
 two_view_crop = dict(
     type='TwoViewRandomResizedCrop',
-    size={{_base_.img_size}},
+    size=crop_size,
     scale=(0.08, 1.0),
     ratio=(3. / 4., 4. / 3.),
     flip_prob=0.5,
@@ -51,7 +54,7 @@ per_view_colour = dict(
 load_image = dict(type='StrictLoadImageFromFile', to_pil=True)
 blockwise_mask = dict(
     type='BlockwiseMaskGenerator',
-    input_size={{_base_.patch_grid}},
+    input_size=mask_grid,
     num_masking_patches=118,
     min_num_patches=16,
     fixed_count=True)

@@ -1,0 +1,83 @@
+import os
+import os.path as osp
+from typing import List, NamedTuple, Sequence
+
+#: The image files a folder dataset reads (case-insensitive).
+FOLDER_IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif',
+                           '.tiff')
+
+
+class FolderListing(NamedTuple):
+    """What :func:`list_image_files` found under a folder."""
+    files: List[str]  # image paths relative to the folder, sorted
+    hidden: int  # image files ignored because they or a folder are hidden
+    others: List[str]  # non-image files (relative paths, sorted)
+    revisited: List[str]  # folders reached again through a symlink
+
+
+def _check_folder(folder: str, what: str) -> None:
+    if not osp.exists(folder):
+        raise FileNotFoundError(f'{what}: image folder {folder!r} does not '
+                                'exist')
+    if not osp.isdir(folder):
+        raise NotADirectoryError(f'{what}: {folder!r} is not a folder')
+
+
+def list_image_files(folder: str,
+                     extensions: Sequence[str] = FOLDER_IMAGE_EXTENSIONS,
+                     skip_hidden: bool = True,
+                     what: str = 'image folder') -> FolderListing:
+    """Every image file under ``folder``, recursively, in sorted order.
+
+    Extensions match case-insensitively. Symbolic links are followed, each
+    real folder once: a link back to a folder already listed (a cycle, or
+    two links to one folder) is not entered again. With ``skip_hidden``,
+    files and folders whose names start with '.' (``.git``, macOS ``._x.jpg``
+    resource forks, ``.ipynb_checkpoints``) are left out and counted.
+
+    Args:
+        folder (str): The folder.
+        extensions (Sequence[str]): Image extensions, with the dot.
+            Defaults to :data:`FOLDER_IMAGE_EXTENSIONS`.
+        skip_hidden (bool): Leave out hidden files and folders.
+            Defaults to True.
+        what (str): Names the caller in errors. Defaults to 'image folder'.
+
+    Returns:
+        FolderListing: The image files (relative paths, sorted), and what was
+        left out.
+
+    Raises:
+        FileNotFoundError: ``folder`` does not exist.
+        NotADirectoryError: ``folder`` is a file.
+    """
+    _check_folder(folder, what)
+    extensions = tuple(e.lower() for e in extensions)
+    files, others, revisited = [], [], []
+    hidden = 0
+    seen_dirs = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = osp.realpath(root)
+        rel_root = osp.relpath(root, folder)
+        if real in seen_dirs:
+            revisited.append(rel_root)
+            dirs[:] = []
+            continue
+        seen_dirs.add(real)
+        if skip_hidden:
+            for d in [d for d in dirs if d.startswith('.')]:
+                hidden += sum(n.lower().endswith(extensions)
+                              for _, _, ns in os.walk(osp.join(root, d))
+                              for n in ns)
+            dirs[:] = [d for d in dirs if not d.startswith('.')]
+        dirs.sort()
+        for name in names:
+            rel = osp.normpath(osp.join(rel_root, name))
+            if not name.lower().endswith(extensions):
+                others.append(rel)
+            elif skip_hidden and name.startswith('.'):
+                hidden += 1
+            else:
+                files.append(rel)
+    return FolderListing(
+        sorted(files), hidden, sorted(others), sorted(revisited))
