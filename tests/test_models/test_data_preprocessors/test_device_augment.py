@@ -232,6 +232,8 @@ def test_the_deviceaug_config_runs_its_pipeline_and_preprocessor(tmp_path):
     # only the data preprocessor and the pipeline differ from the default
     assert cfg.model.backbone == default.model.backbone
     assert cfg.model.neck == default.model.neck
+    assert cfg.train_cfg == default.train_cfg
+    assert cfg.param_scheduler == default.param_scheduler
     steps = cfg.train_dataloader.dataset.pipeline
     assert [s['type'] for s in steps] == [
         'StrictLoadImageFromFile', 'TwoViewRandomResizedCrop',
