@@ -6,7 +6,7 @@ import mmengine.fileio as fileio
 import numpy as np
 from mmcv.transforms import LoadImageFromFile
 from mmpretrain.registry import TRANSFORMS
-from PIL import Image, UnidentifiedImageError
+from PIL import ExifTags, Image, UnidentifiedImageError
 
 from .image_modes import ImageModeError, array_to_uint8, to_rgb
 
@@ -126,9 +126,13 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 return Image.fromarray(cv2.cvtColor(out, cv2.COLOR_BGR2RGB))
             return out
         with img:
+            if self.to_pil:
+                # exif_transpose copies the whole image even when there is
+                # nothing to turn: ask for it only when the tag says so
+                turn = exif and img.getexif().get(
+                    ExifTags.Base.Orientation, 1) not in (None, 1)
+                return to_rgb(img, filename, exif_transpose=turn)
             rgb = to_rgb(img, filename, exif_transpose=exif)
-        if self.to_pil:
-            return rgb
         if grey:
             return np.asarray(rgb.convert('L'))
         return np.ascontiguousarray(np.asarray(rgb)[..., ::-1])  # RGB->BGR

@@ -88,3 +88,18 @@ def test_loader_to_pil_errors_name_the_file(tmp_path, damage):
     skip = TRANSFORMS.build(
         dict(type='StrictLoadImageFromFile', to_pil=True, ignore_empty=True))
     assert skip(dict(img_path=str(path))) is None
+
+
+@pytest.mark.parametrize('orientation', [1, 3, 6, 8])
+def test_loader_to_pil_applies_the_exif_orientation_as_the_array_loader(
+        tmp_path, orientation):
+    img = Image.fromarray(_img())
+    exif = img.getexif()
+    exif[0x0112] = orientation
+    path = str(tmp_path / f'exif{orientation}.jpg')
+    img.save(path, exif=exif, quality=95)
+    array = TRANSFORMS.build(dict(type='StrictLoadImageFromFile'))(
+        dict(img_path=path))['img']
+    pil = TRANSFORMS.build(dict(type='StrictLoadImageFromFile',
+                                to_pil=True))(dict(img_path=path))['img']
+    np.testing.assert_array_equal(np.asarray(pil)[..., ::-1], array)
