@@ -414,7 +414,7 @@ def render(results: dict) -> str:
     """Markdown of ``docs/results/pipeline.json``: images/s per worker of each
     pipeline (with the ratios the issue asks for), the per-transform profile of
     ours, the worker scaling, and the run's conditions."""
-    data, meta = results['data'], results.get('meta', {})
+    data = results['data']
     rows = {r['pipeline']: r for r in data['rows']}
     step = data.get('step_images_per_s')
     lines = [
@@ -460,9 +460,4 @@ def render(results: dict) -> str:
                          for w in scaling)
     if data.get('conditions'):
         out += f'\n\nConditions: {data["conditions"]}'
-    if meta:
-        out += (f'\n\n{meta.get("date", "?")}, {meta.get("machine", "?")}, '
-                f'commit {str(meta.get("commit"))[:10]}'
-                f'{" (dirty)" if meta.get("dirty") else ""}: '
-                f'`{meta.get("command", "?")}`')
     return out
