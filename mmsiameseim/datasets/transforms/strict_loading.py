@@ -129,8 +129,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             if self.to_pil:
                 # exif_transpose copies the whole image even when there is
                 # nothing to turn: ask for it only when the tag says so
-                turn = exif and img.getexif().get(
-                    ExifTags.Base.Orientation, 1) not in (None, 1)
+                turn = exif and img.getexif().get(ExifTags.Base.Orientation,
+                                                  1) not in (None, 1)
                 return to_rgb(img, filename, exif_transpose=turn)
             rgb = to_rgb(img, filename, exif_transpose=exif)
         if grey:
