@@ -12,14 +12,18 @@ train_cfg = dict(max_epochs=max_epochs)
 target_size = 112
 # (`_base_.x` rather than `{{_base_.x}}` where the value takes arithmetic)
 model = dict(neck=dict(target_grid_size=target_size // _base_.patch_size))
-train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='StrictLoadImageFromFile'),
-    dict(type='TwoViewRandomResizedCrop', size={{_base_.img_size}},
-         target_size=target_size, backend='pillow'),
-    {{_base_.per_view_colour}},
-    {{_base_.blockwise_mask}},
-    {{_base_.pack_inputs}},
-]))
+train_dataloader = dict(
+    dataset=dict(pipeline=[
+        {{_base_.load_image}},
+        dict(
+            type='TwoViewRandomResizedCrop',
+            size={{_base_.img_size}},
+            target_size=target_size,
+            backend='pillow'),
+        {{_base_.per_view_colour}},
+        {{_base_.blockwise_mask}},
+        {{_base_.pack_inputs}},
+    ]))
 
 # Online kNN during pretraining: see the commented OnlineKNNHook example in
 # siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py.

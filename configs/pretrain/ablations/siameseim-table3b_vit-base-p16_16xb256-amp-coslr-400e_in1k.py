@@ -16,7 +16,7 @@ model = dict(
     head=dict(loss=dict(target_norm='moco-like')))
 train_dataloader = dict(
     dataset=dict(pipeline=[
-        dict(type='StrictLoadImageFromFile'),
+        {{_base_.load_image}},
         dict(
             type='TwoViewRandomResizedCrop',
             size={{_base_.img_size}},

@@ -18,7 +18,7 @@ model = dict(
         norm_cfg=dict(_delete_=True, type='LN', eps=1e-6)))
 train_dataloader = dict(
     dataset=dict(pipeline=[
-        dict(type='StrictLoadImageFromFile'),
+        {{_base_.load_image}},
         dict(
             type='TwoViewRandomResizedCrop',
             size={{_base_.img_size}},

@@ -16,7 +16,7 @@ model = dict(
     head=dict(loss=dict(target_norm='moco-like')))
 train_dataloader = dict(
     dataset=dict(pipeline=[
-        dict(type='StrictLoadImageFromFile'),
+        {{_base_.load_image}},
         {{_base_.two_view_crop}},
         dict(
             type='RandomPatchMaskGenerator',

@@ -14,7 +14,7 @@ table3_row = dict(
 model = dict(head=dict(loss=dict(target_norm='moco-like')))
 train_dataloader = dict(
     dataset=dict(pipeline=[
-        dict(type='StrictLoadImageFromFile'),
+        {{_base_.load_image}},
         {{_base_.two_view_crop}},
         {{_base_.per_view_colour}},
         dict(

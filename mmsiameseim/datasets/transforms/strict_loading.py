@@ -6,7 +6,7 @@ import mmengine.fileio as fileio
 import numpy as np
 from mmcv.transforms import LoadImageFromFile
 from mmpretrain.registry import TRANSFORMS
-from PIL import Image, UnidentifiedImageError
+from PIL import ExifTags, Image, UnidentifiedImageError
 
 from .image_modes import ImageModeError, array_to_uint8, to_rgb
 
@@ -49,6 +49,14 @@ class StrictLoadImageFromFile(LoadImageFromFile):
     :class:`DamagedImageError` (an ``OSError``),
     ``'<path>: cannot load image (...)'``.
 
+    With ``to_pil=True`` (the fast ImageNet pipeline,
+    docs/data_pipeline.md) the image stays the Pillow 'RGB' image that
+    :func:`~mmsiameseim.datasets.transforms.image_modes.to_rgb` gives (no
+    BGR array): ``TwoViewRandomResizedCrop`` crops and resizes it in Pillow
+    and turns only each 224 x 224 view into an array. ``img_shape`` and
+    ``ori_shape`` are (H, W) either way. A file only OpenCV can read
+    becomes a Pillow image of OpenCV's pixels.
+
     Args:
         imdecode_backend (str): 'pillow' (the mode handling above) or 'cv2'
             (OpenCV's ``IMREAD_COLOR | IMREAD_ANYDEPTH``: EXIF applied,
@@ -60,6 +68,9 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             or 'grayscale_ignore_orientation'. 'unchanged' is refused: it
             hands raw 16-bit or float samples to transforms that expect
             8-bit ones. Defaults to 'color'.
+        to_pil (bool): Give a Pillow 'RGB' image instead of a BGR array
+            (needs the 'pillow' backend and a colour ``color_type``, not
+            ``to_float32``). Defaults to False.
         **kwargs: Other ``LoadImageFromFile`` arguments (``to_float32``,
             ``backend_args``; ``ignore_empty=True`` returns None for an
             unreadable file, as in mmcv).
@@ -68,6 +79,7 @@ class StrictLoadImageFromFile(LoadImageFromFile):
     def __init__(self,
                  imdecode_backend: str = 'pillow',
                  color_type: str = 'color',
+                 to_pil: bool = False,
                  **kwargs) -> None:
         if imdecode_backend not in ('pillow', 'cv2'):
             raise ValueError(
@@ -81,6 +93,15 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 'transforms that follow)')
         super().__init__(
             imdecode_backend=imdecode_backend, color_type=color_type, **kwargs)
+        if to_pil and (imdecode_backend != 'pillow' or self.to_float32
+                       or _COLOR_TYPES[color_type][0]):
+            raise ValueError(
+                'StrictLoadImageFromFile: to_pil=True gives an 8-bit RGB '
+                "Pillow image: it needs imdecode_backend='pillow', a colour "
+                'color_type and to_float32=False, got '
+                f'{imdecode_backend!r}, {color_type!r}, '
+                f'to_float32={self.to_float32}')
+        self.to_pil = to_pil
 
     def _read_bytes(self, filename: str) -> bytes:
         if self.file_client_args is not None:
@@ -89,7 +110,7 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             return client.get(filename)
         return fileio.get(filename, backend_args=self.backend_args)
 
-    def _decode_pillow(self, data: bytes, filename: str) -> np.ndarray:
+    def _decode_pillow(self, data: bytes, filename: str):
         grey, exif = _COLOR_TYPES[self.color_type]
         try:
             img = Image.open(io.BytesIO(data))
@@ -101,8 +122,16 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 raise ValueError(
                     'neither Pillow nor OpenCV can read it as an image '
                     f'({len(data)} bytes, starting {data[:16]!r})') from None
+            if self.to_pil:
+                return Image.fromarray(cv2.cvtColor(out, cv2.COLOR_BGR2RGB))
             return out
         with img:
+            if self.to_pil:
+                # exif_transpose copies the whole image even when there is
+                # nothing to turn: ask for it only when the tag says so
+                turn = exif and img.getexif().get(ExifTags.Base.Orientation,
+                                                  1) not in (None, 1)
+                return to_rgb(img, filename, exif_transpose=turn)
             rgb = to_rgb(img, filename, exif_transpose=exif)
         if grey:
             return np.asarray(rgb.convert('L'))
@@ -152,6 +181,6 @@ class StrictLoadImageFromFile(LoadImageFromFile):
         if self.to_float32:
             img = img.astype(np.float32)
         results['img'] = img
-        results['img_shape'] = img.shape[:2]
-        results['ori_shape'] = img.shape[:2]
+        shape = (img.height, img.width) if self.to_pil else img.shape[:2]
+        results['img_shape'] = results['ori_shape'] = shape
         return results

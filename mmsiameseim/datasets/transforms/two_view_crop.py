@@ -1,6 +1,7 @@
 import math
 from typing import Optional, Sequence, Tuple, Union
 
+import cv2
 import mmcv
 import numpy as np
 from mmcv.transforms import BaseTransform
@@ -23,10 +24,11 @@ def _pair(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
 
 @TRANSFORMS.register_module()
 class TwoViewRandomResizedCrop(BaseTransform):
-    """Two independent random resized crops and flips of one image, with
-    their geometry recorded.
+    """Two independent random resized crops and flips of one image, with their
+    geometry recorded.
 
-    **Required keys**: ``img`` (H x W, H x W x C uint8; C = 3 or 4 fine).
+    **Required keys**: ``img`` (H x W, H x W x C uint8; C = 3 or 4 fine;
+    or a Pillow image, see below).
 
     **Modified keys**: ``img`` (list ``[view_a, view_b]``), ``img_shape``.
 
@@ -53,6 +55,17 @@ class TwoViewRandomResizedCrop(BaseTransform):
     bicubic samples the source without antialiasing, so it aliases fine
     detail when shrinking; the default, kept for the Fashion-MNIST configs,
     whose crops are only ever enlarged).
+
+    A Pillow image in ``img`` (``StrictLoadImageFromFile(to_pil=True)``,
+    the fast ImageNet pipeline) is cropped and resized in Pillow without
+    any array conversion before (needs ``backend='pillow'``); each view
+    then becomes a BGR uint8 array (one conversion of 224 x 224 pixels
+    instead of the whole image). The pixels are those of the authors'
+    torchvision pipeline: ``Image.crop`` then ``Image.resize`` (as
+    ``torchvision.transforms.functional.resized_crop``; a ``box=`` resize
+    would differ at the borders, it reads pixels outside the crop), and
+    the flip after the resize (equal to their flip before the crop,
+    tested).
 
     Args:
         size (int | tuple): Output size of view a (h, w or one int).
@@ -141,17 +154,47 @@ class TwoViewRandomResizedCrop(BaseTransform):
             return np.asarray(Image.fromarray(img).resize(size, resample))
         # band by band: PIL would resize RGBA with premultiplied alpha
         return np.stack([
-            np.asarray(Image.fromarray(np.ascontiguousarray(img[..., c]))
-                       .resize(size, resample))
-            for c in range(img.shape[2])
-        ], axis=-1)
+            np.asarray(
+                Image.fromarray(np.ascontiguousarray(img[..., c])).resize(
+                    size, resample)) for c in range(img.shape[2])
+        ],
+                        axis=-1)
+
+    def crop_resize_flip(self, img: Union[np.ndarray, Image.Image],
+                         box: Tuple[int, int, int,
+                                    int], size: Tuple[int, int], flip: bool):
+        """One view: ``box`` (top, left, h, w) of ``img`` resized to
+        ``size`` (w, h), then flipped if ``flip``; a numpy array (BGR from
+        a PIL RGB image)."""
+        top, left, h, w = box
+        if isinstance(img, Image.Image):
+            view = img.crop((left, top, left + w,
+                             top + h)).resize(size,
+                                              _PIL_FILTERS[self.interpolation])
+            if flip:
+                view = view.transpose(Image.FLIP_LEFT_RIGHT)
+            view = np.asarray(view)
+            # OpenCV's channel swap: 5x numpy's strided copy
+            return cv2.cvtColor(view, cv2.COLOR_RGB2BGR) if view.ndim == 3 \
+                else np.array(view)
+        view = self.resize(img[top:top + h, left:left + w], size)
+        return np.ascontiguousarray(view[:, ::-1]) if flip else view
 
     def transform(self, results: dict) -> dict:
         img = results['img']
-        if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+        if isinstance(img, Image.Image):
+            if self.backend != 'pillow':
+                raise ValueError(
+                    'TwoViewRandomResizedCrop got a PIL image (a loader with '
+                    "to_pil=True) but has backend='cv2'; use "
+                    "backend='pillow' or load a numpy array")
+            width, height = img.size
+        elif isinstance(img, np.ndarray) and img.ndim in (2, 3):
+            height, width = img.shape[:2]
+        else:
             raise TypeError('TwoViewRandomResizedCrop needs one H x W [x C] '
-                            f'numpy image in results["img"], got {type(img)}')
-        height, width = img.shape[:2]
+                            'numpy image or a PIL image in results["img"], '
+                            f'got {type(img)}')
         views, boxes, flips = [], [], []
         for out_h, out_w in (self.size, self.target_size):
             if self.same_view and views:
@@ -159,17 +202,13 @@ class TwoViewRandomResizedCrop(BaseTransform):
                 boxes.append(boxes[0])
                 flips.append(flips[0])
                 continue
-            top, left, h, w = self.crop_params(height, width)
-            view = self.resize(img[top:top + h, left:left + w],
-                               (out_w, out_h))
+            box = self.crop_params(height, width)
             flip = bool(np.random.rand() < self.flip_prob)
-            if flip:
-                view = np.ascontiguousarray(view[:, ::-1])
-            views.append(view)
-            boxes.append((top, left, h, w))
+            views.append(self.crop_resize_flip(img, box, (out_w, out_h), flip))
+            boxes.append(box)
             flips.append(flip)
         results['img'] = views
-        results['img_shape'] = views[0].shape[:2]
+        results['img_shape'] = self.size
         results['crop_source_shape'] = (height, width)
         results['crop_boxes'] = np.asarray(boxes, dtype=np.float32)
         results['flips'] = np.asarray(flips, dtype=bool)

@@ -1,0 +1,3 @@
+from .device_augment import DeviceAugmentDataPreprocessor
+
+__all__ = ['DeviceAugmentDataPreprocessor']
