@@ -147,9 +147,11 @@ def build_runner(cfg: Config):
 
 
 def _checkpoint_round_trip(runner, work_dir: str) -> dict:
-    """Save a checkpoint, disturb the weights, resume from it (weights,
-    optimizer, schedulers, the runner's resume checks), and check that
-    every weight came back."""
+    """Save a checkpoint, disturb the weights, load it back, and check that
+    every weight came back. The load is a resume (weights, optimizer,
+    schedulers, and the runner's resume checks) unless the preflight ran
+    the config's whole schedule (a one-epoch config), where a resume is
+    rightly refused: then the weights and the optimizer state."""
     runner.save_checkpoint(work_dir, 'preflight.pth')
     path = osp.join(work_dir, 'preflight.pth')
     params = dict(runner.model.named_parameters())
@@ -157,11 +159,17 @@ def _checkpoint_round_trip(runner, work_dir: str) -> dict:
     with torch.no_grad():
         for p in params.values():
             p.add_(1.)
-    runner.resume(path)
+    if runner.iter < runner.max_iters:
+        runner.resume(path)
+        how = 'resume'
+    else:
+        checkpoint = runner.load_checkpoint(path)
+        runner.optim_wrapper.load_state_dict(checkpoint['optimizer'])
+        how = 'weights and optimizer (the whole schedule ran: no resume)'
     changed = [n for n, p in params.items()
                if p.detach().double().sum().item() != before[n]]
     return dict(checkpoint_mb=os.path.getsize(path) / 2**20,
-                checkpoint_reloaded=not changed,
+                checkpoint_reload=how, checkpoint_reloaded=not changed,
                 checkpoint_not_restored=changed[:10])
 
 
