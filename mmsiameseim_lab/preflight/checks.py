@@ -32,12 +32,13 @@ def norm_param_names(model: nn.Module) -> set:
 
 def param_groups(model: nn.Module, optimizer: torch.optim.Optimizer
                  ) -> Tuple[Dict[str, dict], List[str]]:
-    """{name: {'lr', 'weight_decay'}} of every parameter in an optimizer
-    group (lr: the group's ``initial_lr`` when a scheduler set one, i.e. the
-    lr before warm-up), and the problems of the grouping itself (trainable
-    parameters in no group or in two, frozen ones in a group)."""
+    """{name: {'lr', 'weight_decay'}} of every trainable parameter in an
+    optimizer group (lr: the group's ``initial_lr`` when a scheduler set
+    one, i.e. the lr before warm-up), the problems of the grouping itself
+    (trainable parameters in no group or in two), and the frozen parameters
+    found in groups (harmless: no gradient, no update)."""
     names = {id(p): n for n, p in model.named_parameters()}
-    found, problems = {}, []
+    found, problems, frozen = {}, [], []
     for group in optimizer.param_groups:
         lr = group.get('initial_lr', group['lr'])
         for p in group['params']:
@@ -45,15 +46,18 @@ def param_groups(model: nn.Module, optimizer: torch.optim.Optimizer
             if name in found:
                 problems.append(f'{name} is in two optimizer groups')
             if not p.requires_grad:
-                problems.append(f'{name} is frozen but in an optimizer '
-                                'group')
+                # mmengine's constructor keeps frozen parameters in a group
+                # when there are no paramwise settings; they get no
+                # gradient, and the optimizers skip them
+                frozen.append(name)
+                continue
             found[name] = dict(lr=lr, weight_decay=group.get(
                 'weight_decay', 0.), ndim=p.ndim)
     missing = [n for n, p in model.named_parameters()
                if p.requires_grad and n not in found]
     problems += [f'{n} is trainable but in no optimizer group'
                  for n in missing]
-    return found, problems
+    return found, problems, frozen
 
 
 def depth(name: str, num_layers: int) -> int:
@@ -114,7 +118,7 @@ def check_param_groups(model: nn.Module, optimizer: torch.optim.Optimizer,
     paramwise = dict(optim_cfg.get('paramwise_cfg') or {})
     base_lr = optim_cfg['optimizer']['lr']
     base_wd = optim_cfg['optimizer'].get('weight_decay', 0.) or 0.
-    found, problems = param_groups(model, optimizer)
+    found, problems, frozen = param_groups(model, optimizer)
     norms = norm_param_names(model)
     for name, g in found.items():
         want = expected_decay(name, g['ndim'], name in norms, base_wd,
@@ -126,7 +130,8 @@ def check_param_groups(model: nn.Module, optimizer: torch.optim.Optimizer,
     summary = dict(constructor=constructor, groups=len(
         optimizer.param_groups), no_decay=sum(
             1 for g in found.values() if g['weight_decay'] == 0),
-        decayed=sum(1 for g in found.values() if g['weight_decay'] > 0))
+        decayed=sum(1 for g in found.values() if g['weight_decay'] > 0),
+        frozen_in_optimizer=len(frozen))
     if constructor in LAYER_DECAY:
         rate = paramwise.get(LAYER_DECAY[constructor])
         layers = paramwise.get('num_layers') or 1 + max(

@@ -32,6 +32,8 @@ def paper_size(record: dict) -> str:
         return ''
     name, size = min(PAPER_ENCODERS.values(),
                      key=lambda v: abs(v[1] - backbone))
+    if abs(backbone - size) > 0.25 * size:  # another model (a tiny ViT)
+        return ''
     return f' (the paper\'s {name} encoder: {size / 1e6:.0f}M)'
 
 
