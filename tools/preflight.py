@@ -1,8 +1,9 @@
 """Preflight of a config at its real size before it is sent to a cluster.
 
     python tools/preflight.py CONFIG [--iters N] [--batch-size B]
-        [--data-root DIR] [--work-dir DIR] [--images-per-s X] [--json]
-        [--save] [--cfg-options KEY=VALUE ...]
+        [--data-root DIR] [--work-dir DIR] [--images-per-s X]
+        [--num-workers W] [--cache-dir DIR] [--json] [--save]
+        [--cfg-options KEY=VALUE ...]
 
 Builds CONFIG's runner as shipped (full model and input size, its optimizer
 wrapper, layer decay / paramwise settings and parameter schedulers) and
@@ -47,6 +48,11 @@ def parse_args(argv=None):
     parser.add_argument('--fashion-mnist', default=None,
                         help='un-gzipped Fashion-MNIST files (default '
                         'data/fashion_mnist)')
+    parser.add_argument('--num-workers', type=int, default=0,
+                        help='DataLoader workers (default 0)')
+    parser.add_argument('--cache-dir', default=None,
+                        help='where the miniature data are written and '
+                        'reused (default: inside the work dir)')
     parser.add_argument('--json', action='store_true',
                         help='print only the JSON object')
     parser.add_argument('--save', action='store_true',
@@ -72,7 +78,9 @@ def main(argv=None) -> int:
                            data_root=args.data_root, work_dir=args.work_dir,
                            images_per_s=args.images_per_s,
                            cfg_options=args.cfg_options,
-                           fashion_mnist=args.fashion_mnist)
+                           fashion_mnist=args.fashion_mnist,
+                           num_workers=args.num_workers,
+                           cache_dir=args.cache_dir)
         code = 0
     except PreflightError as error:
         record, code = error.record, 1

@@ -102,6 +102,18 @@ def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
     os.replace(tmp, ann_file)
 
 
+def _holds(manifest: str, key: str, need: int, **same) -> bool:
+    """Whether a painter's manifest says its data hold at least ``need``
+    (``key``) with the settings ``same`` (the preflight uses the first
+    samples: more are fine)."""
+    if not osp.isfile(manifest):
+        return False
+    with open(manifest) as f:
+        meta = json.load(f)
+    return meta.get(key, 0) >= need and all(
+        meta.get(k) == v for k, v in same.items())
+
+
 def make_miniature(folders: Set[str], out: str, num_train: int,
                    fashion_mnist: str = FASHION_MNIST) -> str:
     """Write the miniature datasets that provide ``folders`` under
@@ -129,11 +141,16 @@ def make_miniature(folders: Set[str], out: str, num_train: int,
             'data laid out as the config expects under data/')
     root = osp.join(out, 'data')
     kinds = {PROVIDERS[f] for f in folders}
-    if 'imagenet' in kinds:
+    per_class = math.ceil(num_train / 10)
+    if 'imagenet' in kinds and not _holds(
+            osp.join(root, 'smoke_manifest.json'), 'train_per_class',
+            per_class, img_size=IMAGENET_SIZE):
         from ..smoke.imagenet import make_smoke_imagenet
         make_smoke_imagenet(fashion_mnist, root, img_size=IMAGENET_SIZE,
-                            train_per_class=math.ceil(num_train / 10))
-    if 'coco_lvis' in kinds:
+                            train_per_class=per_class)
+    if 'coco_lvis' in kinds and not _holds(
+            osp.join(root, 'smoke_meta.json'), 'num_train',
+            max(2, num_train), img_size=COCO_SIZE):
         from mmdet.datasets import CocoDataset
 
         from ..smoke.coco_lvis import make_datasets

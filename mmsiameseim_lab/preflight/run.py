@@ -62,11 +62,12 @@ def drop_empty_pretrained(obj, path: str = 'model') -> List[str]:
     return found
 
 
-def shrink_loader(loader: dict, batch: int, samples: int,
-                  device: str) -> None:
-    """``batch`` per step, no worker processes, the first ``samples``
-    samples of the (innermost) dataset."""
-    loader.update(batch_size=batch, num_workers=0, persistent_workers=False)
+def shrink_loader(loader: dict, batch: int, samples: int, device: str,
+                  num_workers: int = 0) -> None:
+    """``batch`` per step, ``num_workers`` worker processes, the first
+    ``samples`` samples of the (innermost) dataset."""
+    loader.update(batch_size=batch, num_workers=num_workers,
+                  persistent_workers=False)
     if device == 'cpu':
         loader['pin_memory'] = False
     inner_dataset(loader['dataset'])['indices'] = samples
@@ -74,7 +75,8 @@ def shrink_loader(loader: dict, batch: int, samples: int,
 
 def apply_overrides(cfg: Config, iters: int, batch: int, data_root: str,
                     work_dir: str, device: str,
-                    fashion_mnist: Optional[str]) -> List[str]:
+                    fashion_mnist: Optional[str],
+                    num_workers: int = 0) -> List[str]:
     """Everything a preflight changes in a config (the batch, the workers,
     the data, the run length, the work dir; on CPU the CUDA-only AMP
     wrapper), in place; returns a line per change."""
@@ -86,11 +88,12 @@ def apply_overrides(cfg: Config, iters: int, batch: int, data_root: str,
         if loader is None:
             continue
         samples = batch * iters if key == 'train_dataloader' else batch
-        shrink_loader(loader, batch, samples, device)
+        shrink_loader(loader, batch, samples, device, num_workers)
         dataset = inner_dataset(loader['dataset'])
         if dataset.get('type') == 'LocalFashionMNIST' and fashion_mnist:
             dataset['data_prefix'] = fashion_mnist
-    notes.append(f'batch {batch} per step, num_workers 0, data under '
+    notes.append(f'batch {batch} per step, num_workers {num_workers}, '
+                 'data under '
                  f'{data_root}, {iters} training iterations')
     if cfg.get('train_cfg'):
         # the preflight validates once itself, after training
@@ -284,7 +287,8 @@ def preflight(config: str,
               images_per_s: Optional[float] = None,
               cfg_options: Optional[dict] = None,
               fashion_mnist: Optional[str] = None,
-              cache_dir: Optional[str] = None) -> dict:
+              cache_dir: Optional[str] = None,
+              num_workers: int = 0) -> dict:
     """Run a config as shipped, at its real size, for a few iterations.
 
     Builds the config's runner (``runner_type`` honoured) with its full
@@ -313,6 +317,7 @@ def preflight(config: str,
             configs' data); default ``data/fashion_mnist`` of the repo.
         cache_dir (str, optional): Where the miniature data are written
             (reused across calls); default: inside the work dir.
+        num_workers (int): DataLoader workers. Defaults to 0.
 
     Returns:
         dict: The record (see docs/preflight.md); ``record['failures']`` is
@@ -335,8 +340,8 @@ def preflight(config: str,
     own_dir = work_dir is None
     work_dir = work_dir or tempfile.mkdtemp(prefix='preflight_')
     try:
-        failures = _run(cfg, config, iters, batch, data_root, work_dir,
-                        device, fashion_mnist, cache_dir, record)
+        failures = _run(cfg, iters, batch, data_root, work_dir, device,
+                        fashion_mnist, cache_dir, num_workers, record)
     except PreflightError:
         raise
     except Exception as error:
@@ -367,8 +372,8 @@ def dataset_size(cfg: Config) -> Optional[int]:
     return DATASET_SIZES.get(shipped_schedule(cfg)['dataset_type'])
 
 
-def _run(cfg, config, iters, batch, data_root, work_dir, device,
-         fashion_mnist, cache_dir, record) -> list:
+def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
+         cache_dir, num_workers, record) -> list:
     fashion_mnist = fashion_mnist or FASHION_MNIST
     if data_root is None:
         folders = data_folders(cfg.to_dict() if hasattr(cfg, 'to_dict')
@@ -381,7 +386,8 @@ def _run(cfg, config, iters, batch, data_root, work_dir, device,
         fashion_mnist = osp.join(data_root, 'fashion_mnist')
         record['data'] = f'real data under {data_root}'
     record['overrides'] = apply_overrides(cfg, iters, batch, data_root,
-                                          work_dir, device, fashion_mnist)
+                                          work_dir, device, fashion_mnist,
+                                          num_workers)
     _reset_peak(device)
     if cfg.get('optim_wrapper') is None or cfg.get('train_cfg') is None:
         return _features(copy.deepcopy(cfg), batch, record)
