@@ -102,6 +102,20 @@ def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
     os.replace(tmp, ann_file)
 
 
+IMAGENET_CLASSES = 1000
+
+
+def pad_class_folders(train_dir: str) -> None:
+    """Empty class folders up to ImageNet-1k's 1000 beside the painted ones
+    (named ``n99xxxxxx``: they sort last, the painted classes keep labels
+    0-9). Datasets that label by sorted folder index (``ImageNetSubset``)
+    check that all 1000 are there, as they are in the real data."""
+    have = [d for d in os.listdir(train_dir)
+            if osp.isdir(osp.join(train_dir, d))]
+    for i in range(IMAGENET_CLASSES - len(have)):
+        os.makedirs(osp.join(train_dir, f'n99{i:06d}'), exist_ok=True)
+
+
 def _holds(manifest: str, key: str, need: int, **same) -> bool:
     """Whether a painter's manifest says its data hold at least ``need``
     (``key``) with the settings ``same`` (the preflight uses the first
@@ -148,6 +162,8 @@ def make_miniature(folders: Set[str], out: str, num_train: int,
         from ..smoke.imagenet import make_smoke_imagenet
         make_smoke_imagenet(fashion_mnist, root, img_size=IMAGENET_SIZE,
                             train_per_class=per_class)
+    if 'imagenet' in kinds:
+        pad_class_folders(osp.join(root, 'imagenet', 'train'))
     if 'coco_lvis' in kinds and not _holds(
             osp.join(root, 'smoke_meta.json'), 'num_train',
             max(2, num_train), img_size=COCO_SIZE):

@@ -52,10 +52,11 @@ def format_report(record: dict) -> str:
     lines.append(f'  input size: {record.get("input_size")}, batch '
                  f'{record.get("batch")}')
     if record.get('step_s') is not None:
+        steps = record.get('step_times_s')
         lines.append(f'  step time: {record["step_s"]:.3f} s '
-                     f'({record["images_per_s"]:.2f} images/s), steps '
-                     + ', '.join(f'{t:.2f}' for t in
-                                 record.get('step_times_s', [])))
+                     f'({record["images_per_s"]:.2f} images/s)' +
+                     (', steps ' + ', '.join(f'{t:.2f}' for t in steps)
+                      if steps else ''))
     for key in ('val_s', 'test_s'):
         if key in record:
             lines.append(f'  one {key[:-2]} batch: {record[key]:.2f} s')

@@ -73,6 +73,22 @@ def shrink_loader(loader: dict, batch: int, samples: int, device: str,
     inner_dataset(loader['dataset'])['indices'] = samples
 
 
+def covering_indices(dataset: dict) -> Optional[List[int]]:
+    """For an ``ImageNetC`` dataset, the first sample of every (corruption,
+    severity): its metric wants them all (mCE averages over each)."""
+    if dataset.get('type') != 'ImageNetC':
+        return None
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import DATASETS
+    init_default_scope('mmpretrain')
+    built = DATASETS.build(dict(dataset, indices=None, pipeline=[]))
+    first = {}
+    for i in range(len(built)):
+        info = built.get_data_info(i)
+        first.setdefault((info['corruption'], info['severity']), i)
+    return sorted(first.values())
+
+
 def apply_overrides(cfg: Config, iters: int, batch: int, data_root: str,
                     work_dir: str, device: str,
                     fashion_mnist: Optional[str],
@@ -90,6 +106,12 @@ def apply_overrides(cfg: Config, iters: int, batch: int, data_root: str,
         samples = batch * iters if key == 'train_dataloader' else batch
         shrink_loader(loader, batch, samples, device, num_workers)
         dataset = inner_dataset(loader['dataset'])
+        covering = covering_indices(dataset)
+        if covering:
+            dataset['indices'] = covering
+            notes.append(f'{key}: one sample of each of the '
+                         f'{len(covering)} (corruption, severity) pairs '
+                         '(the metric needs every pair)')
         if dataset.get('type') == 'LocalFashionMNIST' and fashion_mnist:
             dataset['data_prefix'] = fashion_mnist
     notes.append(f'batch {batch} per step, num_workers {num_workers}, '

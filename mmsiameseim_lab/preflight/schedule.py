@@ -63,8 +63,9 @@ def project(schedule: dict, images_per_s: Optional[float],
         ``total_iters`` and the inputs; None without a rate or a length.
     """
     batch, devices = schedule['batch_per_device'], schedule['devices']
-    if not images_per_s or not batch:
-        return None
+    if not images_per_s or not batch or not (schedule['by_epoch']
+                                              or schedule['max_iters']):
+        return None  # no rate, or no training schedule (feature configs)
     global_batch = batch * devices
     step_s = batch / images_per_s  # every device steps in parallel
     out = dict(images_per_s_per_device=images_per_s, devices=devices,
