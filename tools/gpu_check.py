@@ -24,17 +24,27 @@ import sys
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--budget-min', type=float, default=30.,
-                        help='device time for all jobs (default 30)')
-    parser.add_argument('--dry-run', action='store_true',
-                        help='list the commands, run nothing')
-    parser.add_argument('--gpus', type=int, default=None,
-                        help='devices to plan for with --dry-run')
-    parser.add_argument('--configs', default=None,
-                        help='comma-separated configs to preflight '
-                        '(default: every shipped config)')
-    parser.add_argument('--results-dir', default=None,
-                        help='default docs/results')
+    parser.add_argument(
+        '--budget-min',
+        type=float,
+        default=30.,
+        help='device time for all jobs (default 30)')
+    parser.add_argument(
+        '--dry-run',
+        action='store_true',
+        help='list the commands, run nothing')
+    parser.add_argument(
+        '--gpus',
+        type=int,
+        default=None,
+        help='devices to plan for with --dry-run')
+    parser.add_argument(
+        '--configs',
+        default=None,
+        help='comma-separated configs to preflight '
+        '(default: every shipped config)')
+    parser.add_argument(
+        '--results-dir', default=None, help='default docs/results')
     args = parser.parse_args(argv)
     if args.budget_min <= 0:
         parser.error(f'--budget-min must be > 0, got {args.budget_min}')
@@ -77,9 +87,11 @@ def main(argv=None) -> int:
     import time
     t0 = time.monotonic()
     done = gpu_check.run_plan(jobs, budget_s)
-    data = dict(device=f'{seen} x {torch.cuda.get_device_name(0)}',
-                budget_s=budget_s, used_s=time.monotonic() - t0,
-                jobs=done + gpu_check.not_planned(seen))
+    data = dict(
+        device=f'{seen} x {torch.cuda.get_device_name(0)}',
+        budget_s=budget_s,
+        used_s=time.monotonic() - t0,
+        jobs=done + gpu_check.not_planned(seen))
     path = write_results('gpu_check', data, results_dir=args.results_dir)
     table = gpu_check.gpu_check_table(dict(data=data))
     md = osp.splitext(results_path('gpu_check', args.results_dir))[0] + '.md'

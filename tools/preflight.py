@@ -31,32 +31,51 @@ from mmengine.config import DictAction
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config')
-    parser.add_argument('--iters', type=int, default=2,
-                        help='training iterations (default 2)')
-    parser.add_argument('--batch-size', type=int, default=None,
-                        help='per step (default 1 for mmdet / mmseg '
-                        'configs, else 2)')
-    parser.add_argument('--data-root', default=None,
-                        help="the folder that plays the configs' data/ "
-                        '(imagenet/, coco/, lvis_v1/, ade/, fashion_mnist/); '
-                        'default: a generated miniature')
-    parser.add_argument('--work-dir', default=None,
-                        help='default: a temporary folder, removed')
-    parser.add_argument('--images-per-s', type=float, default=None,
-                        help='training images/s per device for the '
-                        'projection (default: measured here)')
-    parser.add_argument('--fashion-mnist', default=None,
-                        help='un-gzipped Fashion-MNIST files (default '
-                        'data/fashion_mnist)')
-    parser.add_argument('--num-workers', type=int, default=0,
-                        help='DataLoader workers (default 0)')
-    parser.add_argument('--cache-dir', default=None,
-                        help='where the miniature data are written and '
-                        'reused (default: inside the work dir)')
-    parser.add_argument('--json', action='store_true',
-                        help='print only the JSON object')
-    parser.add_argument('--save', action='store_true',
-                        help='add the record to docs/results/preflight.json')
+    parser.add_argument(
+        '--iters', type=int, default=2, help='training iterations (default 2)')
+    parser.add_argument(
+        '--batch-size',
+        type=int,
+        default=None,
+        help='per step (default 1 for mmdet / mmseg '
+        'configs, else 2)')
+    parser.add_argument(
+        '--data-root',
+        default=None,
+        help="the folder that plays the configs' data/ "
+        '(imagenet/, coco/, lvis_v1/, ade/, fashion_mnist/); '
+        'default: a generated miniature')
+    parser.add_argument(
+        '--work-dir',
+        default=None,
+        help='default: a temporary folder, removed')
+    parser.add_argument(
+        '--images-per-s',
+        type=float,
+        default=None,
+        help='training images/s per device for the '
+        'projection (default: measured here)')
+    parser.add_argument(
+        '--fashion-mnist',
+        default=None,
+        help='un-gzipped Fashion-MNIST files (default '
+        'data/fashion_mnist)')
+    parser.add_argument(
+        '--num-workers',
+        type=int,
+        default=0,
+        help='DataLoader workers (default 0)')
+    parser.add_argument(
+        '--cache-dir',
+        default=None,
+        help='where the miniature data are written and '
+        'reused (default: inside the work dir)')
+    parser.add_argument(
+        '--json', action='store_true', help='print only the JSON object')
+    parser.add_argument(
+        '--save',
+        action='store_true',
+        help='add the record to docs/results/preflight.json')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     args = parser.parse_args(argv)
     if args.iters < 1:
@@ -73,14 +92,17 @@ def main(argv=None) -> int:
     from mmsiameseim_lab.preflight import (PreflightError, format_report,
                                            preflight, save_records)
     try:
-        record = preflight(args.config, iters=args.iters,
-                           batch_size=args.batch_size,
-                           data_root=args.data_root, work_dir=args.work_dir,
-                           images_per_s=args.images_per_s,
-                           cfg_options=args.cfg_options,
-                           fashion_mnist=args.fashion_mnist,
-                           num_workers=args.num_workers,
-                           cache_dir=args.cache_dir)
+        record = preflight(
+            args.config,
+            iters=args.iters,
+            batch_size=args.batch_size,
+            data_root=args.data_root,
+            work_dir=args.work_dir,
+            images_per_s=args.images_per_s,
+            cfg_options=args.cfg_options,
+            fashion_mnist=args.fashion_mnist,
+            num_workers=args.num_workers,
+            cache_dir=args.cache_dir)
         code = 0
     except PreflightError as error:
         record, code = error.record, 1
@@ -89,12 +111,12 @@ def main(argv=None) -> int:
     if not args.json:
         print(format_report(record))
     if args.save:
-        print(f'wrote {save_records({args.config: record})}',
-              file=sys.stderr)
+        print(f'wrote {save_records({args.config: record})}', file=sys.stderr)
     print(json.dumps(record, default=str))
     if code:
-        print(f'preflight FAILED: {"; ".join(record["failures"])}',
-              file=sys.stderr)
+        print(
+            f'preflight FAILED: {"; ".join(record["failures"])}',
+            file=sys.stderr)
     return code
 
 

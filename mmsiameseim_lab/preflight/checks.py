@@ -25,13 +25,16 @@ TOLERANCE = 1e-6
 def norm_param_names(model: nn.Module) -> set:
     """Names of the parameters of normalisation layers (LayerNorm,
     GroupNorm, BatchNorm and their subclasses: LN2d, TokenBN, ...)."""
-    return {f'{m_name}.{p_name}' if m_name else p_name
-            for m_name, m in model.named_modules() if isinstance(m, NORMS)
-            for p_name, _ in m.named_parameters(recurse=False)}
+    return {
+        f'{m_name}.{p_name}' if m_name else p_name
+        for m_name, m in model.named_modules() if isinstance(m, NORMS)
+        for p_name, _ in m.named_parameters(recurse=False)
+    }
 
 
-def param_groups(model: nn.Module, optimizer: torch.optim.Optimizer
-                 ) -> Tuple[Dict[str, dict], List[str]]:
+def param_groups(
+    model: nn.Module, optimizer: torch.optim.Optimizer
+) -> Tuple[Dict[str, dict], List[str], List[str]]:
     """{name: {'lr', 'weight_decay'}} of every trainable parameter in an
     optimizer group (lr: the group's ``initial_lr`` when a scheduler set
     one, i.e. the lr before warm-up), the problems of the grouping itself
@@ -51,12 +54,15 @@ def param_groups(model: nn.Module, optimizer: torch.optim.Optimizer
                 # gradient, and the optimizers skip them
                 frozen.append(name)
                 continue
-            found[name] = dict(lr=lr, weight_decay=group.get(
-                'weight_decay', 0.), ndim=p.ndim)
-    missing = [n for n, p in model.named_parameters()
-               if p.requires_grad and n not in found]
-    problems += [f'{n} is trainable but in no optimizer group'
-                 for n in missing]
+            found[name] = dict(
+                lr=lr, weight_decay=group.get('weight_decay', 0.), ndim=p.ndim)
+    missing = [
+        n for n, p in model.named_parameters()
+        if p.requires_grad and n not in found
+    ]
+    problems += [
+        f'{n} is trainable but in no optimizer group' for n in missing
+    ]
     return found, problems, frozen
 
 
@@ -87,8 +93,9 @@ def expected_decay(name: str, ndim: int, is_norm: bool, base_wd: float,
     timm's rule, no decay exactly for 1-D parameters and biases.
     """
     if constructor in LAYER_DECAY:
-        no_decay = (is_norm or ndim <= 1 or name.endswith('.bias')
-                    or 'pos_embed' in name or 'cls_token' in name)
+        no_decay = (
+            is_norm or ndim <= 1 or name.endswith('.bias')
+            or 'pos_embed' in name or 'cls_token' in name)
         return 0. if no_decay else base_wd
     mult = 1.
     custom = _custom(name, paramwise.get('custom_keys', {}))
@@ -127,25 +134,29 @@ def check_param_groups(model: nn.Module, optimizer: torch.optim.Optimizer,
             problems.append(f'{name}: weight decay {g["weight_decay"]:g}, '
                             f'expected {want:g} ({constructor})')
     scales = {n: g['lr'] / base_lr for n, g in found.items()}
-    summary = dict(constructor=constructor, groups=len(
-        optimizer.param_groups), no_decay=sum(
-            1 for g in found.values() if g['weight_decay'] == 0),
+    summary = dict(
+        constructor=constructor,
+        groups=len(optimizer.param_groups),
+        no_decay=sum(1 for g in found.values() if g['weight_decay'] == 0),
         decayed=sum(1 for g in found.values() if g['weight_decay'] > 0),
         frozen_in_optimizer=len(frozen))
     if constructor in LAYER_DECAY:
         rate = paramwise.get(LAYER_DECAY[constructor])
         layers = paramwise.get('num_layers') or 1 + max(
-            (depth(n, 10**6) - 1 for n in found if BLOCK.match(n)),
-            default=-1)
+            (depth(n, 10**6) - 1 for n in found if BLOCK.match(n)), default=-1)
         by_depth = {}
         for n, s in scales.items():
             by_depth.setdefault(depth(n, layers), set()).add(round(s, 9))
         problems += layer_decay_problems(by_depth, rate, layers)
         summary['lr_scale_by_depth'] = {
-            d: sorted(s) for d, s in sorted(by_depth.items())}
+            d: sorted(s)
+            for d, s in sorted(by_depth.items())
+        }
     else:
-        lr_mults = {n: _custom(n, paramwise.get('custom_keys', {})).get(
-            'lr_mult', 1.) for n in found}
+        lr_mults = {
+            n: _custom(n, paramwise.get('custom_keys', {})).get('lr_mult', 1.)
+            for n in found
+        }
         for n, s in scales.items():
             if abs(s - lr_mults[n]) > TOLERANCE:
                 problems.append(f'{n}: lr scale {s:g}, expected '
@@ -165,8 +176,7 @@ def layer_decay_problems(by_depth: Dict[int, set], rate: Optional[float],
                             f'{sorted(s)}')
         if rate is not None:
             want = rate**(num_layers + 1 - d)
-            if any(abs(v - want) > 1e-6 * max(want, 1e-12) + 1e-12
-                   for v in s):
+            if any(abs(v - want) > 1e-6 * max(want, 1e-12) + 1e-12 for v in s):
                 problems.append(f'layer decay: depth {d} lr scale '
                                 f'{sorted(s)}, expected {rate}^'
                                 f'{num_layers + 1 - d} = {want:.4g}')

@@ -10,11 +10,14 @@ CONFIG_DIR = osp.join(REPO, 'configs')
 
 # Folders whose configs are not preflighted, and why.
 EXCLUDED = {
-    '_base_': 'fragments that other configs inherit, not runnable alone',
-    'smoke': 'the benchmark configs shrunk for CPU smoke runs; the '
-             'benchmark configs themselves are preflighted at full size',
-    'demo': "the CPU demo's own configs, run end to end by `make demo` and "
-            'its tests (tests/test_tools/test_demo.py)',
+    '_base_':
+    'fragments that other configs inherit, not runnable alone',
+    'smoke':
+    'the benchmark configs shrunk for CPU smoke runs; the '
+    'benchmark configs themselves are preflighted at full size',
+    'demo':
+    "the CPU demo's own configs, run end to end by `make demo` and "
+    'its tests (tests/test_tools/test_demo.py)',
 }
 # A config whose name says one of these runs on Fashion-MNIST at the CPU
 # budget (a tiny ViT): quick enough for `make test`; except the mix
@@ -53,5 +56,6 @@ def is_quick(config: str) -> bool:
 def config_groups(config_dir: str = CONFIG_DIR) -> Dict[str, List[str]]:
     """{'quick': [...], 'heavy': [...]} of :func:`shipped_configs`."""
     configs = shipped_configs(config_dir)
-    return dict(quick=[c for c in configs if is_quick(c)],
-                heavy=[c for c in configs if not is_quick(c)])
+    return dict(
+        quick=[c for c in configs if is_quick(c)],
+        heavy=[c for c in configs if not is_quick(c)])

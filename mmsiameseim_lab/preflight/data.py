@@ -29,9 +29,14 @@ PREFIX = 'data/'
 FASHION_MNIST = osp.join(REPO, 'data', 'fashion_mnist')
 # top-level folder under data/ -> the miniature that provides it
 PROVIDERS = {
-    'imagenet': 'imagenet', 'imagenet-a': 'imagenet', 'imagenet-r': 'imagenet',
-    'imagenet-sketch': 'imagenet', 'imagenet-c': 'imagenet',
-    'coco': 'coco_lvis', 'lvis_v1': 'coco_lvis', 'ade': 'ade20k',
+    'imagenet': 'imagenet',
+    'imagenet-a': 'imagenet',
+    'imagenet-r': 'imagenet',
+    'imagenet-sketch': 'imagenet',
+    'imagenet-c': 'imagenet',
+    'coco': 'coco_lvis',
+    'lvis_v1': 'coco_lvis',
+    'ade': 'ade20k',
 }
 IMAGENET_SIZE = 288  # > 256: the test resize and the crops shrink it
 COCO_SIZE = 640  # COCO's long side; LSJ rescales it by 0.1-2.0 of 1024
@@ -50,19 +55,20 @@ def _strings(obj: Any) -> Iterable[str]:
 
 def data_folders(cfg: dict) -> Set[str]:
     """The folders under ``data/`` that a config's strings name."""
-    return {s[len(PREFIX):].split('/')[0] for s in _strings(cfg)
-            if s.startswith(PREFIX) and len(s) > len(PREFIX)}
+    return {
+        s[len(PREFIX):].split('/')[0]
+        for s in _strings(cfg) if s.startswith(PREFIX) and len(s) > len(PREFIX)
+    }
 
 
 def point_data_root(obj: Any, root: str) -> Any:
     """``obj`` with every string that starts with ``data/`` re-rooted at
     ``root`` (the folder that plays ``data/``)."""
     if isinstance(obj, str):
-        return osp.join(root, obj[len(PREFIX):]) if obj.startswith(
-            PREFIX) else obj
+        return osp.join(root,
+                        obj[len(PREFIX):]) if obj.startswith(PREFIX) else obj
     if isinstance(obj, dict):
-        return type(obj)({k: point_data_root(v, root)
-                          for k, v in obj.items()})
+        return type(obj)({k: point_data_root(v, root) for k, v in obj.items()})
     if isinstance(obj, (list, tuple)):
         return type(obj)(point_data_root(v, root) for v in obj)
     return obj
@@ -76,8 +82,9 @@ def _polygons(segmentation: dict) -> list:
     mask = mask_util.decode(segmentation).astype(np.uint8)
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL,
                                    cv2.CHAIN_APPROX_SIMPLE)
-    return [c.reshape(-1).astype(float).tolist() for c in contours
-            if len(c) >= 3]
+    return [
+        c.reshape(-1).astype(float).tolist() for c in contours if len(c) >= 3
+    ]
 
 
 def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
@@ -110,8 +117,9 @@ def pad_class_folders(train_dir: str) -> None:
     (named ``n99xxxxxx``: they sort last, the painted classes keep labels
     0-9). Datasets that label by sorted folder index (``ImageNetSubset``)
     check that all 1000 are there, as they are in the real data."""
-    have = [d for d in os.listdir(train_dir)
-            if osp.isdir(osp.join(train_dir, d))]
+    have = [
+        d for d in os.listdir(train_dir) if osp.isdir(osp.join(train_dir, d))
+    ]
     for i in range(IMAGENET_CLASSES - len(have)):
         os.makedirs(osp.join(train_dir, f'n99{i:06d}'), exist_ok=True)
 
@@ -128,7 +136,9 @@ def _holds(manifest: str, key: str, need: int, **same) -> bool:
         meta.get(k) == v for k, v in same.items())
 
 
-def make_miniature(folders: Set[str], out: str, num_train: int,
+def make_miniature(folders: Set[str],
+                   out: str,
+                   num_train: int,
                    fashion_mnist: str = FASHION_MNIST) -> str:
     """Write the miniature datasets that provide ``folders`` under
     ``out/data``; returns that folder. Painters skip what is already
@@ -157,30 +167,39 @@ def make_miniature(folders: Set[str], out: str, num_train: int,
     kinds = {PROVIDERS[f] for f in folders}
     per_class = math.ceil(num_train / 10)
     if 'imagenet' in kinds and not _holds(
-            osp.join(root, 'smoke_manifest.json'), 'train_per_class',
-            per_class, img_size=IMAGENET_SIZE):
+            osp.join(root, 'smoke_manifest.json'),
+            'train_per_class',
+            per_class,
+            img_size=IMAGENET_SIZE):
         from ..smoke.imagenet import make_smoke_imagenet
-        make_smoke_imagenet(fashion_mnist, root, img_size=IMAGENET_SIZE,
-                            train_per_class=per_class)
+        make_smoke_imagenet(
+            fashion_mnist,
+            root,
+            img_size=IMAGENET_SIZE,
+            train_per_class=per_class)
     if 'imagenet' in kinds:
         pad_class_folders(osp.join(root, 'imagenet', 'train'))
     if 'coco_lvis' in kinds and not _holds(
-            osp.join(root, 'smoke_meta.json'), 'num_train',
-            max(2, num_train), img_size=COCO_SIZE):
+            osp.join(root, 'smoke_meta.json'),
+            'num_train',
+            max(2, num_train),
+            img_size=COCO_SIZE):
         from mmdet.datasets import CocoDataset
 
         from ..smoke.coco_lvis import make_datasets
         num = max(2, num_train)  # LVIS's rare classes need two images
-        make_datasets(fashion_mnist, root, num_train=num, num_val=2,
-                      img_size=COCO_SIZE)
+        make_datasets(
+            fashion_mnist, root, num_train=num, num_val=2, img_size=COCO_SIZE)
         names = list(CocoDataset.METAINFO['classes'])
         for split in ('train', 'val'):
-            to_polygons(osp.join(root, 'coco', 'annotations',
-                                 f'instances_{split}2017.json'), names)
-            to_polygons(osp.join(root, 'lvis_v1', 'annotations',
-                                 f'lvis_v1_{split}.json'))
+            to_polygons(
+                osp.join(root, 'coco', 'annotations',
+                         f'instances_{split}2017.json'), names)
+            to_polygons(
+                osp.join(root, 'lvis_v1', 'annotations',
+                         f'lvis_v1_{split}.json'))
     if 'ade20k' in kinds:
         from ..smoke.ade20k import make_smoke_ade20k
-        make_smoke_ade20k(fashion_mnist, root, num_train=max(2, num_train),
-                          num_val=1)
+        make_smoke_ade20k(
+            fashion_mnist, root, num_train=max(2, num_train), num_val=1)
     return root

@@ -39,8 +39,10 @@ def _batch(cfg, batch: int, device: str) -> dict:
         ds.set_field((geo['source'], geo['source']), 'crop_source_shape')
         samples.append(ds)
     g = torch.Generator().manual_seed(1)
-    views = [torch.randn(batch, channels, size, size, generator=g).to(device)
-             for _ in range(2)]
+    views = [
+        torch.randn(batch, channels, size, size, generator=g).to(device)
+        for _ in range(2)
+    ]
     return dict(inputs=views, data_samples=samples)
 
 
@@ -61,8 +63,8 @@ def _step(config: str, batch: int, idx: list, device: str):
     samples = [data['data_samples'][i] for i in idx]
     loss = model.loss(inputs, samples, update_target=False)['loss']
     loss.backward()
-    grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()
-                      if p.grad is not None])
+    grad = torch.cat(
+        [p.grad.reshape(-1) for p in model.parameters() if p.grad is not None])
     return loss.detach(), grad
 
 
@@ -93,15 +95,15 @@ def _wait(queue, procs, timeout_s: float):
         try:
             return queue.get(timeout=2)
         except queue_lib.Empty:
-            dead = [p.exitcode for p in procs
-                    if p.exitcode not in (None, 0)]
+            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
             if dead:
                 raise RuntimeError(f'a DDP rank exited with status {dead} '
                                    '(its traceback is above)')
     raise TimeoutError(f'the two DDP ranks gave no result in {timeout_s} s')
 
 
-def ddp_equivalence(config: str, batch: int = 4,
+def ddp_equivalence(config: str,
+                    batch: int = 4,
                     backend: Optional[str] = None,
                     timeout_s: float = 600.) -> dict:
     """Loss and gradient of two ranks on halves of a batch against one
@@ -127,9 +129,11 @@ def ddp_equivalence(config: str, batch: int = 4,
     ctx = mp.get_context('spawn')
     queue = ctx.Queue()
     port = _free_port()
-    procs = [ctx.Process(target=_worker, args=(r, 2, port, config, batch,
-                                               backend, queue))
-             for r in range(2)]
+    procs = [
+        ctx.Process(
+            target=_worker, args=(r, 2, port, config, batch, backend, queue))
+        for r in range(2)
+    ]
     for p in procs:
         p.start()
     try:
@@ -140,11 +144,14 @@ def ddp_equivalence(config: str, batch: int = 4,
             if p.is_alive():
                 p.kill()
     grad1 = grad1.cpu().numpy()
-    return dict(backend=backend, batch=batch, loss_one=float(loss1),
-                loss_two=loss2,
-                loss_rel_err=abs(loss2 - float(loss1)) / abs(float(loss1)),
-                grad_rel_err=float(np.linalg.norm(grad2 - grad1)
-                                   / np.linalg.norm(grad1)))
+    return dict(
+        backend=backend,
+        batch=batch,
+        loss_one=float(loss1),
+        loss_two=loss2,
+        loss_rel_err=abs(loss2 - float(loss1)) / abs(float(loss1)),
+        grad_rel_err=float(
+            np.linalg.norm(grad2 - grad1) / np.linalg.norm(grad1)))
 
 
 def main(argv=None) -> int:
@@ -157,8 +164,11 @@ def main(argv=None) -> int:
     parser.add_argument('config')
     parser.add_argument('--batch', type=int, default=4)
     parser.add_argument('--backend', choices=['nccl', 'gloo'], default=None)
-    parser.add_argument('--tolerance', type=float, default=1e-4,
-                        help='largest relative error of loss and gradient')
+    parser.add_argument(
+        '--tolerance',
+        type=float,
+        default=1e-4,
+        help='largest relative error of loss and gradient')
     args = parser.parse_args(argv)
     out = ddp_equivalence(args.config, args.batch, args.backend)
     out['tolerance'] = args.tolerance

@@ -56,12 +56,12 @@ PREFLIGHT_ITERS = 3
 def per_device_batch(config: str) -> int:
     """``train_dataloader.batch_size`` of a config (its per-GPU batch)."""
     from mmengine.config import Config
-    cfg = Config.fromfile(
-        osp.join(REPO, config), import_custom_modules=False)
+    cfg = Config.fromfile(osp.join(REPO, config), import_custom_modules=False)
     return int(cfg.train_dataloader.batch_size)
 
 
-def plan(num_gpus: int, python: str = sys.executable,
+def plan(num_gpus: int,
+         python: str = sys.executable,
          cache_dir: str = '/tmp/gpu_check_data',
          configs: Optional[List[str]] = None) -> List[dict]:
     """The jobs, most important first: ``name``, ``argv``, ``timeout_s``.
@@ -75,50 +75,81 @@ def plan(num_gpus: int, python: str = sys.executable,
     """
     configs = shipped_configs() if configs is None else configs
     tool = osp.join(REPO, 'tools')
-    bench = [python, osp.join(tool, 'benchmark_pretrain.py'), '--device',
-             'cuda', '--precision', 'fp16,bf16', '--models', 'siameseim,mae',
-             '--batch', str(BENCH_BATCH), '--steps', '10', '--warmup', '3',
-             '--json']
+    bench = [
+        python,
+        osp.join(tool, 'benchmark_pretrain.py'), '--device', 'cuda',
+        '--precision', 'fp16,bf16', '--models', 'siameseim,mae', '--batch',
+        str(BENCH_BATCH), '--steps', '10', '--warmup', '3', '--json'
+    ]
 
     def preflight(config):
         return dict(
-            name=f'preflight {osp.basename(config)[:-3]}', kind='preflight',
-            config=config, timeout_s=100,
-            argv=[python, osp.join(tool, 'preflight.py'),
-                  osp.join(REPO, config), '--iters', str(PREFLIGHT_ITERS),
-                  '--batch-size', str(per_device_batch(config)),
-                  '--num-workers', '8', '--cache-dir', cache_dir, '--json'])
+            name=f'preflight {osp.basename(config)[:-3]}',
+            kind='preflight',
+            config=config,
+            timeout_s=100,
+            argv=[
+                python,
+                osp.join(tool, 'preflight.py'),
+                osp.join(REPO, config), '--iters',
+                str(PREFLIGHT_ITERS), '--batch-size',
+                str(per_device_batch(config)), '--num-workers', '8',
+                '--cache-dir', cache_dir, '--json'
+            ])
 
-    jobs = [dict(name='benchmark eager fp16,bf16', kind='benchmark',
-                 argv=bench, timeout_s=240)]
+    jobs = [
+        dict(
+            name='benchmark eager fp16,bf16',
+            kind='benchmark',
+            argv=bench,
+            timeout_s=240)
+    ]
     main = [c for c in MAIN_CONFIGS if c in configs]
     jobs += [preflight(c) for c in main]
     if num_gpus >= 2:
-        jobs.append(dict(
-            name='DDP two ranks == one process (NCCL)', kind='ddp',
-            timeout_s=240,
-            argv=[python, '-m', 'mmsiameseim_lab.preflight.ddp_check',
-                  osp.join(REPO, DDP_CONFIG), '--batch', '8']))
-    jobs.append(dict(name='benchmark compiled fp16,bf16', kind='benchmark',
-                     argv=bench + ['--compile'], timeout_s=420))
+        jobs.append(
+            dict(
+                name='DDP two ranks == one process (NCCL)',
+                kind='ddp',
+                timeout_s=240,
+                argv=[
+                    python, '-m', 'mmsiameseim_lab.preflight.ddp_check',
+                    osp.join(REPO, DDP_CONFIG), '--batch', '8'
+                ]))
+    jobs.append(
+        dict(
+            name='benchmark compiled fp16,bf16',
+            kind='benchmark',
+            argv=bench + ['--compile'],
+            timeout_s=420))
     jobs += [preflight(c) for c in configs if c not in main]
-    jobs.append(dict(name='data pipeline per worker', kind='pipeline',
-                     timeout_s=180,
-                     argv=[python, osp.join(tool, 'benchmark_pipeline.py'),
-                           '--json']))
+    jobs.append(
+        dict(
+            name='data pipeline per worker',
+            kind='pipeline',
+            timeout_s=180,
+            argv=[python,
+                  osp.join(tool, 'benchmark_pipeline.py'), '--json']))
     return jobs
 
 
 def not_planned(num_gpus: int) -> List[dict]:
     """What the plan leaves out, and why."""
-    out = [dict(name='device augmentation timing', status='not present',
-                reason='no device-augmentation benchmark in this '
-                'repository: the augmentations run in DataLoader workers '
-                '(see the data pipeline job)')]
+    out = [
+        dict(
+            name='device augmentation timing',
+            status='not present',
+            reason='no device-augmentation benchmark in this '
+            'repository: the augmentations run in DataLoader workers '
+            '(see the data pipeline job)')
+    ]
     if num_gpus < 2:
-        out.append(dict(name='DDP two ranks == one process (NCCL)',
-                        status='skipped', reason=f'{num_gpus} GPU seen, '
-                        'two needed'))
+        out.append(
+            dict(
+                name='DDP two ranks == one process (NCCL)',
+                status='skipped',
+                reason=f'{num_gpus} GPU seen, '
+                'two needed'))
     return out
 
 
@@ -134,30 +165,38 @@ def last_json(text: str) -> Optional[dict]:
     return out if isinstance(out, dict) else None
 
 
-def run_plan(jobs: List[dict], budget_s: float = BUDGET_S,
+def run_plan(jobs: List[dict],
+             budget_s: float = BUDGET_S,
              clock=time.monotonic) -> List[dict]:
     """Run the jobs in order, each inside its time box and the remaining
     budget; a job that cannot get its whole box is skipped (recorded)."""
     start, done = clock(), []
     for job in jobs:
         left = budget_s - (clock() - start)
-        record = dict(name=job['name'], kind=job['kind'],
-                      command=' '.join(job['argv']))
+        record = dict(
+            name=job['name'], kind=job['kind'], command=' '.join(job['argv']))
         if 'config' in job:
             record['config'] = job['config']
         if left < job['timeout_s']:
-            record.update(status='skipped', reason=f'{left:.0f} s of the '
-                          f'budget left, its time box is '
-                          f'{job["timeout_s"]} s')
+            record.update(
+                status='skipped',
+                reason=f'{left:.0f} s of the '
+                f'budget left, its time box is '
+                f'{job["timeout_s"]} s')
             done.append(record)
             continue
         t0 = clock()
         try:
-            out = subprocess.run(job['argv'], capture_output=True, text=True,
-                                 timeout=job['timeout_s'], cwd=REPO)
-            record.update(status='ok' if out.returncode == 0 else
-                          f'failed (exit {out.returncode})',
-                          output=last_json(out.stdout))
+            out = subprocess.run(
+                job['argv'],
+                capture_output=True,
+                text=True,
+                timeout=job['timeout_s'],
+                cwd=REPO)
+            record.update(
+                status='ok'
+                if out.returncode == 0 else f'failed (exit {out.returncode})',
+                output=last_json(out.stdout))
             if out.returncode:
                 record['stderr_tail'] = out.stderr[-1500:]
         except subprocess.TimeoutExpired:
@@ -180,9 +219,9 @@ def _cell(record: dict) -> str:
     if record['kind'] == 'benchmark' and out:
         rows = out.get('rows', [])
         return '; '.join(
-            f'{r["model"]} {r["precision"]} {r["images_per_s"]:.0f} img/s'
-            + (f' ({100 * out["fraction_of_gemm_peak"][r["model"]][r["precision"]]:.0f}% of GEMM peak)'  # noqa: E501
-               if r['model'] in out.get('fraction_of_gemm_peak', {}) else '')
+            f'{r["model"]} {r["precision"]} {r["images_per_s"]:.0f} img/s' + (
+                f' ({100 * out["fraction_of_gemm_peak"][r["model"]][r["precision"]]:.0f}% of GEMM peak)'  # noqa: E501
+                if r['model'] in out.get('fraction_of_gemm_peak', {}) else '')
             for r in rows)
     if record['kind'] == 'ddp' and out:
         return (f'loss rel. err {out["loss_rel_err"]:.1e}, grad rel. err '
@@ -196,10 +235,12 @@ def _cell(record: dict) -> str:
 def gpu_check_table(results: dict) -> str:
     """Markdown table of ``docs/results/gpu_check.json``."""
     data = results['data']
-    rows = [f'Device: {data.get("device", "-")}; budget '
-            f'{data.get("budget_s", 0) / 60:.0f} min, used '
-            f'{data.get("used_s", 0) / 60:.1f} min.', '',
-            '| job | status | s | result |', '|---|---|---|---|']
+    rows = [
+        f'Device: {data.get("device", "-")}; budget '
+        f'{data.get("budget_s", 0) / 60:.0f} min, used '
+        f'{data.get("used_s", 0) / 60:.1f} min.', '',
+        '| job | status | s | result |', '|---|---|---|---|'
+    ]
     for r in data.get('jobs', []):
         seconds = r.get('seconds')
         rows.append(f'| {r["name"]} | {r["status"]} | '

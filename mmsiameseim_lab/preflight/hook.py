@@ -50,7 +50,9 @@ class PreflightHook(Hook):
 
             self._handles.append(p.register_post_accumulate_grad_hook(seen))
 
-    def before_train_iter(self, runner, batch_idx: int,
+    def before_train_iter(self,
+                          runner,
+                          batch_idx: int,
                           data_batch=None) -> None:
         if self.count_flops and not self.step_times:
             from torch.utils.flop_counter import FlopCounterMode
@@ -60,7 +62,10 @@ class PreflightHook(Hook):
             torch.cuda.synchronize()
         self._t0 = time.perf_counter()
 
-    def after_train_iter(self, runner, batch_idx: int, data_batch=None,
+    def after_train_iter(self,
+                         runner,
+                         batch_idx: int,
+                         data_batch=None,
                          outputs=None) -> None:
         if torch.cuda.is_available():
             torch.cuda.synchronize()
@@ -70,10 +75,12 @@ class PreflightHook(Hook):
             self.flops = self._counter.get_total_flops()
             self._counter = None
         self.losses.append({
-            k: float(v.detach() if isinstance(v, torch.Tensor) else v)
+            k:
+            float(v.detach() if isinstance(v, torch.Tensor) else v)
             for k, v in (outputs or {}).items()
-            if 'loss' in k and isinstance(v, (torch.Tensor, float, int))
-            and (not isinstance(v, torch.Tensor) or v.numel() == 1)})
+            if 'loss' in k and isinstance(v, (torch.Tensor, float, int)) and (
+                not isinstance(v, torch.Tensor) or v.numel() == 1)
+        })
         if (not isinstance(runner.train_loop, EpochBasedTrainLoop)
                 and len(self.step_times) >= self.iters):
             runner.train_loop.stop_training = True

@@ -30,8 +30,8 @@ def paper_size(record: dict) -> str:
     backbone = record.get('params', {}).get('backbone')
     if not backbone:
         return ''
-    name, size = min(PAPER_ENCODERS.values(),
-                     key=lambda v: abs(v[1] - backbone))
+    name, size = min(
+        PAPER_ENCODERS.values(), key=lambda v: abs(v[1] - backbone))
     if abs(backbone - size) > 0.25 * size:  # another model (a tiny ViT)
         return ''
     return f' (the paper\'s {name} encoder: {size / 1e6:.0f}M)'
@@ -45,8 +45,9 @@ def format_report(record: dict) -> str:
     lines.append(f'  data: {record.get("data", "-")}')
     params = record.get('params', {})
     if params:
-        lines.append('  parameters: ' + ', '.join(
-            f'{k} {_m(v)}' for k, v in params.items()) +
+        lines.append(
+            '  parameters: ' + ', '.join(f'{k} {_m(v)}'
+                                         for k, v in params.items()) +
             f'; total {_m(record.get("params_total"))}, trainable '
             f'{_m(record.get("params_trainable"))}{paper_size(record)}')
     lines.append(f'  input size: {record.get("input_size")}, batch '
@@ -55,8 +56,8 @@ def format_report(record: dict) -> str:
         steps = record.get('step_times_s')
         lines.append(f'  step time: {record["step_s"]:.3f} s '
                      f'({record["images_per_s"]:.2f} images/s)' +
-                     (', steps ' + ', '.join(f'{t:.2f}' for t in steps)
-                      if steps else ''))
+                     (', steps ' + ', '.join(f'{t:.2f}'
+                                             for t in steps) if steps else ''))
     for key in ('val_s', 'test_s'):
         if key in record:
             lines.append(f'  one {key[:-2]} batch: {record[key]:.2f} s')
@@ -69,10 +70,10 @@ def format_report(record: dict) -> str:
                      f'({record["flops_counted"]})')
     if 'params_without_grad' in record:
         missing = record['params_without_grad']
-        lines.append('  gradients: every trainable parameter got one'
-                     if not missing else
-                     f'  gradients: MISSING for {len(missing)}: '
-                     f'{missing[:10]}')
+        lines.append(
+            '  gradients: every trainable parameter got one'
+            if not missing else f'  gradients: MISSING for {len(missing)}: '
+            f'{missing[:10]}')
     groups = record.get('param_groups')
     if groups:
         detail = groups.get('lr_scale_by_depth') or groups.get('lr_scales')
@@ -83,13 +84,15 @@ def format_report(record: dict) -> str:
         for problem in record.get('param_group_problems', [])[:10]:
             lines.append(f'    PROBLEM: {problem}')
     if record.get('losses'):
-        lines.append('  losses (last step): ' + ', '.join(
-            f'{k} {v:.4g}' for k, v in record['losses'].items()))
+        lines.append('  losses (last step): ' +
+                     ', '.join(f'{k} {v:.4g}'
+                               for k, v in record['losses'].items()))
     if 'checkpoint_mb' in record:
-        lines.append(f'  checkpoint: {record["checkpoint_mb"]:.0f} MiB, '
-                     'resumed ' + ('with every weight restored'
-                                   if record['checkpoint_reloaded']
-                                   else 'WITHOUT restoring every weight'))
+        lines.append(
+            f'  checkpoint: {record["checkpoint_mb"]:.0f} MiB, '
+            'resumed ' +
+            ('with every weight restored' if record['checkpoint_reloaded'] else
+             'WITHOUT restoring every weight'))
     proj = record.get('projection')
     if proj:
         lines.append(
@@ -103,8 +106,8 @@ def format_report(record: dict) -> str:
     if record.get('note'):
         lines.append(f'  note: {record["note"]}')
     failures = record.get('failures', [])
-    lines.append('  FAILED: ' + '; '.join(failures) if failures else
-                 '  all checks passed')
+    lines.append('  FAILED: ' +
+                 '; '.join(failures) if failures else '  all checks passed')
     return '\n'.join(lines)
 
 
@@ -113,9 +116,11 @@ def preflight_table(results: dict) -> str:
     """Markdown table of ``docs/results/preflight.json``: one row per
     config (parameters, input, step time and peak memory on the machine
     named in each row)."""
-    rows = ['| config | params | input | batch | step (s) | peak memory '
-            '(MiB) | FLOPs / image (G) | checks | measured on |',
-            '|---|---|---|---|---|---|---|---|---|']
+    rows = [
+        '| config | params | input | batch | step (s) | peak memory '
+        '(MiB) | FLOPs / image (G) | checks | measured on |',
+        '|---|---|---|---|---|---|---|---|---|'
+    ]
     for config, r in sorted(results['data'].items()):
         size = 'x'.join(str(s) for s in r.get('input_size') or []) or '-'
         step = r.get('step_s')
@@ -131,7 +136,8 @@ def preflight_table(results: dict) -> str:
     return '\n'.join(rows)
 
 
-def save_records(records: dict, command: Optional[str] = None,
+def save_records(records: dict,
+                 command: Optional[str] = None,
                  results_dir: Optional[str] = None) -> str:
     """Add ``{config: record}`` to ``docs/results/preflight.json`` (records
     of other configs kept), each record stamped with its own run's date,
@@ -142,6 +148,9 @@ def save_records(records: dict, command: Optional[str] = None,
         data = {}
     meta = run_meta(command)
     for config, record in records.items():
-        data[config] = dict(record, **{k: meta[k] for k in (
-            'date', 'machine', 'command', 'commit', 'dirty')})
+        data[config] = dict(
+            record, **{
+                k: meta[k]
+                for k in ('date', 'machine', 'command', 'commit', 'dirty')
+            })
     return write_results('preflight', data, command, results_dir)

@@ -62,12 +62,15 @@ def drop_empty_pretrained(obj, path: str = 'model') -> List[str]:
     return found
 
 
-def shrink_loader(loader: dict, batch: int, samples: int, device: str,
+def shrink_loader(loader: dict,
+                  batch: int,
+                  samples: int,
+                  device: str,
                   num_workers: int = 0) -> None:
     """``batch`` per step, ``num_workers`` worker processes, the first
     ``samples`` samples of the (innermost) dataset."""
-    loader.update(batch_size=batch, num_workers=num_workers,
-                  persistent_workers=False)
+    loader.update(
+        batch_size=batch, num_workers=num_workers, persistent_workers=False)
     if device == 'cpu':
         loader['pin_memory'] = False
     inner_dataset(loader['dataset'])['indices'] = samples
@@ -89,8 +92,12 @@ def covering_indices(dataset: dict) -> Optional[List[int]]:
     return sorted(first.values())
 
 
-def apply_overrides(cfg: Config, iters: int, batch: int, data_root: str,
-                    work_dir: str, device: str,
+def apply_overrides(cfg: Config,
+                    iters: int,
+                    batch: int,
+                    data_root: str,
+                    work_dir: str,
+                    device: str,
                     fashion_mnist: Optional[str],
                     num_workers: int = 0) -> List[str]:
     """Everything a preflight changes in a config (the batch, the workers,
@@ -136,8 +143,10 @@ def apply_overrides(cfg: Config, iters: int, batch: int, data_root: str,
 
 
 def _params(model: torch.nn.Module) -> dict:
-    per_module = {name: sum(p.numel() for p in m.parameters())
-                  for name, m in model.named_children()}
+    per_module = {
+        name: sum(p.numel() for p in m.parameters())
+        for name, m in model.named_children()
+    }
     per_module = {k: v for k, v in per_module.items() if v}
     return dict(
         params=per_module,
@@ -155,10 +164,12 @@ def _reset_peak(device: str) -> None:
 
 def _peak(device: str) -> dict:
     if device == 'cuda':
-        return dict(peak_memory_mb=torch.cuda.max_memory_allocated() / 2**20,
-                    memory_kind='torch.cuda.max_memory_allocated')
-    return dict(peak_memory_mb=peak_rss_bytes() / 2**20,
-                memory_kind='peak resident set of the process (VmHWM)')
+        return dict(
+            peak_memory_mb=torch.cuda.max_memory_allocated() / 2**20,
+            memory_kind='torch.cuda.max_memory_allocated')
+    return dict(
+        peak_memory_mb=peak_rss_bytes() / 2**20,
+        memory_kind='peak resident set of the process (VmHWM)')
 
 
 def build_runner(cfg: Config):
@@ -191,11 +202,15 @@ def _checkpoint_round_trip(runner, work_dir: str) -> dict:
         checkpoint = runner.load_checkpoint(path)
         runner.optim_wrapper.load_state_dict(checkpoint['optimizer'])
         how = 'weights and optimizer (the whole schedule ran: no resume)'
-    changed = [n for n, p in params.items()
-               if p.detach().double().sum().item() != before[n]]
-    return dict(checkpoint_mb=os.path.getsize(path) / 2**20,
-                checkpoint_reload=how, checkpoint_reloaded=not changed,
-                checkpoint_not_restored=changed[:10])
+    changed = [
+        n for n, p in params.items()
+        if p.detach().double().sum().item() != before[n]
+    ]
+    return dict(
+        checkpoint_mb=os.path.getsize(path) / 2**20,
+        checkpoint_reload=how,
+        checkpoint_reloaded=not changed,
+        checkpoint_not_restored=changed[:10])
 
 
 def _eval_loops(runner, cfg: Config) -> dict:
@@ -234,8 +249,10 @@ def _train(cfg: Config, iters: int, device: str, record: dict) -> list:
     step = hook.step_time()
     batch = cfg.train_dataloader.batch_size
     record.update(
-        iters=len(hook.step_times), step_s=step,
-        step_times_s=hook.step_times, images_per_s=batch / step,
+        iters=len(hook.step_times),
+        step_s=step,
+        step_times_s=hook.step_times,
+        images_per_s=batch / step,
         flops_per_image=hook.flops / batch if hook.flops else None,
         flops_counted=('whole model, one training step (forward + '
                        'backward; torch.utils.flop_counter: matrix '
@@ -244,8 +261,10 @@ def _train(cfg: Config, iters: int, device: str, record: dict) -> list:
     if len(hook.step_times) != iters:
         failures.append(f'trained {len(hook.step_times)} iterations, '
                         f'expected {iters}')
-    nonfinite = sorted({k for loss in hook.losses
-                        for k in checks.finite(loss)})
+    nonfinite = sorted(
+        {k
+         for loss in hook.losses
+         for k in checks.finite(loss)})
     if not hook.losses or not any(hook.losses):
         failures.append('no loss was logged')
     if nonfinite:
@@ -285,9 +304,13 @@ def _features(cfg: Config, batch: int, record: dict) -> list:
         counter = FlopCounterMode(display=False)
         t0 = time.perf_counter()
         with counter:
-            feats, _ = extract_features(model, dataset, dataset['pipeline'],
-                                        indices=range(batch),
-                                        batch_size=batch, desc=key)
+            feats, _ = extract_features(
+                model,
+                dataset,
+                dataset['pipeline'],
+                indices=range(batch),
+                batch_size=batch,
+                desc=key)
         record[f'{key}_s'] = time.perf_counter() - t0
         record['flops_per_image'] = counter.get_total_flops() / batch
         if not torch.isfinite(feats).all():
@@ -357,8 +380,12 @@ def preflight(config: str,
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     batch = batch_size or default_batch(cfg)
     schedule = shipped_schedule(cfg)
-    record = dict(config=config, device=device, batch=batch,
-                  input_size=input_size(cfg), schedule=schedule)
+    record = dict(
+        config=config,
+        device=device,
+        batch=batch,
+        input_size=input_size(cfg),
+        schedule=schedule)
     own_dir = work_dir is None
     work_dir = work_dir or tempfile.mkdtemp(prefix='preflight_')
     try:
@@ -376,15 +403,14 @@ def preflight(config: str,
             shutil.rmtree(work_dir, ignore_errors=True)
     record.update(_peak(device))
     size = dataset_size(cfg)
-    record['projection'] = project(
-        schedule, images_per_s or record.get('images_per_s'), size)
-    record['projection_rate'] = ('given (--images-per-s)' if images_per_s
-                                 else f'measured here ({device}, batch '
+    record['projection'] = project(schedule, images_per_s
+                                   or record.get('images_per_s'), size)
+    record['projection_rate'] = ('given (--images-per-s)' if images_per_s else
+                                 f'measured here ({device}, batch '
                                  f'{batch})')
     record['failures'] = failures
     if failures:
-        raise PreflightError(
-            f'{config}: ' + '; '.join(failures), record)
+        raise PreflightError(f'{config}: ' + '; '.join(failures), record)
     return record
 
 
@@ -398,8 +424,8 @@ def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
          cache_dir, num_workers, record) -> list:
     fashion_mnist = fashion_mnist or FASHION_MNIST
     if data_root is None:
-        folders = data_folders(cfg.to_dict() if hasattr(cfg, 'to_dict')
-                               else dict(cfg))
+        folders = data_folders(
+            cfg.to_dict() if hasattr(cfg, 'to_dict') else dict(cfg))
         data_root = make_miniature(folders, cache_dir or work_dir,
                                    batch * iters, fashion_mnist)
         record['data'] = f'miniature ({", ".join(sorted(folders))})' \

@@ -63,20 +63,25 @@ def project(schedule: dict, images_per_s: Optional[float],
         ``total_iters`` and the inputs; None without a rate or a length.
     """
     batch, devices = schedule['batch_per_device'], schedule['devices']
-    if not images_per_s or not batch or not (schedule['by_epoch']
-                                              or schedule['max_iters']):
+    trains = schedule['by_epoch'] or schedule['max_iters']
+    if not images_per_s or not batch or not trains:
         return None  # no rate, or no training schedule (feature configs)
     global_batch = batch * devices
     step_s = batch / images_per_s  # every device steps in parallel
-    out = dict(images_per_s_per_device=images_per_s, devices=devices,
-               global_batch=global_batch, dataset_size=dataset_size)
+    out = dict(
+        images_per_s_per_device=images_per_s,
+        devices=devices,
+        global_batch=global_batch,
+        dataset_size=dataset_size)
     if schedule['by_epoch']:
         if not dataset_size:
             return None
         rounding = math.floor if schedule['drop_last'] else math.ceil
         iters = max(1, rounding(dataset_size / global_batch))
-        out.update(iters_per_epoch=iters, epoch_s=iters * step_s,
-                   total_iters=iters * schedule['max_epochs'])
+        out.update(
+            iters_per_epoch=iters,
+            epoch_s=iters * step_s,
+            total_iters=iters * schedule['max_epochs'])
     else:
         out.update(total_iters=schedule['max_iters'])
         if dataset_size:

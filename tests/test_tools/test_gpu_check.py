@@ -41,12 +41,14 @@ def test_dry_run_lists_every_job_for_two_gpus(capsys, monkeypatch):
 def test_plan_orders_main_jobs_first_and_needs_two_gpus_for_ddp():
     configs = list(gpu_check.MAIN_CONFIGS[:2]) + [
         'configs/pretrain/ablations/'
-        'siameseim-table3a_vit-base-p16_16xb256-amp-coslr-400e_in1k.py']
+        'siameseim-table3a_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
+    ]
     one = gpu_check.plan(1, configs=configs)
     two = gpu_check.plan(2, configs=configs)
     assert [j['kind'] for j in one] == [
         'benchmark', 'preflight', 'preflight', 'benchmark', 'preflight',
-        'pipeline']
+        'pipeline'
+    ]
     assert [j['kind'] for j in two].count('ddp') == 1
     assert one[-2]['config'] == configs[2]  # after the main ones
     assert any(j['name'].startswith('DDP') and j['status'] == 'skipped'
@@ -56,27 +58,41 @@ def test_plan_orders_main_jobs_first_and_needs_two_gpus_for_ddp():
 def test_runner_keeps_time_boxes_and_budget():
     py = sys.executable
     jobs = [
-        dict(name='a', kind='x', timeout_s=30,
-             argv=[py, '-c', 'print("log"); print(\'{"v": 1}\')']),
-        dict(name='b', kind='x', timeout_s=1,
-             argv=[py, '-c', 'import time; time.sleep(5)']),
-        dict(name='c', kind='x', timeout_s=30,
-             argv=[py, '-c', 'import sys; sys.exit(3)']),
+        dict(
+            name='a',
+            kind='x',
+            timeout_s=30,
+            argv=[py, '-c', 'print("log"); print(\'{"v": 1}\')']),
+        dict(
+            name='b',
+            kind='x',
+            timeout_s=1,
+            argv=[py, '-c', 'import time; time.sleep(5)']),
+        dict(
+            name='c',
+            kind='x',
+            timeout_s=30,
+            argv=[py, '-c', 'import sys; sys.exit(3)']),
         dict(name='d', kind='x', timeout_s=10**6, argv=[py, '-c', '']),
     ]
     done = gpu_check.run_plan(jobs, budget_s=120)
     status = {r['name']: r['status'] for r in done}
-    assert status == {'a': 'ok', 'b': 'timed out (1 s)',
-                      'c': 'failed (exit 3)', 'd': 'skipped'}
+    assert status == {
+        'a': 'ok',
+        'b': 'timed out (1 s)',
+        'c': 'failed (exit 3)',
+        'd': 'skipped'
+    }
     assert done[0]['output'] == {'v': 1}
     assert 'budget left' in done[3]['reason']
-    table = gpu_check.gpu_check_table(dict(data=dict(
-        device='-', budget_s=120, used_s=1, jobs=done)))
+    table = gpu_check.gpu_check_table(
+        dict(data=dict(device='-', budget_s=120, used_s=1, jobs=done)))
     assert table.count('\n| ') == 5  # header and four jobs
 
 
-@pytest.mark.parametrize('text,out', [('x\n{"a": 1}\n', {'a': 1}),
-                                      ('{"a": 1}\nx', None), ('', None)])
+@pytest.mark.parametrize('text,out', [('x\n{"a": 1}\n', {
+    'a': 1
+}), ('{"a": 1}\nx', None), ('', None)])
 def test_last_json_line(text, out):
     assert gpu_check.last_json(text) == out
 
@@ -86,9 +102,12 @@ def test_ddp_check_two_gloo_ranks_equal_one_process():
     model; on a GPU machine the same code runs with NCCL."""
     from mmsiameseim_lab.preflight.ddp_check import ddp_equivalence
     out = ddp_equivalence(
-        os.path.join(ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-p4_'
-                     '1xb64-fp32-coslr-1e_fashionmnist.py'),
-        batch=4, backend='gloo', timeout_s=300)
+        os.path.join(
+            ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-p4_'
+            '1xb64-fp32-coslr-1e_fashionmnist.py'),
+        batch=4,
+        backend='gloo',
+        timeout_s=300)
     assert out['backend'] == 'gloo'
     assert out['loss_rel_err'] <= 1e-5 and out['grad_rel_err'] <= 1e-5
     json.dumps(out)

@@ -47,17 +47,19 @@ def check_record(record, config):
 
 # ------------------------------------------------------------ discovery
 def test_every_config_file_is_preflighted_or_excluded_with_a_reason():
-    found = sorted(os.path.relpath(p, ROOT) for p in glob.glob(
-        os.path.join(ROOT, 'configs', '**', '*.py'), recursive=True))
+    found = sorted(
+        os.path.relpath(p, ROOT) for p in glob.glob(
+            os.path.join(ROOT, 'configs', '**', '*.py'), recursive=True))
     shipped = shipped_configs()
     for path in found:
-        assert (path in shipped) != bool(
-            excluded_reason(os.path.join(ROOT, path))), path
+        assert (path
+                in shipped) != bool(excluded_reason(os.path.join(ROOT,
+                                                                 path))), path
     assert sorted(GROUPS['quick'] + GROUPS['heavy']) == shipped
     # the benchmark and pretraining configs the issue names are all there
     for part in ('siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k',
-                 'siameseim_vit-large-p16', 'siameseim-target112',
-                 'table3a', 'table3j', 'mix/', '8xb128-coslr-100e_in1k',
+                 'siameseim_vit-large-p16', 'siameseim-target112', 'table3a',
+                 'table3j', 'mix/', '8xb128-coslr-100e_in1k',
                  'linear-coslr-90e', '1percent-logreg', 'imagenet-c',
                  'imagenet-sketch', 'lsj-100e_coco', 'lsj-100e_lvis-v1',
                  'upernet_vit-base'):
@@ -88,20 +90,28 @@ def test_hook_names_trainable_parameters_without_gradient():
 
 def test_param_group_check_catches_decayed_norms_and_missing_params():
     model = TwoLayers()
-    cfg = dict(optimizer=dict(type='AdamW', lr=1e-3, weight_decay=0.05),
-               paramwise_cfg=dict(bias_decay_mult=0., flat_decay_mult=0.))
+    cfg = dict(
+        optimizer=dict(type='AdamW', lr=1e-3, weight_decay=0.05),
+        paramwise_cfg=dict(bias_decay_mult=0., flat_decay_mult=0.))
     # intended: 1-D parameters and biases without decay
-    good = torch.optim.AdamW(
-        [dict(params=[model.used.weight, model.unused.weight]),
-         dict(params=[model.used.bias, model.unused.bias,
-                      model.norm.weight, model.norm.bias],
-              weight_decay=0.)], lr=1e-3, weight_decay=0.05)
+    good = torch.optim.AdamW([
+        dict(params=[model.used.weight, model.unused.weight]),
+        dict(
+            params=[
+                model.used.bias, model.unused.bias, model.norm.weight,
+                model.norm.bias
+            ],
+            weight_decay=0.)
+    ],
+                             lr=1e-3,
+                             weight_decay=0.05)
     problems, summary = check_param_groups(model, good, cfg)
     assert problems == [] and summary['no_decay'] == 4
     # everything decayed, one weight left out of the optimizer
     bad = torch.optim.AdamW(
         [p for n, p in model.named_parameters() if n != 'unused.weight'],
-        lr=1e-3, weight_decay=0.05)
+        lr=1e-3,
+        weight_decay=0.05)
     problems, _ = check_param_groups(model, bad, cfg)
     text = '\n'.join(problems)
     assert 'unused.weight is trainable but in no optimizer group' in text
@@ -119,8 +129,13 @@ def test_layer_decay_check_wants_monotone_scales_of_the_rate():
 
 
 def test_projection_of_an_epoch_schedule():
-    schedule = dict(batch_per_device=256, devices=16, by_epoch=True,
-                    max_epochs=400, max_iters=None, drop_last=False)
+    schedule = dict(
+        batch_per_device=256,
+        devices=16,
+        by_epoch=True,
+        max_epochs=400,
+        max_iters=None,
+        drop_last=False)
     out = project(schedule, images_per_s=512., dataset_size=4096 * 10 + 1)
     assert out['iters_per_epoch'] == 11
     assert out['epoch_s'] == pytest.approx(11 * 0.5)
@@ -130,24 +145,29 @@ def test_projection_of_an_epoch_schedule():
 
 
 def test_data_paths_are_re_rooted():
-    cfg = dict(a=dict(data_root='data/coco/',
-                      ann=['data/imagenet/meta/train.txt', 'other']))
+    cfg = dict(
+        a=dict(
+            data_root='data/coco/',
+            ann=['data/imagenet/meta/train.txt', 'other']))
     assert data_folders(cfg) == {'coco', 'imagenet'}
     out = point_data_root(cfg, '/x')
-    assert out == dict(a=dict(data_root='/x/coco/',
-                              ann=['/x/imagenet/meta/train.txt', 'other']))
+    assert out == dict(
+        a=dict(
+            data_root='/x/coco/', ann=['/x/imagenet/meta/train.txt', 'other']))
 
 
 # ---------------------------------------------------- the command line
-@pytest.mark.fault_matrix('preflight', 'missing',
-                          'exit status 1, the missing file named on stderr '
-                          'and in the JSON line')
+@pytest.mark.fault_matrix(
+    'preflight', 'missing', 'exit status 1, the missing file named on stderr '
+    'and in the JSON line')
 def test_tool_fails_clearly_without_the_data(tmp_path, capsys):
     tool = load_tool('preflight.py')
     config = 'configs/pretrain/siameseim_vit-tiny-p4_1xb64-fp32-coslr-1e_' \
              'fashionmnist.py'
-    code = tool.main([os.path.join(ROOT, config), '--iters', '1',
-                      '--data-root', str(tmp_path / 'nothing')])
+    code = tool.main([
+        os.path.join(ROOT, config), '--iters', '1', '--data-root',
+        str(tmp_path / 'nothing')
+    ])
     out, err = capsys.readouterr()
     assert code == 1
     record = json.loads(out.strip().splitlines()[-1])
@@ -167,8 +187,11 @@ def test_tool_refuses_bad_options():
 # ------------------------------------------- every config at its size
 @pytest.mark.parametrize('config', GROUPS['quick'])
 def test_quick_config_passes_preflight(config, cache_dir):
-    record = preflight(os.path.join(ROOT, config), iters=2,
-                       fashion_mnist=FMNIST, cache_dir=cache_dir)
+    record = preflight(
+        os.path.join(ROOT, config),
+        iters=2,
+        fashion_mnist=FMNIST,
+        cache_dir=cache_dir)
     check_record(record, os.path.join(ROOT, config))
     assert 'all checks passed' in format_report(record)
 
@@ -177,8 +200,11 @@ def test_quick_config_passes_preflight(config, cache_dir):
 @pytest.mark.parametrize('config', GROUPS['heavy'])
 def test_heavy_config_passes_preflight_at_real_size(config, cache_dir):
     try:
-        record = preflight(os.path.join(ROOT, config), iters=2,
-                           fashion_mnist=FMNIST, cache_dir=cache_dir)
+        record = preflight(
+            os.path.join(ROOT, config),
+            iters=2,
+            fashion_mnist=FMNIST,
+            cache_dir=cache_dir)
     except PreflightError as error:
         pytest.fail(format_report(error.record))
     check_record(record, os.path.join(ROOT, config))
