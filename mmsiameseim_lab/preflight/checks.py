@@ -83,20 +83,40 @@ def _custom(name: str, custom_keys: dict) -> dict:
 
 def expected_decay(name: str, ndim: int, is_norm: bool, base_wd: float,
                    constructor: str, paramwise: dict) -> float:
-    """The weight decay a parameter should get.
+    """The weight decay a parameter should get, by the recipe each
+    constructor implements.
 
-    Layer-decay constructors (fine-tuning): none for norms, biases, 1-D
-    parameters, the position embedding and the cls token (MAE / BEiT /
-    ViTDet). The default constructor: the config's multipliers
-    (``bias_decay_mult``, ``flat_decay_mult``, ``norm_decay_mult``,
-    ``custom_keys`` ``decay_mult``), i.e. for the pretraining configs
-    timm's rule, no decay exactly for 1-D parameters and biases.
+    - mmpretrain's ``LearningRateDecayOptimWrapperConstructor`` (MAE / BEiT
+      fine-tuning): none for norms, biases, 1-D parameters, the position
+      embedding and the cls token.
+    - ``ViTLayerDecayOptimWrapperConstructor`` (ViTDet, detectron2's rule):
+      none for normalisation layers (``norm_decay_mult``, default 0) and
+      names containing one of ``no_decay_names`` (default ``pos_embed``);
+      biases are decayed, as in ViTDet.
+    - mmseg's ``LayerDecayOptimizerConstructor`` (BEiT's segmentation
+      recipe): none for 1-D parameters and biases (its name test for
+      ``pos_embed`` / ``cls_token`` compares the full name
+      ``backbone.pos_embed`` with ``'pos_embed'`` and never matches, as in
+      BEiT's code: they are decayed; :func:`check_param_groups` notes it).
+    - The default constructor: the config's multipliers
+      (``bias_decay_mult``, ``flat_decay_mult``, ``norm_decay_mult``,
+      ``custom_keys`` ``decay_mult``), i.e. for the pretraining configs
+      timm's rule, no decay exactly for 1-D parameters and biases.
     """
-    if constructor in LAYER_DECAY:
+    if constructor == 'LearningRateDecayOptimWrapperConstructor':
         no_decay = (
             is_norm or ndim <= 1 or name.endswith('.bias')
             or 'pos_embed' in name or 'cls_token' in name)
         return 0. if no_decay else base_wd
+    if constructor == 'ViTLayerDecayOptimWrapperConstructor':
+        if any(
+                n in name
+                for n in paramwise.get('no_decay_names', ('pos_embed', ))):
+            return 0.
+        return base_wd * paramwise.get('norm_decay_mult',
+                                       0.) if is_norm else base_wd
+    if constructor == 'LayerDecayOptimizerConstructor':
+        return 0. if ndim <= 1 or name.endswith('.bias') else base_wd
     mult = 1.
     custom = _custom(name, paramwise.get('custom_keys', {}))
     if 'decay_mult' in custom:
@@ -133,13 +153,18 @@ def check_param_groups(model: nn.Module, optimizer: torch.optim.Optimizer,
         if abs(g['weight_decay'] - want) > TOLERANCE * max(1., base_wd):
             problems.append(f'{name}: weight decay {g["weight_decay"]:g}, '
                             f'expected {want:g} ({constructor})')
+    decayed_embeddings = [
+        n for n, g in found.items()
+        if g['weight_decay'] > 0 and ('pos_embed' in n or 'cls_token' in n)
+    ]
     scales = {n: g['lr'] / base_lr for n, g in found.items()}
     summary = dict(
         constructor=constructor,
         groups=len(optimizer.param_groups),
         no_decay=sum(1 for g in found.values() if g['weight_decay'] == 0),
         decayed=sum(1 for g in found.values() if g['weight_decay'] > 0),
-        frozen_in_optimizer=len(frozen))
+        frozen_in_optimizer=len(frozen),
+        decayed_embeddings=decayed_embeddings)
     if constructor in LAYER_DECAY:
         rate = paramwise.get(LAYER_DECAY[constructor])
         layers = paramwise.get('num_layers') or 1 + max(

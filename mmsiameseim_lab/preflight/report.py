@@ -81,6 +81,10 @@ def format_report(record: dict) -> str:
                      f'{groups["groups"]} groups, {groups["no_decay"]} '
                      f'tensors without weight decay, {groups["decayed"]} '
                      f'with; lr scales {detail}')
+        if groups.get('decayed_embeddings'):
+            lines.append('    weight decay on the embeddings '
+                         f'{groups["decayed_embeddings"]} (as the '
+                         'constructor\'s recipe does)')
         for problem in record.get('param_group_problems', [])[:10]:
             lines.append(f'    PROBLEM: {problem}')
     if record.get('losses'):
