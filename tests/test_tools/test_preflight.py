@@ -208,3 +208,20 @@ def test_heavy_config_passes_preflight_at_real_size(config, cache_dir):
     except PreflightError as error:
         pytest.fail(format_report(error.record))
     check_record(record, os.path.join(ROOT, config))
+
+
+@pytest.mark.parametrize('constructor,bias_decay', [
+    ('LearningRateDecayOptimWrapperConstructor', 0.),
+    ('ViTLayerDecayOptimWrapperConstructor', 0.05),  # ViTDet decays biases
+    ('LayerDecayOptimizerConstructor', 0.),
+])
+def test_each_layer_decay_recipe_has_its_own_no_decay_set(
+        constructor, bias_decay):
+    from mmsiameseim_lab.preflight.checks import expected_decay
+    paramwise = dict(no_decay_names=('pos_embed', ))
+    assert expected_decay('neck.conv.bias', 1, False, 0.05, constructor,
+                          paramwise) == bias_decay
+    assert expected_decay('backbone.layers.0.ln1.weight', 1, True, 0.05,
+                          constructor, paramwise) == 0.
+    assert expected_decay('backbone.layers.0.attn.qkv.weight', 2, False,
+                          0.05, constructor, paramwise) == 0.05
