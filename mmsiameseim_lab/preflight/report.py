@@ -121,19 +121,21 @@ def preflight_table(results: dict) -> str:
     config (parameters, input, step time and peak memory on the machine
     named in each row)."""
     rows = [
-        '| config | params | input | batch | step (s) | peak memory '
-        '(MiB) | FLOPs / image (G) | checks | measured on |',
+        '| config | params (backbone) | input | batch | step (s) | peak '
+        'memory (MiB) | FLOPs / image (G) | checks | measured on |',
         '|---|---|---|---|---|---|---|---|---|'
     ]
     for config, r in sorted(results['data'].items()):
         size = 'x'.join(str(s) for s in r.get('input_size') or []) or '-'
         step = r.get('step_s')
         flops = r.get('flops_per_image')
+        mem = r.get('peak_memory_mb')
         rows.append(
             f'| `{config.split("/")[-1][:-3]}` | {_m(r.get("params_total"))}'
-            f' | {size} | {r.get("batch")} | '
+            f' ({_m(r.get("params", {}).get("backbone"))}) | {size} | '
+            f'{r.get("batch")} | '
             f'{"-" if step is None else f"{step:.2f}"} | '
-            f'{r.get("peak_memory_mb", 0):.0f} | '
+            f'{"-" if mem is None else f"{mem:.0f}"} | '
             f'{"-" if not flops else f"{flops / 1e9:.1f}"} | '
             f'{"pass" if not r.get("failures") else "FAIL"} | '
             f'{r.get("machine", "-")}, {r.get("date", "-")[:10]} |')
