@@ -60,7 +60,8 @@ def format_report(record: dict) -> str:
                                              for t in steps) if steps else ''))
     for key in ('val_s', 'test_s'):
         if key in record:
-            lines.append(f'  one {key[:-2]} batch: {record[key]:.2f} s')
+            lines.append(f'  {key[:-2]} loop on its preflight subset: '
+                         f'{record[key]:.2f} s')
     if record.get('peak_memory_mb') is not None:
         lines.append(f'  peak memory: {record["peak_memory_mb"]:.0f} MiB '
                      f'({record["memory_kind"]})')
