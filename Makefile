@@ -6,7 +6,7 @@
 PY := .venv/bin/python
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup setup-full demo test test-slow checks lint docs
+.PHONY: setup setup-full demo test test-slow gpu-check checks lint docs
 
 setup:
 	bash tools/setup_env.sh
@@ -23,8 +23,18 @@ test: setup-full
 	$(PY) -m pytest -q tests; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$code
 
+# The slow tier (the heavy preflights at real size among them); prints its
+# total time.
 test-slow: setup-full
-	$(PY) -m pytest -q -m slow tests
+	@start=$$(date +%s); $(PY) -m pytest -q -m slow tests; code=$$?; \
+	echo "make test-slow: $$(( $$(date +%s) - start )) s in total (exit $$code)"; \
+	exit $$code
+
+# Every GPU figure in one command, inside 30 minutes of device time
+# (docs/gpu_check.md); without CUDA it says so and exits 0.
+# GPU_CHECK_ARGS="--dry-run --gpus 2" lists the commands.
+gpu-check: setup-full
+	$(PY) tools/gpu_check.py $(GPU_CHECK_ARGS)
 
 checks: setup-full
 	../shared/checks/run

@@ -1,0 +1,249 @@
+"""The GPU check: every GPU figure the README lacks, in one command and
+inside a device-time budget (``tools/gpu_check.py``, ``make gpu-check``).
+
+A plan of jobs, each a command line with its own time box, run in order of
+importance until the budget is spent (the rest is recorded as skipped):
+
+1. ``tools/benchmark_pretrain.py`` SiameseIM and MAE, fp16 and bf16, eager,
+   with the device's measured GEMM peak (its ``gemm`` rows);
+2. the preflight of the main configs at their documented per-GPU batch
+   (``train_dataloader.batch_size``);
+3. the two-process DDP equivalence (NCCL) when two or more GPUs are seen;
+4. the same benchmark compiled (``--compile``);
+5. the preflight of the remaining configs (ablations, mix catalogue,
+   robustness, Fashion-MNIST);
+6. the data pipeline's images/s per worker process
+   (``tools/benchmark_pipeline.py``), beside the GPU's step rate.
+
+No device-augmentation benchmark exists in this repository (the
+augmentations run in the DataLoader workers); the plan records it as not
+present. Results: ``docs/results/gpu_check.json`` (every job's command,
+status, seconds and JSON output) and its markdown table.
+"""
+import json
+import os.path as osp
+import subprocess
+import sys
+import time
+from typing import List, Optional
+
+from ..results import REPO, results_table
+from .configs import shipped_configs
+
+BUDGET_S = 30 * 60
+# the configs preflighted first (step 2); the rest come in step 5
+MAIN_CONFIGS = (
+    'configs/pretrain/siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py',
+    'configs/pretrain/siameseim_vit-large-p16_16xb256-amp-coslr-1600e_in1k.py',
+    'configs/pretrain/'
+    'siameseim-target112_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py',
+    'configs/benchmarks/mmpretrain/'
+    'vit-base-p16_siameseim-pre_8xb128-coslr-100e_in1k.py',
+    'configs/benchmarks/mmpretrain/'
+    'vit-base-p16_siameseim-pre_8xb2048-linear-coslr-90e_in1k.py',
+    'configs/benchmarks/mmdet/'
+    'mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_coco.py',
+    'configs/benchmarks/mmdet/'
+    'mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_lvis-v1.py',
+    'configs/benchmarks/mmseg/'
+    'upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py',
+)
+DDP_CONFIG = MAIN_CONFIGS[0]
+BENCH_BATCH = 64
+PREFLIGHT_ITERS = 3
+
+
+def per_device_batch(config: str) -> int:
+    """``train_dataloader.batch_size`` of a config (its per-GPU batch)."""
+    from mmengine.config import Config
+    cfg = Config.fromfile(osp.join(REPO, config), import_custom_modules=False)
+    return int(cfg.train_dataloader.batch_size)
+
+
+def plan(num_gpus: int,
+         python: str = sys.executable,
+         cache_dir: str = '/tmp/gpu_check_data',
+         configs: Optional[List[str]] = None) -> List[dict]:
+    """The jobs, most important first: ``name``, ``argv``, ``timeout_s``.
+
+    Args:
+        num_gpus (int): GPUs seen (the DDP job needs two).
+        python (str): Interpreter of the commands.
+        cache_dir (str): Miniature data shared by the preflights.
+        configs (list[str], optional): Configs to preflight (default: every
+            shipped one, :func:`shipped_configs`).
+    """
+    configs = shipped_configs() if configs is None else configs
+    tool = osp.join(REPO, 'tools')
+    bench = [
+        python,
+        osp.join(tool, 'benchmark_pretrain.py'), '--device', 'cuda',
+        '--precision', 'fp16,bf16', '--models', 'siameseim,mae', '--batch',
+        str(BENCH_BATCH), '--steps', '10', '--warmup', '3', '--json'
+    ]
+
+    def preflight(config):
+        return dict(
+            name=f'preflight {osp.basename(config)[:-3]}',
+            kind='preflight',
+            config=config,
+            timeout_s=100,
+            argv=[
+                python,
+                osp.join(tool, 'preflight.py'),
+                osp.join(REPO, config), '--iters',
+                str(PREFLIGHT_ITERS), '--batch-size',
+                str(per_device_batch(config)), '--num-workers', '8',
+                '--cache-dir', cache_dir, '--json'
+            ])
+
+    jobs = [
+        dict(
+            name='benchmark eager fp16,bf16',
+            kind='benchmark',
+            argv=bench,
+            timeout_s=240)
+    ]
+    main = [c for c in MAIN_CONFIGS if c in configs]
+    jobs += [preflight(c) for c in main]
+    if num_gpus >= 2:
+        jobs.append(
+            dict(
+                name='DDP two ranks == one process (NCCL)',
+                kind='ddp',
+                timeout_s=240,
+                argv=[
+                    python, '-m', 'mmsiameseim_lab.preflight.ddp_check',
+                    osp.join(REPO, DDP_CONFIG), '--batch', '8'
+                ]))
+    jobs.append(
+        dict(
+            name='benchmark compiled fp16,bf16',
+            kind='benchmark',
+            argv=bench + ['--compile'],
+            timeout_s=420))
+    jobs += [preflight(c) for c in configs if c not in main]
+    jobs.append(
+        dict(
+            name='data pipeline per worker',
+            kind='pipeline',
+            timeout_s=180,
+            argv=[python,
+                  osp.join(tool, 'benchmark_pipeline.py'), '--json']))
+    return jobs
+
+
+def not_planned(num_gpus: int) -> List[dict]:
+    """What the plan leaves out, and why."""
+    out = [
+        dict(
+            name='device augmentation timing',
+            status='not present',
+            reason='no device-augmentation benchmark in this '
+            'repository: the augmentations run in DataLoader workers '
+            '(see the data pipeline job)')
+    ]
+    if num_gpus < 2:
+        out.append(
+            dict(
+                name='DDP two ranks == one process (NCCL)',
+                status='skipped',
+                reason=f'{num_gpus} GPU seen, '
+                'two needed'))
+    return out
+
+
+def last_json(text: str) -> Optional[dict]:
+    """The JSON object on the last line of a command's output, if any."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    try:
+        out = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return None
+    return out if isinstance(out, dict) else None
+
+
+def run_plan(jobs: List[dict],
+             budget_s: float = BUDGET_S,
+             clock=time.monotonic) -> List[dict]:
+    """Run the jobs in order, each inside its time box and the remaining
+    budget; a job that cannot get its whole box is skipped (recorded)."""
+    start, done = clock(), []
+    for job in jobs:
+        left = budget_s - (clock() - start)
+        record = dict(
+            name=job['name'], kind=job['kind'], command=' '.join(job['argv']))
+        if 'config' in job:
+            record['config'] = job['config']
+        if left < job['timeout_s']:
+            record.update(
+                status='skipped',
+                reason=f'{left:.0f} s of the '
+                f'budget left, its time box is '
+                f'{job["timeout_s"]} s')
+            done.append(record)
+            continue
+        t0 = clock()
+        try:
+            out = subprocess.run(
+                job['argv'],
+                capture_output=True,
+                text=True,
+                timeout=job['timeout_s'],
+                cwd=REPO)
+            record.update(
+                status='ok'
+                if out.returncode == 0 else f'failed (exit {out.returncode})',
+                output=last_json(out.stdout))
+            if out.returncode:
+                record['stderr_tail'] = out.stderr[-1500:]
+        except subprocess.TimeoutExpired:
+            record.update(status=f'timed out ({job["timeout_s"]} s)')
+        record['seconds'] = clock() - t0
+        done.append(record)
+    return done
+
+
+def _cell(record: dict) -> str:
+    out = record.get('output') or {}
+    if record['kind'] == 'preflight' and out:
+        mem = out.get('peak_memory_mb')
+        step = out.get('step_s')
+        ips = out.get('images_per_s')
+        return (f'batch {out.get("batch")}: step '
+                f'{"-" if step is None else f"{step:.3f} s"}, '
+                f'{"-" if ips is None else f"{ips:.0f} img/s"}, peak '
+                f'{"-" if mem is None else f"{mem / 1024:.1f} GiB"}')
+    if record['kind'] == 'benchmark' and out:
+        rows = out.get('rows', [])
+        return '; '.join(
+            f'{r["model"]} {r["precision"]} {r["images_per_s"]:.0f} img/s' + (
+                f' ({100 * out["fraction_of_gemm_peak"][r["model"]][r["precision"]]:.0f}% of GEMM peak)'  # noqa: E501
+                if r['model'] in out.get('fraction_of_gemm_peak', {}) else '')
+            for r in rows)
+    if record['kind'] == 'ddp' and out:
+        return (f'loss rel. err {out["loss_rel_err"]:.1e}, grad rel. err '
+                f'{out["grad_rel_err"]:.1e}')
+    if out:
+        return json.dumps(out)[:200]
+    return record.get('reason', '')
+
+
+@results_table('gpu_check')
+def gpu_check_table(results: dict) -> str:
+    """Markdown table of ``docs/results/gpu_check.json``."""
+    data = results['data']
+    rows = [
+        f'Device: {data.get("device", "-")}; budget '
+        f'{data.get("budget_s", 0) / 60:.0f} min, used '
+        f'{data.get("used_s", 0) / 60:.1f} min.', '',
+        '| job | status | s | result |', '|---|---|---|---|'
+    ]
+    for r in data.get('jobs', []):
+        seconds = r.get('seconds')
+        rows.append(f'| {r["name"]} | {r["status"]} | '
+                    f'{"-" if seconds is None else f"{seconds:.0f}"} | '
+                    f'{_cell(r)} |')
+    return '\n'.join(rows)
