@@ -19,7 +19,7 @@ import platform
 import shlex
 import subprocess
 import sys
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from mmsiameseim.atomic_io import atomic_json, load_json
 
@@ -27,7 +27,10 @@ REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 RESULTS_DIR = osp.join(REPO, 'docs', 'results')
 
 Renderer = Callable[[dict], str]
+CellRenderer = Callable[[dict, str], str]
 _TABLES: Dict[str, Renderer] = {}
+_DEPENDS: Dict[str, Tuple[str, ...]] = {}
+_CELLS: Dict[str, CellRenderer] = {}
 
 
 def _git(*args: str) -> Optional[str]:
@@ -98,12 +101,32 @@ def read_results(name: str, results_dir: Optional[str] = None) -> dict:
     return results
 
 
-def results_table(name: str) -> Callable[[Renderer], Renderer]:
+def results_table(
+        name: str,
+        depends_on: Sequence[str] = ()) -> Callable[[Renderer], Renderer]:
     """Register ``fn(results) -> markdown`` as the renderer of the
-    ``<!-- results:NAME -->`` blocks of results file ``name``."""
+    ``<!-- results:NAME -->`` blocks of results file ``name``.
+
+    ``depends_on`` are the repository paths (files or folders) whose
+    changes can change the figures: when any of them changed after the
+    results file's commit, the rendered block says the figures were not
+    retaken since (``mmsiameseim_lab.docs_render``).
+    """
 
     def register(fn: Renderer) -> Renderer:
         _TABLES[name] = fn
+        _DEPENDS[name] = tuple(depends_on)
+        return fn
+
+    return register
+
+
+def results_cell(name: str) -> Callable[[CellRenderer], CellRenderer]:
+    """Register ``fn(results, key) -> str``: the "result" cell of a model-zoo
+    row whose metafile entry says ``Reproduced In: NAME:KEY``."""
+
+    def register(fn: CellRenderer) -> CellRenderer:
+        _CELLS[name] = fn
         return fn
 
     return register
@@ -111,3 +134,11 @@ def results_table(name: str) -> Callable[[Renderer], Renderer]:
 
 def table_renderers() -> Dict[str, Renderer]:
     return dict(_TABLES)
+
+
+def table_depends_on(name: str) -> Tuple[str, ...]:
+    return _DEPENDS.get(name, ())
+
+
+def cell_renderers() -> Dict[str, CellRenderer]:
+    return dict(_CELLS)
