@@ -13,6 +13,7 @@ from mmsiameseim_lab.benchmark.report import (format_attention_table,
                                               format_unigrad_table)
 from mmsiameseim_lab.demo.seed_table import format_seed_table
 from mmsiameseim_lab.results import results_cell, results_table
+from mmsiameseim_lab.table3 import COMPARISONS
 
 # What a Fashion-MNIST pretraining + evaluation run depends on.
 _TRAINING = ('mmsiameseim/models', 'mmsiameseim/datasets',
@@ -106,6 +107,19 @@ def table3_table(results: dict) -> str:
         lines += ['', f'Floor: row ({row})\'s run at its own initial weights:'
                   f' kNN {res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
                   f'{res["fewshot"]:.2f}.']
+    total = sum(w['total_s'] for w in data['walls'].values())
+    lines += ['', f'Total wall time of the rows: {total / 60:.1f} min '
+              '(pretraining + evaluation).', '',
+              '| rows | factor | paper LIN | ours LIN | ours kNN | holds? |',
+              '|---|---|---|---|---|---|']
+    res, paper = data['results'], data['paper']
+    for x, y, what in COMPARISONS:
+        if x in res and y in res and x in paper and y in paper:
+            dp = paper[x]['lin'] - paper[y]['lin']
+            dl = res[x]['linear'] - res[y]['linear']
+            dk = res[x]['knn'] - res[y]['knn']
+            lines.append(f'| ({x}) - ({y}) | {what} | {dp:+.1f} | {dl:+.2f} '
+                         f'| {dk:+.2f} | {"yes" if (dl > 0) == (dp > 0) else "no"} |')
     return '\n'.join(lines + _smoke_note(data))
 
 
