@@ -60,56 +60,63 @@ def load_renderers() -> None:
 
 
 def markdown_files(root: str) -> List[str]:
-    """README.md, docs/**/*.md (not docs/_build) and configs/**/README.md
-    under ``root``, sorted."""
+    """README.md, docs/**/*.md (not docs/_build) and configs/**/README.md under
+    ``root``, sorted."""
     files = [osp.join(root, 'README.md')]
     files += glob.glob(osp.join(root, 'docs', '**', '*.md'), recursive=True)
     files += glob.glob(
         osp.join(root, 'configs', '**', 'README.md'), recursive=True)
     build = osp.join(root, 'docs', '_build') + os.sep
-    return sorted(f for f in set(files)
-                  if osp.isfile(f) and not f.startswith(build))
+    return sorted(
+        f for f in set(files) if osp.isfile(f) and not f.startswith(build))
 
 
 def _git(git_root: str, *args: str) -> Optional[str]:
     try:
-        return subprocess.run(['git', '-C', git_root, *args], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(['git', '-C', git_root, *args],
+                              check=True,
+                              capture_output=True,
+                              text=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
 
 
-def changed_since(commit: str, paths: Sequence[str],
+def changed_since(commit: str,
+                  paths: Sequence[str],
                   git_root: str = REPO) -> Optional[List[str]]:
-    """The entries of ``paths`` with a change committed after ``commit``
-    (up to HEAD); None when ``commit`` is not in the history."""
+    """The entries of ``paths`` with a change committed after ``commit`` (up to
+    HEAD); None when ``commit`` is not in the history."""
     if not paths:
         return []
     if _git(git_root, 'cat-file', '-e', f'{commit}^{{commit}}') is None:
         return None
-    out = _git(git_root, 'log', '--format=', '--name-only',
-               f'{commit}..HEAD', '--', *paths) or ''
+    out = _git(git_root, 'log', '--format=', '--name-only', f'{commit}..HEAD',
+               '--', *paths) or ''
     files = {f for f in out.splitlines() if f}
-    return [p for p in paths
-            if any(f == p or f.startswith(p.rstrip('/') + '/')
-                   for f in files)]
+    return [
+        p for p in paths
+        if any(f == p or f.startswith(p.rstrip('/') + '/') for f in files)
+    ]
 
 
-def footer(name: str, results: dict, md_path: str, root: str,
-           results_dir: Optional[str] = None, git_root: str = REPO) -> str:
+def footer(name: str,
+           results: dict,
+           md_path: str,
+           root: str,
+           results_dir: Optional[str] = None,
+           git_root: str = REPO) -> str:
     """One line: where the figures come from, and whether files they depend
     on changed since."""
     meta = results.get('meta', {})
-    path = results_path(name, results_dir or osp.join(root, 'docs',
-                                                      'results'))
+    path = results_path(name, results_dir or osp.join(root, 'docs', 'results'))
     link = osp.relpath(path, osp.dirname(md_path))
     shown = osp.relpath(path, root)
     commit = meta.get('commit')
     short = commit[:7] if commit else 'unknown'
     date = str(meta.get('date', 'unknown date'))[:16].replace('T', ' ')
+    dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
     text = (f'From [{shown}]({link}): {date}, {meta.get("machine", "?")}, '
-            f'commit {short}{" (uncommitted changes)" * bool(meta.get("dirty"))}'
-            f', `{meta.get("command", "?")}`.')
+            f'commit {short}{dirty}, `{meta.get("command", "?")}`.')
     deps = table_depends_on(name)
     if commit and deps:
         changed = changed_since(commit, deps, git_root)
@@ -122,7 +129,9 @@ def footer(name: str, results: dict, md_path: str, root: str,
     return f'<sub>{text}</sub>'
 
 
-def render_results_block(name: str, md_path: str, root: str,
+def render_results_block(name: str,
+                         md_path: str,
+                         root: str,
                          results_dir: Optional[str] = None,
                          git_root: str = REPO) -> str:
     """The body of a ``<!-- results:NAME -->`` block."""
@@ -160,8 +169,10 @@ def _metafile_cell_result(model: dict, root: str, rdir: str) -> str:
 
 def _paper_cell(model: dict) -> str:
     row = model.get('Metadata', {}).get('Paper Row', '-')
-    metrics = [f'{k} {v}' for res in model.get('Results') or []
-               for k, v in res.get('Metrics', {}).items()]
+    metrics = [
+        f'{k} {v}' for res in model.get('Results') or []
+        for k, v in res.get('Metrics', {}).items()
+    ]
     return f'{row}: {", ".join(metrics)}' if metrics else str(row)
 
 
@@ -171,12 +182,14 @@ def _weights_cell(model: dict) -> str:
     conv = model.get('Converted From')
     if conv:
         cmd = model.get('Metadata', {}).get('Converter', '')
-        return f'[authors\' weights]({conv["Weights"]})' + (
-            f', then `{cmd}`' if cmd else '')
+        return f'[authors\' weights]({conv["Weights"]})' + (f', then `{cmd}`'
+                                                            if cmd else '')
     return '-'
 
 
-def render_metafile_block(metafile: str, md_path: str, root: str,
+def render_metafile_block(metafile: str,
+                          md_path: str,
+                          root: str,
                           results_dir: Optional[str] = None) -> str:
     """The body of a ``<!-- metafile:PATH -->`` block: one row per model
     of the metafile (PATH relative to the repository root)."""
@@ -190,39 +203,48 @@ def render_metafile_block(metafile: str, md_path: str, root: str,
         raise BlockError(f'{metafile}: no Models')
     rdir = results_dir or osp.join(root, 'docs', 'results')
     here = osp.dirname(md_path)
-    lines = ['| config | paper row | result | log | weights |',
-             '|---|---|---|---|---|']
+    lines = [
+        '| config | paper row | result | log | weights |',
+        '|---|---|---|---|---|'
+    ]
     for model in meta['Models']:
         config = model.get('Config')
         if not config:
             raise BlockError(f'{metafile}: {model.get("Name")}: no Config')
         link = osp.relpath(osp.join(root, config), here)
         log = model.get('Metadata', {}).get('Log')
-        cells = [f'[{model["Name"]}]({link})', _paper_cell(model),
-                 _metafile_cell_result(model, root, rdir),
-                 f'[log]({log})' if log else '-', _weights_cell(model)]
-        lines.append('| ' + ' | '.join(c.replace('|', '\\|') for c in cells)
-                     + ' |')
+        cells = [
+            f'[{model["Name"]}]({link})',
+            _paper_cell(model),
+            _metafile_cell_result(model, root, rdir),
+            f'[log]({log})' if log else '-',
+            _weights_cell(model)
+        ]
+        lines.append('| ' + ' | '.join(c.replace('|', '\\|')
+                                       for c in cells) + ' |')
     return '\n' + '\n'.join(lines) + '\n\n' + \
         f'<sub>Rendered from [{metafile}]' \
         f'({osp.relpath(path, here)}).</sub>\n'
 
 
-def render_text(text: str, md_path: str, root: str,
+def render_text(text: str,
+                md_path: str,
+                root: str,
                 results_dir: Optional[str] = None,
                 git_root: str = REPO) -> Tuple[str, List[str]]:
-    """``text`` with every block filled, and the problems of the blocks
-    that could not be (each kept as it was)."""
+    """``text`` with every block filled, and the problems of the blocks that
+    could not be (each kept as it was)."""
     problems = []
     rel = osp.relpath(md_path, root)
-    for opener, whole in ((RESULTS_OPEN, RESULTS_BLOCK),
-                          (METAFILE_OPEN, METAFILE_BLOCK)):
+    for opener, whole in ((RESULTS_OPEN, RESULTS_BLOCK), (METAFILE_OPEN,
+                                                          METAFILE_BLOCK)):
         closed = {m.start('open') for m in whole.finditer(text)}
         for m in opener.finditer(text):
             if m.start() not in closed:
                 problems.append(f'{rel}: {m.group(0)} has no closing marker')
 
     def fill(render):
+
         def sub(m):
             try:
                 body = render(m.group('name'))
@@ -230,16 +252,20 @@ def render_text(text: str, md_path: str, root: str,
                 problems.append(f'{rel}: {m.group("open")}: {e}')
                 return m.group(0)
             return m.group('open') + body + m.group('close')
+
         return sub
 
-    text = RESULTS_BLOCK.sub(fill(lambda name: render_results_block(
-        name, md_path, root, results_dir, git_root)), text)
-    text = METAFILE_BLOCK.sub(fill(lambda name: render_metafile_block(
-        name, md_path, root, results_dir)), text)
+    text = RESULTS_BLOCK.sub(
+        fill(lambda name: render_results_block(name, md_path, root,
+                                               results_dir, git_root)), text)
+    text = METAFILE_BLOCK.sub(
+        fill(lambda name: render_metafile_block(name, md_path, root,
+                                                results_dir)), text)
     return text, problems
 
 
-def render(root: str = REPO, write: bool = True,
+def render(root: str = REPO,
+           write: bool = True,
            results_dir: Optional[str] = None,
            git_root: str = REPO) -> Tuple[Dict[str, List[str]], List[str]]:
     """Render every block of every markdown file under ``root``.
@@ -269,17 +295,22 @@ def _changed_blocks(old: str, new: str) -> List[str]:
     for pattern in (RESULTS_BLOCK, METAFILE_BLOCK):
         before = [m.group(0) for m in pattern.finditer(old)]
         after = [m.group(0) for m in pattern.finditer(new)]
-        names += [m.group('open') for m, a in zip(
-            pattern.finditer(new), after) if a not in before]
+        names += [
+            m.group('open') for m, a in zip(pattern.finditer(new), after)
+            if a not in before
+        ]
     return names
 
 
-def check(root: str = REPO, results_dir: Optional[str] = None,
+def check(root: str = REPO,
+          results_dir: Optional[str] = None,
           git_root: str = REPO) -> List[str]:
     """Every block that differs from its rendering, has no results file or
     names an unknown results file (one line each); empty when all agree."""
     changed, problems = render(root, False, results_dir, git_root)
-    out = [f'{md}: {block} differs from what its source renders to (run '
-           'python tools/render_results.py)'
-           for md, blocks in changed.items() for block in blocks]
+    out = [
+        f'{md}: {block} differs from what its source renders to (run '
+        'python tools/render_results.py)' for md, blocks in changed.items()
+        for block in blocks
+    ]
     return out + problems

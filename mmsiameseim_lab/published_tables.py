@@ -24,8 +24,10 @@ _TRAINING = ('mmsiameseim/models', 'mmsiameseim/datasets',
 
 
 def _smoke_note(data: dict) -> list:
-    return ['', '**Smoke run: tiny subsets, the numbers are not '
-            'meaningful.**'] if data.get('smoke') else []
+    return [
+        '', '**Smoke run: tiny subsets, the numbers are not '
+        'meaningful.**'
+    ] if data.get('smoke') else []
 
 
 @results_table('demo', depends_on=_TRAINING + ('tools/demo.py', ))
@@ -47,14 +49,16 @@ def demo_table(results: dict) -> str:
                      f'| {r["fewshot"]:.2f} | {wall} | {ips} |')
     lines.append(f'| raw pixels (mean-centred) | {data["pixel_knn"]:.2f} | '
                  '- | - | - | - |')
-    lines += ['', f'Whole demo: {data["wall_s"] / 60:.1f} min (pretraining '
-              'and evaluation).'] + _smoke_note(data)
+    lines += [
+        '', f'Whole demo: {data["wall_s"] / 60:.1f} min (pretraining '
+        'and evaluation).'
+    ] + _smoke_note(data)
     return '\n'.join(lines)
 
 
 @results_cell('demo')
 def demo_cell(results: dict, key: str) -> str:
-    """kNN / linear / few-shot of the demo row ``key``."""
+    """KNN / linear / few-shot of the demo row ``key``."""
     rows = {r['method']: r for r in results['data']['rows']}
     if key not in rows:
         raise KeyError(f'demo results: no row {key!r} (rows: {sorted(rows)})')
@@ -63,24 +67,30 @@ def demo_cell(results: dict, key: str) -> str:
             f'{r["linear"]:.2f}, 1 % few-shot {r["fewshot"]:.2f}')
 
 
-@results_table('side_by_side', depends_on=_TRAINING + (
-    'tools/side_by_side.py', 'tools/side_by_side_authors.py',
-    'tools/authors_siameseim.py'))
+@results_table(
+    'side_by_side',
+    depends_on=_TRAINING +
+    ('tools/side_by_side.py', 'tools/side_by_side_authors.py',
+     'tools/authors_siameseim.py'))
 def side_by_side_table(results: dict) -> str:
-    """``tools/side_by_side.py``: ours and the authors' code, mean and
-    spread over seeds, then every run."""
+    """``tools/side_by_side.py``: ours and the authors' code, mean and spread
+    over seeds, then every run."""
     data = results['data']
     names = dict(ours='ours (mmsiameseim)', authors='the authors\' code')
     args = data.get('args', {})
-    notes = [f'Budget per run: {args.get("train_images", "?")} training '
-             f'images x {args.get("epochs", "?")} epoch(s) at batch '
-             f'{data.get("settings", {}).get("batch", "?")}.']
+    notes = [
+        f'Budget per run: {args.get("train_images", "?")} training '
+        f'images x {args.get("epochs", "?")} epoch(s) at batch '
+        f'{data.get("settings", {}).get("batch", "?")}.'
+    ]
     return format_seed_table(data['runs'], names, notes).rstrip('\n')
 
 
-@results_table('table3', depends_on=_TRAINING + (
-    'mmsiameseim_lab/table3.py', 'configs/pretrain/ablations',
-    'tools/ablation_table3.py'))
+@results_table(
+    'table3',
+    depends_on=_TRAINING +
+    ('mmsiameseim_lab/table3.py', 'configs/pretrain/ablations',
+     'tools/ablation_table3.py'))
 def table3_table(results: dict) -> str:
     """``tools/ablation_table3.py``: each row's switches, our miniature's
     scores and the paper's."""
@@ -104,22 +114,27 @@ def table3_table(results: dict) -> str:
             f'{p.get("ap_mask", "-")} |')
     if data.get('floor'):
         row, res = data['floor']
-        lines += ['', f'Floor: row ({row})\'s run at its own initial weights:'
-                  f' kNN {res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
-                  f'{res["fewshot"]:.2f}.']
+        lines += [
+            '', f'Floor: row ({row})\'s run at its own initial weights:'
+            f' kNN {res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
+            f'{res["fewshot"]:.2f}.'
+        ]
     total = sum(w['total_s'] for w in data['walls'].values())
-    lines += ['', f'Total wall time of the rows: {total / 60:.1f} min '
-              '(pretraining + evaluation).', '',
-              '| rows | factor | paper LIN | ours LIN | ours kNN | holds? |',
-              '|---|---|---|---|---|---|']
+    lines += [
+        '', f'Total wall time of the rows: {total / 60:.1f} min '
+        '(pretraining + evaluation).', '',
+        '| rows | factor | paper LIN | ours LIN | ours kNN | holds? |',
+        '|---|---|---|---|---|---|'
+    ]
     res, paper = data['results'], data['paper']
     for x, y, what in COMPARISONS:
         if x in res and y in res and x in paper and y in paper:
             dp = paper[x]['lin'] - paper[y]['lin']
             dl = res[x]['linear'] - res[y]['linear']
             dk = res[x]['knn'] - res[y]['knn']
+            holds = 'yes' if (dl > 0) == (dp > 0) else 'no'
             lines.append(f'| ({x}) - ({y}) | {what} | {dp:+.1f} | {dl:+.2f} '
-                         f'| {dk:+.2f} | {"yes" if (dl > 0) == (dp > 0) else "no"} |')
+                         f'| {dk:+.2f} | {holds} |')
     return '\n'.join(lines + _smoke_note(data))
 
 
@@ -133,25 +148,28 @@ def table3_cell(results: dict, key: str) -> str:
             f'{res[key]["linear"]:.2f}')
 
 
-@results_table('benchmark_pretrain', depends_on=(
-    'mmsiameseim/models', 'mmsiameseim_lab/benchmark',
-    'tools/benchmark_pretrain.py'))
+@results_table(
+    'benchmark_pretrain',
+    depends_on=('mmsiameseim/models', 'mmsiameseim_lab/benchmark',
+                'tools/benchmark_pretrain.py'))
 def benchmark_pretrain_table(results: dict) -> str:
     data = dict(results['data'])
     return format_table(data.pop('rows'), data)
 
 
-@results_table('benchmark_unigrad', depends_on=(
-    'mmsiameseim/models/losses', 'tools/benchmark_unigrad.py'))
+@results_table(
+    'benchmark_unigrad',
+    depends_on=('mmsiameseim/models/losses', 'tools/benchmark_unigrad.py'))
 def benchmark_unigrad_table(results: dict) -> str:
     data = results['data']
     return format_unigrad_table(data['rows'], data.get('step_seconds'),
                                 data.get('batch'))
 
 
-@results_table('benchmark_attention', depends_on=(
-    'mmsiameseim/models/utils/cpu_autocast_attention.py',
-    'tools/benchmark_attention.py'))
+@results_table(
+    'benchmark_attention',
+    depends_on=('mmsiameseim/models/utils/cpu_autocast_attention.py',
+                'tools/benchmark_attention.py'))
 def benchmark_attention_table(results: dict) -> str:
     data = results['data']
     s = data.get('settings', {})
@@ -161,8 +179,9 @@ def benchmark_attention_table(results: dict) -> str:
     return head + format_attention_table(data['rows'])
 
 
-@results_table('tests', depends_on=(
-    'mmsiameseim', 'mmsiameseim_lab', 'tests', 'tools', 'configs'))
+@results_table(
+    'tests',
+    depends_on=('mmsiameseim', 'mmsiameseim_lab', 'tests', 'tools', 'configs'))
 def tests_table(results: dict) -> str:
     """The test run's counts and wall time (``tests/conftest.py``)."""
     d = results['data']
@@ -179,14 +198,16 @@ def tests_table(results: dict) -> str:
 def fault_matrix_table(results: dict) -> str:
     """Entry point x fault -> behaviour, and the test that shows it."""
     d = results['data']
-    lines = ['| entry point | fault | behaviour | test |',
-             '|---|---|---|---|']
+    lines = ['| entry point | fault | behaviour | test |', '|---|---|---|---|']
     order = {k: i for i, k in enumerate(d['entries'])}
     faults = {k: i for i, k in enumerate(d['faults'])}
-    for c in sorted(d['cells'], key=lambda c: (
-            order[c['entry']], faults[c['fault']], c['test'])):
-        cells = [d['entries'][c['entry']], d['faults'][c['fault']],
-                 c['behaviour'], f'`{c["test"]}`']
+    for c in sorted(
+            d['cells'],
+            key=lambda c: (order[c['entry']], faults[c['fault']], c['test'])):
+        cells = [
+            d['entries'][c['entry']], d['faults'][c['fault']], c['behaviour'],
+            f'`{c["test"]}`'
+        ]
         lines.append('| ' + ' | '.join(
             x.replace('|', '\\|').replace('\n', ' ') for x in cells) + ' |')
     return '\n'.join(lines)

@@ -23,13 +23,17 @@ ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--check', action='store_true',
-                        help='write nothing; exit 1 when a block is out of '
-                        'date or cannot be rendered')
-    parser.add_argument('--root', default=ROOT,
-                        help='repository root holding the markdown, '
-                        'docs/results and the metafiles (default: this '
-                        'repository; git history is always this one\'s)')
+    parser.add_argument(
+        '--check',
+        action='store_true',
+        help='write nothing; exit 1 when a block is out of '
+        'date or cannot be rendered')
+    parser.add_argument(
+        '--root',
+        default=ROOT,
+        help='repository root holding the markdown, '
+        'docs/results and the metafiles (default: this '
+        'repository; git history is always this one\'s)')
     args = parser.parse_args(argv)
     from mmsiameseim_lab.docs_render import check, render
     if args.check:

@@ -9,7 +9,7 @@ from .seed_table import format_seed_table, mean_spread
 
 __all__ = [
     'config_off_console', 'run_header', 'INITIAL_WEIGHTS', 'initial_weights',
-    'prepare_pretrain_cfg', 'pretrain_once', 'demo_results_data', 'set_max_epochs', 'describe_pretraining',
-    'draw_pipeline_sample', 'write_demo_report', 'format_seed_table',
-    'mean_spread'
+    'prepare_pretrain_cfg', 'pretrain_once', 'demo_results_data',
+    'set_max_epochs', 'describe_pretraining', 'draw_pipeline_sample',
+    'write_demo_report', 'format_seed_table', 'mean_spread'
 ]

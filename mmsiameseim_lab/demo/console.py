@@ -28,8 +28,8 @@ class DropConfigDump(logging.Filter):
 @contextlib.contextmanager
 def config_off_console() -> Iterator[None]:
     """While active, the console handler of every ``MMLogger`` made (each
-    Runner makes one) drops the Runner's ``Config:`` dump; file handlers
-    keep it."""
+    Runner makes one) drops the Runner's ``Config:`` dump; file handlers keep
+    it."""
     init = MMLogger.__init__
 
     def quiet_init(self, *args, **kwargs):
@@ -60,12 +60,13 @@ def run_header(cfg: Config, model, images: int) -> str:
     """Four lines on a pretraining run: its config (and where the full one
     is kept), data, model size and output folder."""
     dataset = cfg.train_dataloader.dataset
+    root = dataset.get('data_root') or dataset.get('data_prefix')
     name = osp.basename(cfg.filename) if cfg.filename else 'config.py'
     source = osp.relpath(cfg.filename) if cfg.filename else '(built in code)'
     return '\n'.join([
         f'  config: {source} (in full: {osp.join(cfg.work_dir, name)})',
         f'  data:   {images} images of {dataset.type} from '
-        f'{dataset.get("data_root") or dataset.get("data_prefix")}',
+        f'{osp.normpath(root) if isinstance(root, str) else root}',
         f'  model:  {cfg.model.type}, {count_parameters(model)}; '
         f'{cfg.train_cfg.max_epochs} epoch(s) at batch '
         f'{cfg.train_dataloader.batch_size}',
