@@ -133,7 +133,7 @@ def test_footer_names_the_source_and_says_when_not_retaken(
     render(str(root))
     text = page.read_text()
     head = _git('rev-parse', 'HEAD')
-    assert f'From [docs/results/probe.json](results/probe.json): ' in text
+    assert 'From [docs/results/probe.json](results/probe.json): ' in text
     assert f'commit {head[:7]}' in text and '`python probe.py`' in text
     assert 'Not retaken' not in text
 
