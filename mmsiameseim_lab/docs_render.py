@@ -115,7 +115,10 @@ def footer(name: str,
     short = commit[:7] if commit else 'unknown'
     date = str(meta.get('date', 'unknown date'))[:16].replace('T', ' ')
     dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
-    text = (f'From [{shown}]({link}): {date}, {meta.get("machine", "?")}, '
+    load = meta.get('load_avg_1min')
+    machine = meta.get('machine', '?') + (
+        f' (load {load:.1f})' if load is not None else '')
+    text = (f'From [{shown}]({link}): {date}, {machine}, '
             f'commit {short}{dirty}, `{meta.get("command", "?")}`.')
     deps = table_depends_on(name)
     if commit and deps:

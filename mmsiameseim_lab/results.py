@@ -64,8 +64,14 @@ def machine() -> str:
 
 
 def run_meta(command: Optional[str] = None) -> dict:
-    """Date, machine, command line and git commit of the running process."""
+    """Date, machine, command line and git commit of the running process,
+    and the machine's load (1-minute load average: other jobs sharing the
+    cores slow timings down)."""
     status = _git('status', '--porcelain', '--untracked-files=no')
+    try:
+        load = round(os.getloadavg()[0], 2)
+    except OSError:
+        load = None
     return dict(
         date=datetime.datetime.now().astimezone().isoformat(
             timespec='seconds'),
@@ -73,7 +79,8 @@ def run_meta(command: Optional[str] = None) -> dict:
         command=command or shlex.join([osp.relpath(sys.argv[0], REPO)]
                                       + sys.argv[1:]),
         commit=_git('rev-parse', 'HEAD'),
-        dirty=bool(status) if status is not None else None)
+        dirty=bool(status) if status is not None else None,
+        load_avg_1min=load)
 
 
 def results_path(name: str, results_dir: Optional[str] = None) -> str:
