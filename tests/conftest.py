@@ -12,10 +12,12 @@ _SCOPES_AT_START = set(DefaultScope._instance_dict)
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(session, config, items):
     """Check every ``fault_matrix`` marker against the vocabulary of
     ``tests/fault_matrix.py``; with ``FAULT_MATRIX_JSON=PATH`` set, also
-    write the cells (entry, fault, behaviour, test id) to PATH."""
+    write the cells (entry, fault, behaviour, test id) to PATH; with
+    ``MMSIAMESEIM_RESULTS=1``, the results file ``fault_matrix`` (not when
+    a module failed to be collected: its cells would be missing)."""
     from tests.fault_matrix import ENTRIES, FAULTS
     cells = []
     for item in items:
@@ -32,7 +34,11 @@ def pytest_collection_modifyitems(config, items):
     if out:
         with open(out, 'w') as f:
             json.dump(cells, f, indent=1)
-    if _recording(config):
+    if _recording(config) and session.testsfailed:
+        config.pluginmanager.get_plugin('terminalreporter').write_line(
+            f'MMSIAMESEIM_RESULTS: {session.testsfailed} collection '
+            'error(s): fault_matrix.json not written', red=True)
+    elif _recording(config):
         from mmsiameseim_lab.results import write_results
         from tests.fault_matrix import ENTRIES, FAULTS
         write_results('fault_matrix',
