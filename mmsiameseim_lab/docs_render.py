@@ -93,10 +93,13 @@ def changed_since(commit: str,
     out = _git(git_root, 'log', '--format=', '--name-only', f'{commit}..HEAD',
                '--', *paths) or ''
     files = {f for f in out.splitlines() if f}
-    return [
-        p for p in paths
-        if any(f == p or f.startswith(p.rstrip('/') + '/') for f in files)
-    ]
+    return [p for p in paths if any(_under(f, [p]) for f in files)]
+
+
+def _under(path: str, folders: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one."""
+    return any(path == f or path.startswith(f.rstrip('/') + '/')
+               for f in folders)
 
 
 def footer(name: str,
@@ -114,13 +117,18 @@ def footer(name: str,
     commit = meta.get('commit')
     short = commit[:7] if commit else 'unknown'
     date = str(meta.get('date', 'unknown date'))[:16].replace('T', ' ')
-    dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
+    deps = table_depends_on(name)
+    if 'dirty_paths' in meta:  # uncommitted changes the figures depend on
+        dirty = [p for p in meta['dirty_paths'] if _under(p, deps)]
+        dirty = f' (with uncommitted changes to {", ".join(dirty)})' \
+            if dirty else ''
+    else:
+        dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
     load = meta.get('load_avg_1min')
-    machine = meta.get('machine', '?') + (
-        f' (load {load:.1f})' if load is not None else '')
+    machine = meta.get(
+        'machine', '?') + (f' (load {load:.1f})' if load is not None else '')
     text = (f'From [{shown}]({link}): {date}, {machine}, '
             f'commit {short}{dirty}, `{meta.get("command", "?")}`.')
-    deps = table_depends_on(name)
     if commit and deps:
         changed = changed_since(commit, deps, git_root)
         if changed is None:

@@ -80,6 +80,8 @@ def run_meta(command: Optional[str] = None) -> dict:
                                       + sys.argv[1:]),
         commit=_git('rev-parse', 'HEAD'),
         dirty=bool(status) if status is not None else None,
+        dirty_paths=[line[3:] for line in status.splitlines()]
+        if status else [],
         load_avg_1min=load)
 
 
