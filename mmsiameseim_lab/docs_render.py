@@ -38,15 +38,17 @@ from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
 # results file.
 RENDERER_MODULES = ('mmsiameseim_lab.published_tables', )
 
+# Markers stand alone on their lines (a marker quoted in running text or
+# inline code is no block).
 RESULTS_BLOCK = re.compile(
-    r'(?P<open><!-- results:(?P<name>[^ ]+) -->)(?P<body>.*?)'
-    r'(?P<close><!-- /results:(?P=name) -->)', re.S)
+    r'^(?P<open><!-- results:(?P<name>[^ ]+) -->)$(?P<body>.*?)'
+    r'^(?P<close><!-- /results:(?P=name) -->)$', re.S | re.M)
 METAFILE_BLOCK = re.compile(
-    r'(?P<open><!-- metafile:(?P<name>[^ ]+) -->)(?P<body>.*?)'
-    r'(?P<close><!-- /metafile -->)', re.S)
+    r'^(?P<open><!-- metafile:(?P<name>[^ ]+) -->)$(?P<body>.*?)'
+    r'^(?P<close><!-- /metafile -->)$', re.S | re.M)
 # An opening marker whose closing marker is missing.
-RESULTS_OPEN = re.compile(r'<!-- results:([^ ]+) -->')
-METAFILE_OPEN = re.compile(r'<!-- metafile:([^ ]+) -->')
+RESULTS_OPEN = re.compile(r'^<!-- results:([^ ]+) -->$', re.M)
+METAFILE_OPEN = re.compile(r'^<!-- metafile:([^ ]+) -->$', re.M)
 
 
 class BlockError(Exception):
