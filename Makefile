@@ -6,7 +6,7 @@
 PY := .venv/bin/python
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup setup-full demo test test-slow gpu-check checks lint docs
+.PHONY: setup setup-full demo test test-slow gpu-check checks lint docs results
 
 setup:
 	bash tools/setup_env.sh
@@ -60,3 +60,21 @@ lint:
 docs: setup-full
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 	$(PY) tools/check_links.py
+
+# Results files (docs/results/NAME.json: data + date, machine, command,
+# commit) and the tables rendered from them into README.md, docs/ and the
+# config READMEs. `make results` reruns the quick ones (the UniGrad and
+# attention benchmarks, the fault matrix from the test markers) and renders
+# every block; the long ones are their own commands:
+#   make demo                                   -> demo.json
+#   $(PY) tools/ablation_table3.py              -> table3.json
+#   $(PY) tools/side_by_side.py --official-repo PATH -> side_by_side.json
+#   $(PY) tools/benchmark_pretrain.py --results-dir docs/results
+#   MMSIAMESEIM_RESULTS=1 make test             -> tests.json, fault_matrix.json
+# `$(PY) tools/render_results.py --check` fails on any block that differs
+# from its source or has none.
+results: setup
+	$(PY) tools/benchmark_unigrad.py --results-dir docs/results
+	$(PY) tools/benchmark_attention.py --results-dir docs/results
+	MMSIAMESEIM_RESULTS=1 $(PY) -m pytest -q --collect-only tests >/dev/null
+	$(PY) tools/render_results.py

@@ -19,7 +19,7 @@ import platform
 import shlex
 import subprocess
 import sys
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from mmsiameseim.atomic_io import atomic_json, load_json
 
@@ -27,7 +27,10 @@ REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 RESULTS_DIR = osp.join(REPO, 'docs', 'results')
 
 Renderer = Callable[[dict], str]
+CellRenderer = Callable[[dict, str], str]
 _TABLES: Dict[str, Renderer] = {}
+_DEPENDS: Dict[str, Tuple[str, ...]] = {}
+_CELLS: Dict[str, CellRenderer] = {}
 
 
 def _git(*args: str) -> Optional[str]:
@@ -61,8 +64,14 @@ def machine() -> str:
 
 
 def run_meta(command: Optional[str] = None) -> dict:
-    """Date, machine, command line and git commit of the running process."""
+    """Date, machine, command line and git commit of the running process,
+    and the machine's load (1-minute load average: other jobs sharing the
+    cores slow timings down)."""
     status = _git('status', '--porcelain', '--untracked-files=no')
+    try:
+        load = round(os.getloadavg()[0], 2)
+    except OSError:
+        load = None
     return dict(
         date=datetime.datetime.now().astimezone().isoformat(
             timespec='seconds'),
@@ -70,7 +79,10 @@ def run_meta(command: Optional[str] = None) -> dict:
         command=command or shlex.join([osp.relpath(sys.argv[0], REPO)]
                                       + sys.argv[1:]),
         commit=_git('rev-parse', 'HEAD'),
-        dirty=bool(status) if status is not None else None)
+        dirty=bool(status) if status is not None else None,
+        dirty_paths=[line[3:] for line in status.splitlines()]
+        if status else [],
+        load_avg_1min=load)
 
 
 def results_path(name: str, results_dir: Optional[str] = None) -> str:
@@ -98,12 +110,32 @@ def read_results(name: str, results_dir: Optional[str] = None) -> dict:
     return results
 
 
-def results_table(name: str) -> Callable[[Renderer], Renderer]:
+def results_table(
+        name: str,
+        depends_on: Sequence[str] = ()) -> Callable[[Renderer], Renderer]:
     """Register ``fn(results) -> markdown`` as the renderer of the
-    ``<!-- results:NAME -->`` blocks of results file ``name``."""
+    ``<!-- results:NAME -->`` blocks of results file ``name``.
+
+    ``depends_on`` are the repository paths (files or folders) whose
+    changes can change the figures: when any of them changed after the
+    results file's commit, the rendered block says the figures were not
+    retaken since (``mmsiameseim_lab.docs_render``).
+    """
 
     def register(fn: Renderer) -> Renderer:
         _TABLES[name] = fn
+        _DEPENDS[name] = tuple(depends_on)
+        return fn
+
+    return register
+
+
+def results_cell(name: str) -> Callable[[CellRenderer], CellRenderer]:
+    """Register ``fn(results, key) -> str``: the "result" cell of a model-zoo
+    row whose metafile entry says ``Reproduced In: NAME:KEY``."""
+
+    def register(fn: CellRenderer) -> CellRenderer:
+        _CELLS[name] = fn
         return fn
 
     return register
@@ -111,3 +143,11 @@ def results_table(name: str) -> Callable[[Renderer], Renderer]:
 
 def table_renderers() -> Dict[str, Renderer]:
     return dict(_TABLES)
+
+
+def table_depends_on(name: str) -> Tuple[str, ...]:
+    return _DEPENDS.get(name, ())
+
+
+def cell_renderers() -> Dict[str, CellRenderer]:
+    return dict(_CELLS)

@@ -1,5 +1,7 @@
 import json
 import os
+import shlex
+import time
 
 import pytest
 import torch
@@ -10,10 +12,12 @@ _SCOPES_AT_START = set(DefaultScope._instance_dict)
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(session, config, items):
     """Check every ``fault_matrix`` marker against the vocabulary of
     ``tests/fault_matrix.py``; with ``FAULT_MATRIX_JSON=PATH`` set, also
-    write the cells (entry, fault, behaviour, test id) to PATH."""
+    write the cells (entry, fault, behaviour, test id) to PATH; with
+    ``MMSIAMESEIM_RESULTS=1``, the results file ``fault_matrix`` (not when
+    a module failed to be collected: its cells would be missing)."""
     from tests.fault_matrix import ENTRIES, FAULTS
     cells = []
     for item in items:
@@ -30,6 +34,59 @@ def pytest_collection_modifyitems(config, items):
     if out:
         with open(out, 'w') as f:
             json.dump(cells, f, indent=1)
+    if _recording(config) and session.testsfailed:
+        config.pluginmanager.get_plugin('terminalreporter').write_line(
+            f'MMSIAMESEIM_RESULTS: {session.testsfailed} collection '
+            'error(s): fault_matrix.json not written', red=True)
+    elif _recording(config):
+        from mmsiameseim_lab.results import write_results
+        from tests.fault_matrix import ENTRIES, FAULTS
+        write_results('fault_matrix',
+                      dict(entries=ENTRIES, faults=FAULTS, cells=cells,
+                           args=list(config.invocation_params.args)),
+                      command=_command(config),
+                      results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
+
+
+# The results files of a test run (docs/results/tests.json, counts and wall
+# time, and docs/results/fault_matrix.json, the fault_matrix markers),
+# written only with MMSIAMESEIM_RESULTS=1 (MMSIAMESEIM_RESULTS_DIR: another
+# folder); fault_matrix at collection (so `--collect-only` writes it),
+# tests at the end of a run.
+def _recording(config):
+    return os.environ.get('MMSIAMESEIM_RESULTS') == '1' and \
+        not hasattr(config, 'workerinput')  # not in xdist workers
+
+
+def _command(config):
+    return shlex.join(['pytest', *config.invocation_params.args])
+
+
+def pytest_sessionstart(session):
+    session.config._results_t0 = time.time()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if not _recording(config) or config.option.collectonly:
+        return
+    reporter = config.pluginmanager.get_plugin('terminalreporter')
+    stats = reporter.stats if reporter else {}
+
+    def count(key):  # the terminal summary's counts
+        return len(stats.get(key, []))
+
+    from mmsiameseim_lab.results import write_results
+    write_results('tests', dict(
+        passed=count('passed'), failed=count('failed'),
+        errors=count('error'), skipped=count('skipped'),
+        xfailed=count('xfailed'), deselected=count('deselected'),
+        collected=session.testscollected, exitstatus=int(exitstatus),
+        duration_s=time.time() - config._results_t0,
+        markexpr=config.option.markexpr,
+        args=list(config.invocation_params.args)),
+        command=_command(config),
+        results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
 
 @pytest.fixture(autouse=True)

@@ -3,6 +3,7 @@
     python tools/ablation_table3.py [--work-dir work_dirs/ablation_table3]
         [--rows a,b,...] [--seed S] [--smoke]
         [--config configs/demo/table3_miniature.py] [--cfg-options K=V ...]
+        [--results-dir docs/results]
 
 Each row's override in configs/pretrain/ablations (its ``table3_row``: target
 type, views, colour augmentation, mask type, BN/LN, loss normalisation,
@@ -12,8 +13,10 @@ with) is applied to the demo's SiameseIM config
 pretrained for the same budget as every other row, then evaluated like the
 demo (``FrozenBackboneProtocol``). Writes table3.md (laid out like the
 paper's Table 3, with the paper's numbers beside ours and which of the
-paper's comparisons hold) and table3.png. Finished rows are reused when the
-command is run again. Budget and protocol: the config
+paper's comparisons hold), table3.png and the results file table3.json
+(``--results-dir``: docs/results, whose table the docs render; with
+``--smoke``, the work dir). Finished rows are reused when the command is run
+again. Budget and protocol: the config
 (``--smoke``: configs/demo/table3_miniature_smoke.py).
 """
 import argparse
@@ -50,6 +53,7 @@ def run(args, rows):
     from mmsiameseim.atomic_io import atomic_json, load_json
     from mmsiameseim_lab.demo import (describe_pretraining, initial_weights,
                                       pretrain_once)
+    from mmsiameseim_lab.results import write_results
     from mmsiameseim_lab.table3 import (paper_results, read_row,
                                         write_table3_report)
     check_dataset(osp.abspath(args.data_root))
@@ -86,11 +90,19 @@ def run(args, rows):
     note = ' (--smoke: tiny subsets, numbers are not meaningful)' \
         if args.smoke else ''
     paper = paper_results(osp.join(ROOT, t3.row_config_dir, 'metafile.yml'))
+    settings = describe_pretraining(cfgs[row])
     path = write_table3_report(
-        osp.join(wd, 'table3.md'), factors, results, walls, paper,
-        describe_pretraining(cfgs[row]), protocol.describe(), floor, note)
+        osp.join(wd, 'table3.md'), factors, results, walls, paper, settings,
+        protocol.describe(), floor, note)
+    results_file = write_results(
+        'table3', dict(factors=factors, results=results, walls=walls,
+                       paper=paper, floor=list(floor), settings=settings,
+                       protocol=protocol.describe(), smoke=args.smoke),
+        results_dir=args.results_dir or (wd if args.smoke else osp.join(
+            ROOT, 'docs', 'results')))
     say(f'finished in {(time.time() - t0) / 60:.1f} min')
     say(f'table: {path}')
+    say(f'results file: {results_file}')
     return path
 
 
@@ -112,6 +124,9 @@ def parse_args(argv=None):
                         help='override settings, e.g. '
                         'pretrain_overrides.train_dataloader.dataset.'
                         'indices=8000')
+    parser.add_argument('--results-dir', default=None,
+                        help='folder of the results file table3.json '
+                        '(default docs/results; with --smoke the work dir)')
     return parser.parse_args(argv)
 
 

@@ -2,7 +2,7 @@
 
     python tools/benchmark_attention.py [--arch b] [--batch 8]
         [--img-size 224] [--patch-size 16] [--masked 118] [--repeats 5]
-        [--json]
+        [--json] [--results-dir docs/results]
 
 For every attention call of a SiameseIM step (online backbone on the visible
 tokens of view a, target backbone on all tokens of view b, the projector on
@@ -17,6 +17,7 @@ step's total (each call weighted by how often a step makes it).
 import argparse
 import json
 import statistics
+import sys
 import time
 
 import torch
@@ -25,6 +26,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from mmsiameseim_lab.benchmark import arch_settings, decoder_heads
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
+from mmsiameseim_lab.benchmark.report import \
+    format_attention_table as format_table
+from mmsiameseim_lab.results import write_results
 from mmsiameseim.models.utils.cpu_autocast_attention import \
     fp32_attention_under_cpu_autocast
 
@@ -103,20 +107,6 @@ def measure(arch='b', batch=8, img_size=224, patch_size=16, masked=118,
     return rows
 
 
-def format_table(rows):
-    head = ['call', 'B x heads x tokens x dim', 'per step', 'grad'] + [
-        f'{v} ms' for v in VARIANTS] + ['fastest']
-    lines = [' | '.join(head), '|'.join('---' for _ in head)]
-    for r in rows:
-        shape = ' x '.join(map(str, r['shape'])) if r['shape'] else ''
-        calls = str(r['calls']) if r['calls'] else ''
-        grad = '' if r['backward'] is None else (
-            'fwd+bwd' if r['backward'] else 'fwd')
-        lines.append(' | '.join([r['call'], shape, calls, grad] + [
-            f'{r["ms"][v]:.1f}' for v in VARIANTS] + [r['fastest']]))
-    return '\n'.join(lines)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     from mmpretrain.models import VisionTransformer
@@ -129,6 +119,9 @@ def main(argv=None):
                         help='masked patches of view a')
     parser.add_argument('--repeats', type=positive_int, default=5)
     parser.add_argument('--json', action='store_true')
+    parser.add_argument('--results-dir', default=None,
+                        help='write the results file benchmark_attention.json '
+                        'there (docs/results for the published figures)')
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, args.patch_size)
     grid = args.img_size // args.patch_size
@@ -137,6 +130,14 @@ def main(argv=None):
                      f'{grid}x{grid} grid, got {args.masked}')
     rows = measure(args.arch, args.batch, args.img_size, args.patch_size,
                    args.masked, args.repeats)
+    if args.results_dir:
+        settings = dict(arch=args.arch, batch=args.batch,
+                        img_size=args.img_size, patch_size=args.patch_size,
+                        masked=args.masked, repeats=args.repeats)
+        path = write_results('benchmark_attention',
+                             dict(rows=rows, settings=settings),
+                             results_dir=args.results_dir)
+        print(f'results file: {path}', file=sys.stderr)
     print(json.dumps(dict(rows=rows)) if args.json else format_table(rows))
 
 

@@ -6,7 +6,7 @@ against the machine's GEMM peak measured in the same run.
         [--device cpu] [--models siameseim,siameseim-lowres,mae,official]
         [--compile] [--adamw fused|foreach] [--gemm-size 4096]
         [--target-size 112] [--official-repo PATH] [--max-workers N]
-        [--json]
+        [--json] [--results-dir docs/results]
 
 Every (model, precision) pair, and a ``gemm`` row per precision (one
 ``--gemm-size``-cubed matrix product in fp32, or in the autocast dtype: the
@@ -40,6 +40,7 @@ from mmsiameseim.evaluation.precision import precision_from_flag
 from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
                                    ratios, run, synthetic_geometry)
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
+from mmsiameseim_lab.results import write_results
 
 MODELS = ('siameseim', 'siameseim-lowres', 'mae', 'official')
 PATCH_SIZE = 16  # of the ViT-B/16 configs the models are built from
@@ -107,6 +108,9 @@ def parse_args(argv=None):
                         'sequence)')
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
+    parser.add_argument('--results-dir', default=None,
+                        help='write the results file benchmark_pretrain.json '
+                        'there (docs/results for the published figures)')
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, PATCH_SIZE)
     for precision in args.precision.split(','):
@@ -138,6 +142,10 @@ def main(argv=None):
     args = parse_args(argv)
     rows = run(args, pairs(args), builders=dict(official=build_official))
     summary = ratios(rows)
+    if args.results_dir:
+        path = write_results('benchmark_pretrain', dict(rows=rows, **summary),
+                             results_dir=args.results_dir)
+        print(f'results file: {path}', file=sys.stderr)
     if args.json:
         print(json.dumps(dict(rows=rows, **summary)))
     else:

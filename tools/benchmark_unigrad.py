@@ -3,6 +3,7 @@
     python tools/benchmark_unigrad.py [--batch 32] [--tokens 196]
         [--channels 768] [--repeats 7] [--dtype fp32|bf16] [--device cpu]
         [--step-seconds S | --measure-step] [--json]
+        [--results-dir docs/results]
 
 Variants: 'chunked' (``UniGradLoss()``, the default analytic-gradient path)
 and 'autograd' (``UniGradLoss(memory_efficient=False)``, the formula through
@@ -45,6 +46,9 @@ import torch
 from mmsiameseim_lab.benchmark import (build_step, peak_rss_bytes,
                                        reset_peak_rss, rss_bytes)
 from mmsiameseim_lab.benchmark.options import positive_int
+from mmsiameseim_lab.benchmark.report import \
+    format_unigrad_table as format_table
+from mmsiameseim_lab.results import write_results
 
 VARIANTS = {'chunked': True, 'autograd': False}
 DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
@@ -125,24 +129,6 @@ def measure_step_seconds(args):
     return statistics.median(bench.step() for _ in range(2))
 
 
-def format_table(rows, step, batch):
-    """Markdown table of the rows (and the step time when given)."""
-    head = ('variant', 'B x N x C', 'dtype', 'device', 'fwd+bwd ms (med)',
-            'min-max', f'extra mem MB ({rows[0]["extra_mem_kind"]})',
-            '% of step')
-    lines = [' | '.join(head), '|'.join('---' for _ in head)]
-    for r in rows:
-        pct = f'{r["pct_of_step"]:.2f}' if step else '-'
-        lines.append(
-            f'{r["variant"]} | {r["batch"]} x {r["tokens"]} x '
-            f'{r["channels"]} | {r["dtype"]} | {r["device"]} | '
-            f'{r["fwd_bwd_ms_median"]:.1f} | {r["fwd_bwd_ms_min"]:.1f}-'
-            f'{r["fwd_bwd_ms_max"]:.1f} | {r["extra_mem_mb"]:.1f} | {pct}')
-    if step:
-        lines.append(f'step: {step:.3f} s (batch {batch})')
-    return '\n'.join(lines)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--batch', type=positive_int, default=32)
@@ -157,6 +143,9 @@ def main(argv=None):
                         help='time a ViT-B SiameseIM step at --batch here')
     parser.add_argument('--json', action='store_true',
                         help='print one JSON object instead of a table')
+    parser.add_argument('--results-dir', default=None,
+                        help='write the results file benchmark_unigrad.json '
+                        'there (docs/results for the published figures)')
     parser.add_argument('--_memory-child', dest='memory_child',
                         choices=sorted(VARIANTS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -189,6 +178,11 @@ def main(argv=None):
             extra_mem_kind='max_memory_allocated' if args.device == 'cuda'
             else 'peak RSS growth',
             pct_of_step=100 * med / step if step else None))
+    data = dict(rows=rows, step_seconds=step, batch=args.batch)
+    if args.results_dir:
+        path = write_results('benchmark_unigrad', data,
+                             results_dir=args.results_dir)
+        print(f'results file: {path}', file=sys.stderr)
     if args.json:
         print(json.dumps(dict(rows=rows, step_seconds=step)))
         return

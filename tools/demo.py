@@ -2,6 +2,7 @@
 
     python tools/demo.py [--work-dir work_dirs/demo] [--compare mae,mocov3]
                          [--smoke] [--seed S] [--epochs E] [--fp32]
+                         [--results-dir docs/results]
                          [--config configs/demo/fashionmnist_demo.py]
                          [--cfg-options KEY=VALUE ...]
 
@@ -17,7 +18,13 @@ from its last checkpoint):
    ``mmsiameseim.evaluation.FrozenBackboneProtocol`` (kNN, linear probe,
    few-shot), plus kNN on raw pixels;
 3. ``WORK_DIR/report.md`` with a results table and PNG figures
-   (``figures/``: training_curves, knn_curve, accuracy, two_view_sample).
+   (``figures/``: training_curves, knn_curve, accuracy, two_view_sample),
+   and the results file ``demo.json`` (``--results-dir``: docs/results,
+   whose table the README renders; with ``--smoke``, WORK_DIR).
+
+The console shows a short header per run (config, data, model size,
+output folder); the full configs are kept in each run's work dir, not
+printed.
 
 Every number (subsets, k, T, epochs, ...) comes from the demo config.
 """
@@ -126,9 +133,26 @@ def methods_of(args, demo_cfg):
     return methods
 
 
+def results_dir(args):
+    """Where the results file goes: ``--results-dir``, else docs/results
+    (the published figures), or WORK_DIR for ``--smoke``."""
+    if args.results_dir:
+        return osp.abspath(args.results_dir)
+    if args.smoke:
+        return osp.abspath(args.work_dir)
+    return osp.join(ROOT, 'docs', 'results')
+
+
 def run(args):
-    from mmsiameseim_lab.demo import (initial_weights, pretrain_once,
-                                      write_demo_report)
+    from mmsiameseim_lab.demo import config_off_console
+    with config_off_console():
+        return _run(args)
+
+
+def _run(args):
+    from mmsiameseim_lab.demo import (demo_results_data, initial_weights,
+                                      pretrain_once, write_demo_report)
+    from mmsiameseim_lab.results import write_results
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
     demo_cfg = load_demo_config(args)
@@ -157,8 +181,13 @@ def run(args):
         args.smoke
     path = write_demo_report(wd, run_cfgs, pretrain, results, pixel, protocol,
                              FLOOR, OTHER_INIT, note, data_prefix)
-    say(f'finished in {(time.time() - t0) / 60:.1f} min')
+    wall = time.time() - t0
+    data = demo_results_data(results, pretrain, pixel, wall,
+                             osp.relpath(demo_cfg.filename, ROOT), args.smoke)
+    results_file = write_results('demo', data, results_dir=results_dir(args))
+    say(f'finished in {wall / 60:.1f} min')
     say(f'report: {path}')
+    say(f'results file: {results_file}')
     return path
 
 
@@ -187,6 +216,9 @@ def parse_args(argv=None):
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
                         help='override demo config keys, e.g. '
                         'evaluation.knn.k=10')
+    parser.add_argument('--results-dir', default=None,
+                        help='folder of the results file demo.json '
+                        '(default docs/results; with --smoke WORK_DIR)')
     return parser.parse_args(argv)
 
 

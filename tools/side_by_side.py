@@ -4,6 +4,7 @@
         [--train-images 12800] [--epochs 1] [--knn-train 10000]
         [--probe-train 10000] [--probe-epochs 3] [--fewshot-fraction 0.01]
         [--test-images 10000] [--work-dir work_dirs/side_by_side] [--fp32]
+        [--results-dir docs/results]
 
 For each seed, both implementations pretrain on the same training images
 (``--train-images`` drawn once, seed 0, from the 60k) with the settings of
@@ -22,7 +23,9 @@ subset of ``--test-images`` when fewer than 10k).
 images/s: batch / median iteration time (data and step), as mmengine logs
 it. Writes ``WORK_DIR/side_by_side.md`` (the table) and
 ``side_by_side.json`` (every run), updated after each run; finished runs
-are reused by a rerun. README.md, "Fidelity", has the measured table.
+are reused by a rerun. When every run finished, the results file
+``side_by_side.json`` goes to ``--results-dir`` (docs/results: the
+documentation's "Fidelity" table is rendered from it).
 """
 import argparse
 import json
@@ -137,6 +140,11 @@ def parse_args(argv=None):
     parser.add_argument('--fp32', action='store_true', help='both sides in '
                         'fp32 (default: bf16 autocast on CPUs with native '
                         'bf16)')
+    parser.add_argument('--results-dir',
+                        default=osp.join(ROOT, 'docs', 'results'),
+                        help='folder of the results file side_by_side.json, '
+                        'written when every run finished (default: '
+                        'docs/results, the published figures)')
     return parser.parse_args(argv)
 
 
@@ -150,6 +158,7 @@ def main(argv=None):
     os.chdir(ROOT)
     import mmsiameseim  # noqa: F401
     from mmsiameseim_lab.demo import pretrain_once
+    from mmsiameseim_lab.results import write_results
     from side_by_side_authors import settings
     check_dataset(osp.abspath(args.data_root))
     demo_cfg = Config.fromfile(osp.join(ROOT, CONFIG))
@@ -189,7 +198,11 @@ def main(argv=None):
             with open(osp.join(wd, 'side_by_side.json'), 'w') as f:
                 json.dump(dict(runs=runs, settings=settings_,
                                args=vars(args)), f, indent=2)
+    path = write_results('side_by_side', dict(
+        runs=runs, settings=settings_, args=vars(args),
+        protocol=protocol.describe()), results_dir=args.results_dir)
     print(table)
+    say(f'results file: {path}')
 
 
 if __name__ == '__main__':

@@ -7,7 +7,8 @@ from .memory import (mem_available_bytes, peak_rss_bytes, reset_peak_rss,
                      room_for_another, rss_bytes)
 from .models import (arch_settings, build_benchmark_model, build_model,
                      decoder_heads, mae_model_cfg, siameseim_model_cfg)
-from .report import format_table, ratios
+from .report import (format_attention_table, format_table,
+                     format_unigrad_table, ratios)
 from .step import GemmStep, TrainStep, precision_context
 from .workers import GEMM, Worker, build_step, run, start_group
 
@@ -17,6 +18,7 @@ __all__ = [
     'room_for_another', 'rss_bytes', 'arch_settings',
     'build_benchmark_model', 'build_model', 'decoder_heads',
     'mae_model_cfg', 'siameseim_model_cfg', 'format_table', 'ratios',
+    'format_attention_table', 'format_unigrad_table',
     'GemmStep', 'TrainStep', 'precision_context', 'GEMM', 'Worker',
     'build_step', 'run', 'start_group'
 ]

@@ -1,5 +1,6 @@
-"""Ratios and the table of a ``tools/benchmark_pretrain.py`` run."""
-from typing import List
+"""Ratios and the tables of the benchmark tools' runs
+(``tools/benchmark_{pretrain,unigrad,attention}.py``)."""
+from typing import List, Optional
 
 from .workers import GEMM
 
@@ -83,4 +84,41 @@ def format_table(rows: List[dict], summary: dict) -> str:
         lines.append(f'siameseim / official (the authors\') images/s '
                      f'({precision}): {value:.2f}x (step time ratio '
                      f'{1 / value:.2f})')
+    return '\n'.join(lines)
+
+
+def format_unigrad_table(rows: List[dict], step: Optional[float],
+                         batch: int) -> str:
+    """Markdown table of a ``tools/benchmark_unigrad.py`` run (and the
+    step time when given)."""
+    head = ('variant', 'B x N x C', 'dtype', 'device', 'fwd+bwd ms (med)',
+            'min-max', f'extra mem MB ({rows[0]["extra_mem_kind"]})',
+            '% of step')
+    lines = [' | '.join(head), '|'.join('---' for _ in head)]
+    for r in rows:
+        pct = f'{r["pct_of_step"]:.2f}' if step else '-'
+        lines.append(
+            f'{r["variant"]} | {r["batch"]} x {r["tokens"]} x '
+            f'{r["channels"]} | {r["dtype"]} | {r["device"]} | '
+            f'{r["fwd_bwd_ms_median"]:.1f} | {r["fwd_bwd_ms_min"]:.1f}-'
+            f'{r["fwd_bwd_ms_max"]:.1f} | {r["extra_mem_mb"]:.1f} | {pct}')
+    if step:
+        lines.append(f'step: {step:.3f} s (batch {batch})')
+    return '\n'.join(lines)
+
+
+def format_attention_table(rows: List[dict]) -> str:
+    """Markdown table of a ``tools/benchmark_attention.py`` run: per
+    attention call, the median ms of each variant and the fastest."""
+    variants = list(rows[0]['ms'])
+    head = ['call', 'B x heads x tokens x dim', 'per step', 'grad'] + [
+        f'{v} ms' for v in variants] + ['fastest']
+    lines = [' | '.join(head), '|'.join('---' for _ in head)]
+    for r in rows:
+        shape = ' x '.join(map(str, r['shape'])) if r['shape'] else ''
+        calls = str(r['calls']) if r['calls'] else ''
+        grad = '' if r['backward'] is None else (
+            'fwd+bwd' if r['backward'] else 'fwd')
+        lines.append(' | '.join([r['call'], shape, calls, grad] + [
+            f'{r["ms"][v]:.1f}' for v in variants] + [r['fastest']]))
     return '\n'.join(lines)

@@ -43,6 +43,7 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
     from mmengine.registry import RUNNERS
 
     from mmsiameseim_lab.visualization import read_scalars
+    from .console import run_header
     done_path = osp.join(cfg.work_dir, 'pretrain_done.json')
     done = load_json(done_path)
     if done:
@@ -56,6 +57,8 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
             dict(type='SaveInitialWeightsHook', filename=INITIAL_WEIGHTS)]
     resumed = osp.exists(osp.join(cfg.work_dir, 'last_checkpoint'))
     runner = RUNNERS.build(cfg)
+    print(run_header(cfg, runner.model, len(runner.train_dataloader.dataset)),
+          flush=True)
     t0 = time.time()
     runner.train()
     wall = time.time() - t0

@@ -155,3 +155,30 @@ def write_demo_report(work_dir: str,
     path = osp.join(work_dir, 'report.md')
     atomic_write(path, '\n'.join(lines))
     return path
+
+
+def demo_results_data(results: Dict[str, dict], pretrain: Dict[str, dict],
+                      pixel: Dict[str, float], wall_s: float, config: str,
+                      smoke: bool = False) -> dict:
+    """The ``data`` of the demo's results file (``docs/results/demo.json``,
+    rendered by ``mmsiameseim_lab.published_tables.demo_table``).
+
+    Args:
+        results (dict): Row name -> ``knn``, ``linear``, ``fewshot``.
+        pretrain (dict): Method -> :func:`pretrain_once` result (rows
+            without one were not pretrained by the demo).
+        pixel (dict): :meth:`FrozenBackboneProtocol.pixel_knn` result.
+        wall_s (float): The whole demo's wall time.
+        config (str): The demo config that ran.
+        smoke (bool): Tiny subsets (``--smoke``).
+    """
+    rows = []
+    for name, res in results.items():
+        pre = pretrain.get(name) or {}
+        rows.append(dict(method=name, knn=res['knn'], linear=res['linear'],
+                         fewshot=res['fewshot'],
+                         pretrain_wall_s=pre.get('wall_s'),
+                         images_per_s=pre.get('images_per_s'),
+                         resumed=pre.get('resumed', False)))
+    return dict(rows=rows, pixel_knn=pixel['knn'], wall_s=wall_s,
+                config=config, smoke=smoke)

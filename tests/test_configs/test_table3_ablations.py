@@ -298,6 +298,14 @@ def test_miniature_run_smoke(tmp_path):
     assert "Floor: row (g)'s run at its own initial weights" in text
     assert (tmp_path / 'table3g' / 'initial_weights.pth').exists()
     assert (tmp_path / 'table3.png').stat().st_size > 10_000
+    # the results file (--smoke: in the work dir), rendered like the docs
+    from mmsiameseim_lab.docs_render import load_renderers
+    from mmsiameseim_lab.results import read_results, table_renderers
+    results = read_results('table3', str(tmp_path))
+    assert sorted(results['data']['results']) == ['g', 'j']
+    load_renderers()
+    table = table_renderers()['table3'](results)
+    assert '| (g) - (j) | dense vs global loss | +1.6 |' in table
 
 
 @pytest.mark.parametrize('argv, seed', [([], 0), (['--seed', '4'], 4)])

@@ -53,6 +53,15 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
         assert path.stat().st_size > 10_000, fig
     assert '![online kNN](figures/knn_curve.png)' in text
     assert 'every 2 iterations' in text
+    # the results file (--smoke: in the work dir, not docs/results) ...
+    demo = json.loads((tmp_path / 'demo.json').read_text())
+    assert demo['meta']['command'].startswith('tools/demo.py --smoke')
+    assert demo['data']['smoke'] is True
+    assert [r['method'] for r in demo['data']['rows']][0] == 'siameseim'
+    assert f'results file: {tmp_path / "demo.json"}' in out.stdout
+    # ... and the console: a header per run, no whole-config dump
+    assert f'  output: {tmp_path / "siameseim"}' in out.stdout
+    assert 'Config:' not in out.stdout
     # a rerun reuses every finished stage instead of starting over
     again = _demo(tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]

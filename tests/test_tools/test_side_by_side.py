@@ -83,3 +83,44 @@ def test_a_folder_without_their_code_is_refused(tmp_path):
         timeout=300)
     assert out.returncode != 0
     assert 'no models_sim.py' in out.stderr
+
+
+def test_results_file_written_when_every_run_finished(tools, tmp_path,
+                                                      monkeypatch):
+    """The writer, with the training and the evaluation stubbed out (the
+    real runs are the tool's job: tens of minutes)."""
+    import mmsiameseim_lab.demo
+    from mmsiameseim_lab.docs_render import load_renderers
+    from mmsiameseim_lab.results import read_results, table_renderers
+    tool = tools[0]
+
+    class Protocol:
+        def evaluate(self, impl, checkpoint, model):
+            return dict(knn=70.0, linear=71.0, fewshot=50.0)
+
+        def describe(self):
+            return ['* kNN: stub']
+
+    seen = []
+    monkeypatch.setattr(tool, 'check_dataset', lambda root: None)
+    monkeypatch.setattr(tool, 'build_protocol', lambda *a: Protocol())
+    monkeypatch.setattr(
+        mmsiameseim_lab.demo, 'pretrain_once', lambda cfg: seen.append(
+            cfg.work_dir) or dict(checkpoint='x.pth', images_per_s=100.0,
+                                  wall_s=60.0))
+    rdir = tmp_path / 'results'
+    tool.main(['--impls', 'ours', '--seeds', '0,1', '--train-images', '64',
+               '--work-dir', str(tmp_path / 'wd'), '--results-dir',
+               str(rdir)])
+    assert len(seen) == 2
+    results = read_results('side_by_side', str(rdir))
+    data = results['data']
+    assert [(r['impl'], r['seed']) for r in data['runs']] == [('ours', 0),
+                                                              ('ours', 1)]
+    assert data['args']['train_images'] == 64
+    assert data['protocol'] == ['* kNN: stub']
+    load_renderers()
+    table = table_renderers()['side_by_side'](results)
+    assert '| ours (mmsiameseim) | 0,1 | 70.00 ± 0.00 (70.00-70.00) |' \
+        in table
+    assert 'Budget per run: 64 training images x 1 epoch(s)' in table

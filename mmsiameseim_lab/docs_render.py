@@ -1,0 +1,331 @@
+"""Fill the markdown's generated blocks from results files and metafiles.
+
+Two kinds of block, in ``README.md``, ``docs/**/*.md`` and
+``configs/**/README.md``::
+
+    <!-- results:NAME -->
+    (the registered renderer's markdown for docs/results/NAME.json, then a
+    one-line provenance footer)
+    <!-- /results:NAME -->
+
+    <!-- metafile:configs/pretrain/metafile.yml -->
+    (the model-zoo table of that metafile: config, paper row, result, log,
+    weights)
+    <!-- /metafile -->
+
+The footer names the results file, its date, machine, commit and command;
+when files the figures depend on (the renderer's ``depends_on``) changed
+in a commit after the results file's, it says "not retaken since COMMIT:
+PATHS changed". :func:`check` lists every block that differs from what
+:func:`render_text` makes of it, every block without a results file and
+every unknown NAME; ``tools/render_results.py`` is the command line.
+"""
+import glob
+import importlib
+import os
+import os.path as osp
+import re
+import subprocess
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from mmsiameseim.atomic_io import atomic_write
+from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
+                                     results_path, table_depends_on,
+                                     table_renderers)
+
+# The modules that register renderers (``results_table`` /
+# ``results_cell``): the one list to extend when a tool publishes a new
+# results file.
+RENDERER_MODULES = ('mmsiameseim_lab.published_tables',
+                    'mmsiameseim_lab.benchmark.pipeline',
+                    'mmsiameseim_lab.preflight')
+
+# Markers stand alone on their lines (a marker quoted in running text or
+# inline code is no block).
+RESULTS_BLOCK = re.compile(
+    r'^(?P<open><!-- results:(?P<name>[^ ]+) -->)$(?P<body>.*?)'
+    r'^(?P<close><!-- /results:(?P=name) -->)$', re.S | re.M)
+METAFILE_BLOCK = re.compile(
+    r'^(?P<open><!-- metafile:(?P<name>[^ ]+) -->)$(?P<body>.*?)'
+    r'^(?P<close><!-- /metafile -->)$', re.S | re.M)
+# An opening marker whose closing marker is missing.
+RESULTS_OPEN = re.compile(r'^<!-- results:([^ ]+) -->$', re.M)
+METAFILE_OPEN = re.compile(r'^<!-- metafile:([^ ]+) -->$', re.M)
+
+
+class BlockError(Exception):
+    """A block that cannot be rendered (the message says why)."""
+
+
+def load_renderers() -> None:
+    """Import every module of :data:`RENDERER_MODULES`."""
+    for module in RENDERER_MODULES:
+        importlib.import_module(module)
+
+
+def markdown_files(root: str) -> List[str]:
+    """README.md, docs/**/*.md (not docs/_build) and configs/**/README.md under
+    ``root``, sorted."""
+    files = [osp.join(root, 'README.md')]
+    files += glob.glob(osp.join(root, 'docs', '**', '*.md'), recursive=True)
+    files += glob.glob(
+        osp.join(root, 'configs', '**', 'README.md'), recursive=True)
+    build = osp.join(root, 'docs', '_build') + os.sep
+    return sorted(
+        f for f in set(files) if osp.isfile(f) and not f.startswith(build))
+
+
+def _git(git_root: str, *args: str) -> Optional[str]:
+    try:
+        return subprocess.run(['git', '-C', git_root, *args],
+                              check=True,
+                              capture_output=True,
+                              text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def changed_since(commit: str,
+                  paths: Sequence[str],
+                  git_root: str = REPO) -> Optional[List[str]]:
+    """The entries of ``paths`` with a change committed after ``commit`` (up to
+    HEAD); None when ``commit`` is not in the history."""
+    if not paths:
+        return []
+    if _git(git_root, 'cat-file', '-e', f'{commit}^{{commit}}') is None:
+        return None
+    out = _git(git_root, 'log', '--format=', '--name-only', f'{commit}..HEAD',
+               '--', *paths) or ''
+    files = {f for f in out.splitlines() if f}
+    return [p for p in paths if any(_under(f, [p]) for f in files)]
+
+
+def _under(path: str, folders: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one."""
+    return any(path == f or path.startswith(f.rstrip('/') + '/')
+               for f in folders)
+
+
+def footer(name: str,
+           results: dict,
+           md_path: str,
+           root: str,
+           results_dir: Optional[str] = None,
+           git_root: str = REPO) -> str:
+    """One line: where the figures come from, and whether files they depend
+    on changed since."""
+    meta = results.get('meta', {})
+    path = results_path(name, results_dir or osp.join(root, 'docs', 'results'))
+    link = osp.relpath(path, osp.dirname(md_path))
+    shown = osp.relpath(path, root)
+    commit = meta.get('commit')
+    short = commit[:7] if commit else 'unknown'
+    date = str(meta.get('date', 'unknown date'))[:16].replace('T', ' ')
+    deps = table_depends_on(name)
+    if 'dirty_paths' in meta:  # uncommitted changes the figures depend on
+        dirty = [p for p in meta['dirty_paths'] if _under(p, deps)]
+        dirty = f' (with uncommitted changes to {", ".join(dirty)})' \
+            if dirty else ''
+    else:
+        dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
+    load = meta.get('load_avg_1min')
+    machine = meta.get(
+        'machine', '?') + (f' (load {load:.1f})' if load is not None else '')
+    text = (f'From [{shown}]({link}): {date}, {machine}, '
+            f'commit {short}{dirty}, `{meta.get("command", "?")}`.')
+    if commit and deps:
+        changed = changed_since(commit, deps, git_root)
+        if changed is None:
+            text += f' Commit {short} is not in this history: the figures ' \
+                    'may be stale.'
+        elif changed:
+            text += f' **Not retaken since {short}: ' \
+                    f'{", ".join(changed)} changed.**'
+    return f'<sub>{text}</sub>'
+
+
+def render_results_block(name: str,
+                         md_path: str,
+                         root: str,
+                         results_dir: Optional[str] = None,
+                         git_root: str = REPO) -> str:
+    """The body of a ``<!-- results:NAME -->`` block."""
+    renderers = table_renderers()
+    if name not in renderers:
+        raise BlockError(
+            f'unknown results name {name!r}: no renderer registered for it '
+            f'(registered: {sorted(renderers)}; renderer modules: '
+            f'{list(RENDERER_MODULES)})')
+    rdir = results_dir or osp.join(root, 'docs', 'results')
+    if not osp.isfile(results_path(name, rdir)):
+        raise BlockError(
+            f'no results file {osp.relpath(results_path(name, rdir), root)}'
+            ': run the command that writes it (see `make results`)')
+    results = read_results(name, rdir)
+    table = renderers[name](results).strip('\n')
+    return '\n' + table + '\n\n' + footer(name, results, md_path, root, rdir,
+                                          git_root) + '\n'
+
+
+def _metafile_cell_result(model: dict, root: str, rdir: str) -> str:
+    ref = model.get('Metadata', {}).get('Reproduced In')
+    if not ref:
+        return 'not run here'
+    name, _, key = str(ref).partition(':')
+    cells = cell_renderers()
+    if name not in cells:
+        raise BlockError(f'{model["Name"]}: Reproduced In {ref!r}: no result '
+                         f'cell registered for {name!r} (registered: '
+                         f'{sorted(cells)})')
+    if not osp.isfile(results_path(name, rdir)):
+        return f'not run yet (`{name}`)'
+    return cells[name](read_results(name, rdir), key)
+
+
+def _paper_cell(model: dict) -> str:
+    row = model.get('Metadata', {}).get('Paper Row', '-')
+    metrics = [
+        f'{k} {v}' for res in model.get('Results') or []
+        for k, v in res.get('Metrics', {}).items()
+    ]
+    return f'{row}: {", ".join(metrics)}' if metrics else str(row)
+
+
+def _weights_cell(model: dict) -> str:
+    if model.get('Weights'):
+        return f'[weights]({model["Weights"]})'
+    conv = model.get('Converted From')
+    if conv:
+        cmd = model.get('Metadata', {}).get('Converter', '')
+        return f'[authors\' weights]({conv["Weights"]})' + (f', then `{cmd}`'
+                                                            if cmd else '')
+    return '-'
+
+
+def render_metafile_block(metafile: str,
+                          md_path: str,
+                          root: str,
+                          results_dir: Optional[str] = None) -> str:
+    """The body of a ``<!-- metafile:PATH -->`` block: one row per model
+    of the metafile (PATH relative to the repository root)."""
+    import yaml
+    path = osp.join(root, metafile)
+    if not osp.isfile(path):
+        raise BlockError(f'no metafile {metafile}')
+    with open(path) as f:
+        meta = yaml.safe_load(f) or {}
+    if not meta.get('Models'):
+        raise BlockError(f'{metafile}: no Models')
+    rdir = results_dir or osp.join(root, 'docs', 'results')
+    here = osp.dirname(md_path)
+    lines = [
+        '| config | paper row | result | log | weights |',
+        '|---|---|---|---|---|'
+    ]
+    for model in meta['Models']:
+        config = model.get('Config')
+        if not config:
+            raise BlockError(f'{metafile}: {model.get("Name")}: no Config')
+        link = osp.relpath(osp.join(root, config), here)
+        log = model.get('Metadata', {}).get('Log')
+        cells = [
+            f'[{model["Name"]}]({link})',
+            _paper_cell(model),
+            _metafile_cell_result(model, root, rdir),
+            f'[log]({log})' if log else '-',
+            _weights_cell(model)
+        ]
+        lines.append('| ' + ' | '.join(c.replace('|', '\\|')
+                                       for c in cells) + ' |')
+    return '\n' + '\n'.join(lines) + '\n\n' + \
+        f'<sub>Rendered from [{metafile}]' \
+        f'({osp.relpath(path, here)}).</sub>\n'
+
+
+def render_text(text: str,
+                md_path: str,
+                root: str,
+                results_dir: Optional[str] = None,
+                git_root: str = REPO) -> Tuple[str, List[str]]:
+    """``text`` with every block filled, and the problems of the blocks that
+    could not be (each kept as it was)."""
+    problems = []
+    rel = osp.relpath(md_path, root)
+    for opener, whole in ((RESULTS_OPEN, RESULTS_BLOCK), (METAFILE_OPEN,
+                                                          METAFILE_BLOCK)):
+        closed = {m.start('open') for m in whole.finditer(text)}
+        for m in opener.finditer(text):
+            if m.start() not in closed:
+                problems.append(f'{rel}: {m.group(0)} has no closing marker')
+
+    def fill(render):
+
+        def sub(m):
+            try:
+                body = render(m.group('name'))
+            except BlockError as e:
+                problems.append(f'{rel}: {m.group("open")}: {e}')
+                return m.group(0)
+            return m.group('open') + body + m.group('close')
+
+        return sub
+
+    text = RESULTS_BLOCK.sub(
+        fill(lambda name: render_results_block(name, md_path, root,
+                                               results_dir, git_root)), text)
+    text = METAFILE_BLOCK.sub(
+        fill(lambda name: render_metafile_block(name, md_path, root,
+                                                results_dir)), text)
+    return text, problems
+
+
+def render(root: str = REPO,
+           write: bool = True,
+           results_dir: Optional[str] = None,
+           git_root: str = REPO) -> Tuple[Dict[str, List[str]], List[str]]:
+    """Render every block of every markdown file under ``root``.
+
+    Returns:
+        tuple: {file: names of its blocks that changed} (written when
+        ``write``) and the problems (blocks without a results file,
+        unknown names, unclosed markers).
+    """
+    load_renderers()
+    changed, problems = {}, []
+    for md in markdown_files(root):
+        with open(md) as f:
+            old = f.read()
+        new, probs = render_text(old, md, root, results_dir, git_root)
+        problems += probs
+        if new != old:
+            rel = osp.relpath(md, root)
+            changed[rel] = _changed_blocks(old, new)
+            if write:
+                atomic_write(md, new)
+    return changed, problems
+
+
+def _changed_blocks(old: str, new: str) -> List[str]:
+    names = []
+    for pattern in (RESULTS_BLOCK, METAFILE_BLOCK):
+        before = [m.group(0) for m in pattern.finditer(old)]
+        after = [m.group(0) for m in pattern.finditer(new)]
+        names += [
+            m.group('open') for m, a in zip(pattern.finditer(new), after)
+            if a not in before
+        ]
+    return names
+
+
+def check(root: str = REPO,
+          results_dir: Optional[str] = None,
+          git_root: str = REPO) -> List[str]:
+    """Every block that differs from its rendering, has no results file or
+    names an unknown results file (one line each); empty when all agree."""
+    changed, problems = render(root, False, results_dir, git_root)
+    out = [
+        f'{md}: {block} differs from what its source renders to (run '
+        'python tools/render_results.py)' for md, blocks in changed.items()
+        for block in blocks
+    ]
+    return out + problems

@@ -1,0 +1,214 @@
+"""The renderers of the published results files (``docs/results/*.json``).
+
+Each ``results_table(NAME, depends_on)`` turns the results file NAME into
+the markdown of its ``<!-- results:NAME -->`` blocks; ``depends_on`` lists
+what can change its figures (a change there after the file's commit marks
+the block "not retaken"). Each ``results_cell(NAME)`` gives the "result"
+cell of a model-zoo row whose metafile entry says ``Reproduced In:
+NAME:KEY``. ``mmsiameseim_lab.docs_render.RENDERER_MODULES`` lists this
+module.
+"""
+from mmsiameseim_lab.benchmark.report import (format_attention_table,
+                                              format_table,
+                                              format_unigrad_table)
+from mmsiameseim_lab.demo.seed_table import format_seed_table
+from mmsiameseim_lab.results import results_cell, results_table
+from mmsiameseim_lab.table3 import COMPARISONS
+
+# What a Fashion-MNIST pretraining + evaluation run depends on.
+_TRAINING = ('mmsiameseim/models', 'mmsiameseim/datasets',
+             'mmsiameseim/engine', 'mmsiameseim/evaluation',
+             'mmsiameseim_lab/demo', 'configs/demo/fashionmnist_demo.py',
+             'configs/pretrain/_base_',
+             'configs/pretrain/'
+             'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
+
+
+def _smoke_note(data: dict) -> list:
+    return [
+        '', '**Smoke run: tiny subsets, the numbers are not '
+        'meaningful.**'
+    ] if data.get('smoke') else []
+
+
+@results_table('demo', depends_on=_TRAINING + ('tools/demo.py', ))
+def demo_table(results: dict) -> str:
+    """``make demo``: kNN, linear probe and 1 % few-shot top-1 per row,
+    pretraining wall time and images/s, raw pixels, the total time."""
+    data = results['data']
+    lines = [
+        '| method | kNN top-1 | linear probe top-1 | 1 % few-shot top-1 | '
+        'pretraining wall time | images/s |', '|---|---|---|---|---|---|'
+    ]
+    for r in data['rows']:
+        wall = '-' if r.get('pretrain_wall_s') is None else \
+            f'{r["pretrain_wall_s"] / 60:.1f} min' + \
+            ' (resumed)' * bool(r.get('resumed'))
+        ips = '-' if not r.get('images_per_s') else \
+            f'{r["images_per_s"]:.0f}'
+        lines.append(f'| {r["method"]} | {r["knn"]:.2f} | {r["linear"]:.2f} '
+                     f'| {r["fewshot"]:.2f} | {wall} | {ips} |')
+    lines.append(f'| raw pixels (mean-centred) | {data["pixel_knn"]:.2f} | '
+                 '- | - | - | - |')
+    lines += [
+        '', f'Whole demo: {data["wall_s"] / 60:.1f} min (pretraining '
+        'and evaluation).'
+    ] + _smoke_note(data)
+    return '\n'.join(lines)
+
+
+@results_cell('demo')
+def demo_cell(results: dict, key: str) -> str:
+    """KNN / linear / few-shot of the demo row ``key``."""
+    rows = {r['method']: r for r in results['data']['rows']}
+    if key not in rows:
+        raise KeyError(f'demo results: no row {key!r} (rows: {sorted(rows)})')
+    r = rows[key]
+    return (f'Fashion-MNIST (demo): kNN {r["knn"]:.2f}, linear '
+            f'{r["linear"]:.2f}, 1 % few-shot {r["fewshot"]:.2f}')
+
+
+@results_table(
+    'side_by_side',
+    depends_on=_TRAINING +
+    ('tools/side_by_side.py', 'tools/side_by_side_authors.py',
+     'tools/authors_siameseim.py'))
+def side_by_side_table(results: dict) -> str:
+    """``tools/side_by_side.py``: ours and the authors' code, mean and spread
+    over seeds, then every run."""
+    data = results['data']
+    names = dict(ours='ours (mmsiameseim)', authors='the authors\' code')
+    args = data.get('args', {})
+    notes = [
+        f'Budget per run: {args.get("train_images", "?")} training '
+        f'images x {args.get("epochs", "?")} epoch(s) at batch '
+        f'{data.get("settings", {}).get("batch", "?")}.'
+    ]
+    return format_seed_table(data['runs'], names, notes).rstrip('\n')
+
+
+@results_table(
+    'table3',
+    depends_on=_TRAINING +
+    ('mmsiameseim_lab/table3.py', 'configs/pretrain/ablations',
+     'tools/ablation_table3.py'))
+def table3_table(results: dict) -> str:
+    """``tools/ablation_table3.py``: each row's switches, our miniature's
+    scores and the paper's."""
+    data = results['data']
+    yes = lambda v: 'yes' if v else ''  # noqa: E731
+    lines = [
+        f'Each row: {data["settings"]}.', '',
+        '| row | target | different views | colour aug | mask | BN/LN | '
+        'loss norm | loss | kNN | LIN | few-shot | wall time | paper LIN | '
+        'paper AP^b | paper AP^m |', '|' + '---|' * 15
+    ]
+    for row, res in data['results'].items():
+        f, p = data['factors'][row], data['paper'].get(row, {})
+        lines.append(
+            f'| ({row}) | {f["target"]} | {yes(f["views"] == "different")} | '
+            f'{yes(f["colour"])} | {f["mask"]} | {f["norm"]} | '
+            f'{f["loss_norm"]} | {f["loss"]} | {res["knn"]:.2f} | '
+            f'{res["linear"]:.2f} | {res["fewshot"]:.2f} | '
+            f'{data["walls"][row]["total_s"] / 60:.1f} min | '
+            f'{p.get("lin", "-")} | {p.get("ap_box", "-")} | '
+            f'{p.get("ap_mask", "-")} |')
+    if data.get('floor'):
+        row, res = data['floor']
+        lines += [
+            '', f'Floor: row ({row})\'s run at its own initial weights:'
+            f' kNN {res["knn"]:.2f}, LIN {res["linear"]:.2f}, few-shot '
+            f'{res["fewshot"]:.2f}.'
+        ]
+    total = sum(w['total_s'] for w in data['walls'].values())
+    lines += [
+        '', f'Total wall time of the rows: {total / 60:.1f} min '
+        '(pretraining + evaluation).', '',
+        '| rows | factor | paper LIN | ours LIN | ours kNN | holds? |',
+        '|---|---|---|---|---|---|'
+    ]
+    res, paper = data['results'], data['paper']
+    for x, y, what in COMPARISONS:
+        if x in res and y in res and x in paper and y in paper:
+            dp = paper[x]['lin'] - paper[y]['lin']
+            dl = res[x]['linear'] - res[y]['linear']
+            dk = res[x]['knn'] - res[y]['knn']
+            holds = 'yes' if (dl > 0) == (dp > 0) else 'no'
+            lines.append(f'| ({x}) - ({y}) | {what} | {dp:+.1f} | {dl:+.2f} '
+                         f'| {dk:+.2f} | {holds} |')
+    return '\n'.join(lines + _smoke_note(data))
+
+
+@results_cell('table3')
+def table3_cell(results: dict, key: str) -> str:
+    """Our miniature's kNN / linear probe of Table 3 row ``key``."""
+    res = results['data']['results']
+    if key not in res:
+        raise KeyError(f'table3 results: no row {key!r} (rows: {sorted(res)})')
+    return (f'miniature (Fashion-MNIST): kNN {res[key]["knn"]:.2f}, LIN '
+            f'{res[key]["linear"]:.2f}')
+
+
+@results_table(
+    'benchmark_pretrain',
+    depends_on=('mmsiameseim/models', 'mmsiameseim_lab/benchmark',
+                'tools/benchmark_pretrain.py'))
+def benchmark_pretrain_table(results: dict) -> str:
+    data = dict(results['data'])
+    return format_table(data.pop('rows'), data)
+
+
+@results_table(
+    'benchmark_unigrad',
+    depends_on=('mmsiameseim/models/losses', 'tools/benchmark_unigrad.py'))
+def benchmark_unigrad_table(results: dict) -> str:
+    data = results['data']
+    return format_unigrad_table(data['rows'], data.get('step_seconds'),
+                                data.get('batch'))
+
+
+@results_table(
+    'benchmark_attention',
+    depends_on=('mmsiameseim/models/utils/cpu_autocast_attention.py',
+                'tools/benchmark_attention.py'))
+def benchmark_attention_table(results: dict) -> str:
+    data = results['data']
+    s = data.get('settings', {})
+    head = f'ViT-{s["arch"].upper()}, batch {s["batch"]}, ' \
+        f'{s["img_size"]} px, patch {s["patch_size"]}, {s["masked"]} ' \
+        f'masked patches; median of {s["repeats"]}.\n\n' if s else ''
+    return head + format_attention_table(data['rows'])
+
+
+@results_table(
+    'tests',
+    depends_on=('mmsiameseim', 'mmsiameseim_lab', 'tests', 'tools', 'configs'))
+def tests_table(results: dict) -> str:
+    """The test run's counts and wall time (``tests/conftest.py``)."""
+    d = results['data']
+    return '\n'.join([
+        '| selection | passed | failed | errors | skipped | deselected | '
+        'wall time |', '|---|---|---|---|---|---|---|',
+        f'| `pytest {" ".join(d["args"])}` (`-m "{d["markexpr"]}"`) | '
+        f'{d["passed"]} | {d["failed"]} | {d["errors"]} | {d["skipped"]} | '
+        f'{d["deselected"]} | {d["duration_s"] / 60:.1f} min |'
+    ])
+
+
+@results_table('fault_matrix', depends_on=('tests', ))
+def fault_matrix_table(results: dict) -> str:
+    """Entry point x fault -> behaviour, and the test that shows it."""
+    d = results['data']
+    lines = ['| entry point | fault | behaviour | test |', '|---|---|---|---|']
+    order = {k: i for i, k in enumerate(d['entries'])}
+    faults = {k: i for i, k in enumerate(d['faults'])}
+    for c in sorted(
+            d['cells'],
+            key=lambda c: (order[c['entry']], faults[c['fault']], c['test'])):
+        cells = [
+            d['entries'][c['entry']], d['faults'][c['fault']], c['behaviour'],
+            f'`{c["test"]}`'
+        ]
+        lines.append('| ' + ' | '.join(
+            x.replace('|', '\\|').replace('\n', ' ') for x in cells) + ' |')
+    return '\n'.join(lines)
