@@ -13,11 +13,13 @@ importance until the budget is spent (the rest is recorded as skipped):
 5. the preflight of the remaining configs (ablations, mix catalogue,
    robustness, Fashion-MNIST);
 6. the data pipeline's images/s per worker process
-   (``tools/benchmark_pipeline.py``), beside the GPU's step rate.
+   (``tools/benchmark_pipeline.py``), beside the GPU's step rate;
+7. the accelerator option's augmentation on the GPU
+   (``DeviceAugmentDataPreprocessor``,
+   ``python -m mmsiameseim_lab.benchmark.device_augment``), whose CPU
+   share is the pipeline benchmark's ``deviceaug-cpu`` row.
 
-No device-augmentation benchmark exists in this repository (the
-augmentations run in the DataLoader workers); the plan records it as not
-present. Results: ``docs/results/gpu_check.json`` (every job's command,
+Results: ``docs/results/gpu_check.json`` (every job's command,
 status, seconds and JSON output) and its markdown table.
 """
 import json
@@ -130,19 +132,21 @@ def plan(num_gpus: int,
             timeout_s=180,
             argv=[python,
                   osp.join(tool, 'benchmark_pipeline.py'), '--json']))
+    jobs.append(
+        dict(
+            name='device augmentation (DeviceAugmentDataPreprocessor)',
+            kind='device_augment',
+            timeout_s=120,
+            argv=[
+                python, '-m', 'mmsiameseim_lab.benchmark.device_augment',
+                '--device', 'cuda', '--batch', '256', '--json'
+            ]))
     return jobs
 
 
 def not_planned(num_gpus: int) -> List[dict]:
     """What the plan leaves out, and why."""
-    out = [
-        dict(
-            name='device augmentation timing',
-            status='not present',
-            reason='no device-augmentation benchmark in this '
-            'repository: the augmentations run in DataLoader workers '
-            '(see the data pipeline job)')
-    ]
+    out = []
     if num_gpus < 2:
         out.append(
             dict(
@@ -226,6 +230,9 @@ def _cell(record: dict) -> str:
     if record['kind'] == 'ddp' and out:
         return (f'loss rel. err {out["loss_rel_err"]:.1e}, grad rel. err '
                 f'{out["grad_rel_err"]:.1e}')
+    if record['kind'] == 'device_augment' and out:
+        return (f'{out["s_per_batch"] * 1e3:.1f} ms per batch of '
+                f'{out["batch"]} pairs, {out["images_per_s"]:.0f} img/s')
     if out:
         return json.dumps(out)[:200]
     return record.get('reason', '')

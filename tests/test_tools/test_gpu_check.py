@@ -35,7 +35,7 @@ def test_dry_run_lists_every_job_for_two_gpus(capsys, monkeypatch):
     assert ('siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py '
             '--iters 3 --batch-size 256') in out
     assert 'lsj-100e_coco.py --iters 3 --batch-size 4' in out
-    assert 'device augmentation timing: not present' in out
+    assert 'mmsiameseim_lab.benchmark.device_augment --device cuda' in out
 
 
 def test_plan_orders_main_jobs_first_and_needs_two_gpus_for_ddp():
@@ -47,10 +47,10 @@ def test_plan_orders_main_jobs_first_and_needs_two_gpus_for_ddp():
     two = gpu_check.plan(2, configs=configs)
     assert [j['kind'] for j in one] == [
         'benchmark', 'preflight', 'preflight', 'benchmark', 'preflight',
-        'pipeline'
+        'pipeline', 'device_augment'
     ]
     assert [j['kind'] for j in two].count('ddp') == 1
-    assert one[-2]['config'] == configs[2]  # after the main ones
+    assert one[-3]['config'] == configs[2]  # after the main ones
     assert any(j['name'].startswith('DDP') and j['status'] == 'skipped'
                for j in gpu_check.not_planned(1))
 
