@@ -34,25 +34,34 @@ def pytest_collection_modifyitems(session, config, items):
     if out:
         with open(out, 'w') as f:
             json.dump(cells, f, indent=1)
+    config._fault_matrix_cells = None
     if _recording(config) and session.testsfailed:
         config.pluginmanager.get_plugin('terminalreporter').write_line(
             f'MMSIAMESEIM_RESULTS: {session.testsfailed} collection '
             'error(s): fault_matrix.json not written', red=True)
     elif _recording(config):
-        from mmsiameseim_lab.results import write_results
-        from tests.fault_matrix import ENTRIES, FAULTS
-        write_results('fault_matrix',
-                      dict(entries=ENTRIES, faults=FAULTS, cells=cells,
-                           args=list(config.invocation_params.args)),
-                      command=_command(config),
-                      results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
+        config._fault_matrix_cells = cells
+        if config.option.collectonly:
+            _write_fault_matrix(config)
+
+
+def _write_fault_matrix(config):
+    from mmsiameseim_lab.results import write_results
+    from tests.fault_matrix import ENTRIES, FAULTS
+    write_results('fault_matrix',
+                  dict(entries=ENTRIES, faults=FAULTS,
+                       cells=config._fault_matrix_cells,
+                       args=list(config.invocation_params.args)),
+                  command=_command(config),
+                  results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
 
 # The results files of a test run (docs/results/tests.json, counts and wall
 # time, and docs/results/fault_matrix.json, the fault_matrix markers),
 # written only with MMSIAMESEIM_RESULTS=1 (MMSIAMESEIM_RESULTS_DIR: another
-# folder); fault_matrix at collection (so `--collect-only` writes it),
-# tests at the end of a run.
+# folder); both at the end of a run, so that the run's own check of the
+# rendered tables sees the committed files (fault_matrix at collection with
+# `--collect-only`).
 def _recording(config):
     return os.environ.get('MMSIAMESEIM_RESULTS') == '1' and \
         not hasattr(config, 'workerinput')  # not in xdist workers
@@ -76,6 +85,8 @@ def pytest_sessionfinish(session, exitstatus):
     def count(key):  # the terminal summary's counts
         return len(stats.get(key, []))
 
+    if getattr(config, '_fault_matrix_cells', None) is not None:
+        _write_fault_matrix(config)
     from mmsiameseim_lab.results import write_results
     write_results('tests', dict(
         passed=count('passed'), failed=count('failed'),
