@@ -45,7 +45,7 @@ def _train(config, work_dir, *extra):
                os.environ.get('PYTHONPATH', ''))
     return subprocess.run(
         [sys.executable, TRAIN, config, '--work-dir', str(work_dir), *extra],
-        capture_output=True, text=True, env=env, timeout=300)
+        capture_output=True, text=True, env=env, timeout=900)
 
 
 @pytest.mark.fault_matrix('train', 'mid_write',
