@@ -19,7 +19,9 @@ def toctree_entries(text: str):
 
 def registered_classes():
     """(registry name, class name, class) of everything ``import mmsiameseim``
-    registers in mmengine's and mmpretrain's registries."""
+    registers in mmengine's and mmpretrain's registries (not what
+    ``mmsiameseim.det`` / ``mmsiameseim.seg`` add to mmdet's and mmseg's,
+    which an earlier test of the same process may have imported)."""
     import mmengine.registry
     import mmpretrain.registry
     from mmengine.registry import Registry
@@ -32,7 +34,9 @@ def registered_classes():
             return
         seen.add(id(registry))
         for name, cls in registry.module_dict.items():
-            if getattr(cls, '__module__', '').startswith('mmsiameseim'):
+            module = getattr(cls, '__module__', '')
+            if module.startswith('mmsiameseim') and not module.startswith(
+                    ('mmsiameseim.det', 'mmsiameseim.seg')):
                 found.append((registry.name, name, cls))
         for child in registry.children.values():
             walk(child)
