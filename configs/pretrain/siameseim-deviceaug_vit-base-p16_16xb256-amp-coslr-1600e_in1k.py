@@ -12,6 +12,19 @@ max_epochs = 1600
 # the base's warm-up (40 epochs) and cosine, which ends with max_epochs
 train_cfg = dict(max_epochs=max_epochs)
 
+# the authors' per-view colour settings (DataAugmentationForSIM); view b
+# differs only in its blur and solarize probabilities
+device_view_a = dict(
+    jitter_prob=0.8,
+    brightness=0.4,
+    contrast=0.4,
+    saturation=0.2,
+    hue=0.1,
+    grayscale_prob=0.2,
+    blur_prob=1.0,
+    blur_sigma=(0.1, 2.0),
+    solarize_prob=0.)
+device_view_b = dict(device_view_a, blur_prob=0.1, solarize_prob=0.2)
 model = dict(
     data_preprocessor=dict(
         _delete_=True,
@@ -20,27 +33,8 @@ model = dict(
         std=[58.395, 57.12, 57.375],
         to_rgb=True,
         flip_prob=0.5,
-        # the authors' per-view colour settings (DataAugmentationForSIM)
-        view_a=dict(
-            jitter_prob=0.8,
-            brightness=0.4,
-            contrast=0.4,
-            saturation=0.2,
-            hue=0.1,
-            grayscale_prob=0.2,
-            blur_prob=1.0,
-            blur_sigma=(0.1, 2.0),
-            solarize_prob=0.),
-        view_b=dict(
-            jitter_prob=0.8,
-            brightness=0.4,
-            contrast=0.4,
-            saturation=0.2,
-            hue=0.1,
-            grayscale_prob=0.2,
-            blur_prob=0.1,
-            blur_sigma=(0.1, 2.0),
-            solarize_prob=0.2)))
+        view_a=device_view_a,
+        view_b=device_view_b))
 train_dataloader = dict(
     dataset=dict(pipeline=[
         {{_base_.load_image}},
