@@ -255,3 +255,11 @@ def test_the_deviceaug_config_runs_its_pipeline_and_preprocessor(tmp_path):
     out = pre(default_collate(samples), training=True)
     assert [tuple(v.shape) for v in out['inputs']] == [(3, 3, 224, 224)] * 2
     assert all(torch.isfinite(v).all() for v in out['inputs'])
+
+
+def test_the_configs_views_are_the_authors_defaults():
+    from mmsiameseim.models.data_preprocessors.device_augment import \
+        view_settings
+    pre = Config.fromfile(CONFIG).model.data_preprocessor
+    view_a, view_b = view_settings()
+    assert dict(pre.view_a) == view_a and dict(pre.view_b) == view_b
