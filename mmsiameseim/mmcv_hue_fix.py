@@ -23,8 +23,8 @@ def shift_hue(pil: Image.Image, hue_factor: float) -> Image.Image:
     h, s, v = pil.convert('HSV').split()
     np_h = np.array(h, dtype=np.uint8)
     np_h += np.uint8(int(hue_factor * 255) % 256)  # uint8 wrap-around
-    return Image.merge('HSV', (Image.fromarray(np_h, 'L'), s, v)).convert(
-        'RGB')
+    return Image.merge('HSV',
+                       (Image.fromarray(np_h, 'L'), s, v)).convert('RGB')
 
 
 def adjust_hue(img: np.ndarray, hue_factor: float, backend=None) -> np.ndarray:

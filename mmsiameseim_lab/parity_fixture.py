@@ -15,10 +15,12 @@ import torch
 FIXED = ('pos_embed', 'decoder_pos_embed')  # sin-cos tables, not drawn
 
 
-def official_weights(seed: int, shapes: 'OrderedDict[str, tuple]'
-                     ) -> 'OrderedDict[str, torch.Tensor]':
+def official_weights(
+        seed: int,
+        shapes: 'OrderedDict[str, tuple]') -> 'OrderedDict[str, torch.Tensor]':
     """Deterministic weights for the authors' parameter names and shapes
     (the fixed tables in ``FIXED`` excluded), drawn in the given order:
+
     matrices and tokens ``N(0, 1 / fan_in)``, 1-D weights ``1 + N(0, 0.1)``,
     biases ``N(0, 0.02)``, BatchNorm running statistics at their defaults.
     """

@@ -19,8 +19,7 @@ from mmsiameseim_lab.table3 import COMPARISONS
 _TRAINING = ('mmsiameseim/models', 'mmsiameseim/datasets',
              'mmsiameseim/engine', 'mmsiameseim/evaluation',
              'mmsiameseim_lab/demo', 'configs/demo/fashionmnist_demo.py',
-             'configs/pretrain/_base_',
-             'configs/pretrain/'
+             'configs/pretrain/_base_', 'configs/pretrain/'
              'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
 
 

@@ -35,8 +35,10 @@ _CELLS: Dict[str, CellRenderer] = {}
 
 def _git(*args: str) -> Optional[str]:
     try:
-        return subprocess.run(['git', '-C', REPO, *args], check=True,
-                              capture_output=True, text=True).stdout.strip()
+        return subprocess.run(['git', '-C', REPO, *args],
+                              check=True,
+                              capture_output=True,
+                              text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -76,12 +78,12 @@ def run_meta(command: Optional[str] = None) -> dict:
         date=datetime.datetime.now().astimezone().isoformat(
             timespec='seconds'),
         machine=machine(),
-        command=command or shlex.join([osp.relpath(sys.argv[0], REPO)]
-                                      + sys.argv[1:]),
+        command=command
+        or shlex.join([osp.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
         commit=_git('rev-parse', 'HEAD'),
         dirty=bool(status) if status is not None else None,
-        dirty_paths=[line[3:] for line in status.splitlines()]
-        if status else [],
+        dirty_paths=[line[3:]
+                     for line in status.splitlines()] if status else [],
         load_avg_1min=load)
 
 
@@ -89,7 +91,9 @@ def results_path(name: str, results_dir: Optional[str] = None) -> str:
     return osp.join(results_dir or RESULTS_DIR, f'{name}.json')
 
 
-def write_results(name: str, data: dict, command: Optional[str] = None,
+def write_results(name: str,
+                  data: dict,
+                  command: Optional[str] = None,
                   results_dir: Optional[str] = None) -> str:
     """Write ``data`` with :func:`run_meta` as the results file ``name``
     (atomically); returns its path."""
@@ -111,8 +115,8 @@ def read_results(name: str, results_dir: Optional[str] = None) -> dict:
 
 
 def results_table(
-        name: str,
-        depends_on: Sequence[str] = ()) -> Callable[[Renderer], Renderer]:
+    name: str,
+    depends_on: Sequence[str] = ()) -> Callable[[Renderer], Renderer]:
     """Register ``fn(results) -> markdown`` as the renderer of the
     ``<!-- results:NAME -->`` blocks of results file ``name``.
 

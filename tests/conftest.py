@@ -28,8 +28,10 @@ def pytest_collection_modifyitems(session, config, items):
                     f'{item.nodeid}: fault_matrix(entry, fault, behaviour) '
                     f'needs an entry of {sorted(ENTRIES)} and a fault of '
                     f'{sorted(FAULTS)}, got {mark.args}')
-            cells.append(dict(zip(('entry', 'fault', 'behaviour'),
-                                  mark.args), test=item.nodeid))
+            cells.append(
+                dict(
+                    zip(('entry', 'fault', 'behaviour'), mark.args),
+                    test=item.nodeid))
     out = os.environ.get('FAULT_MATRIX_JSON')
     if out:
         with open(out, 'w') as f:
@@ -38,7 +40,8 @@ def pytest_collection_modifyitems(session, config, items):
     if _recording(config) and session.testsfailed:
         config.pluginmanager.get_plugin('terminalreporter').write_line(
             f'MMSIAMESEIM_RESULTS: {session.testsfailed} collection '
-            'error(s): fault_matrix.json not written', red=True)
+            'error(s): fault_matrix.json not written',
+            red=True)
     elif _recording(config):
         config._fault_matrix_cells = cells
         if config.option.collectonly:
@@ -48,12 +51,15 @@ def pytest_collection_modifyitems(session, config, items):
 def _write_fault_matrix(config):
     from mmsiameseim_lab.results import write_results
     from tests.fault_matrix import ENTRIES, FAULTS
-    write_results('fault_matrix',
-                  dict(entries=ENTRIES, faults=FAULTS,
-                       cells=config._fault_matrix_cells,
-                       args=list(config.invocation_params.args)),
-                  command=_command(config),
-                  results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
+    write_results(
+        'fault_matrix',
+        dict(
+            entries=ENTRIES,
+            faults=FAULTS,
+            cells=config._fault_matrix_cells,
+            args=list(config.invocation_params.args)),
+        command=_command(config),
+        results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
 
 # The results files of a test run (docs/results/tests.json, counts and wall
@@ -88,14 +94,20 @@ def pytest_sessionfinish(session, exitstatus):
     if getattr(config, '_fault_matrix_cells', None) is not None:
         _write_fault_matrix(config)
     from mmsiameseim_lab.results import write_results
-    write_results('tests', dict(
-        passed=count('passed'), failed=count('failed'),
-        errors=count('error'), skipped=count('skipped'),
-        xfailed=count('xfailed'), deselected=count('deselected'),
-        collected=session.testscollected, exitstatus=int(exitstatus),
-        duration_s=time.time() - config._results_t0,
-        markexpr=config.option.markexpr,
-        args=list(config.invocation_params.args)),
+    write_results(
+        'tests',
+        dict(
+            passed=count('passed'),
+            failed=count('failed'),
+            errors=count('error'),
+            skipped=count('skipped'),
+            xfailed=count('xfailed'),
+            deselected=count('deselected'),
+            collected=session.testscollected,
+            exitstatus=int(exitstatus),
+            duration_s=time.time() - config._results_t0,
+            markexpr=config.option.markexpr,
+            args=list(config.invocation_params.args)),
         command=_command(config),
         results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
@@ -104,10 +116,12 @@ def pytest_sessionfinish(session, exitstatus):
 def restore_default_scope():
     """A Runner or ``init_default_scope`` makes its scope (mmpretrain, mmdet,
     mmseg) the current default scope for the rest of the process, and
-    registries then build from that scope's registry. After each test, drop
-    every scope made since the session started (by the test or by a module
-    or session fixture) so that each test builds from its own library's
-    registries."""
+    registries then build from that scope's registry.
+
+    After each test, drop every scope made since the session started (by the
+    test or by a module or session fixture) so that each test builds from its
+    own library's registries.
+    """
     yield
     for name in set(DefaultScope._instance_dict) - _SCOPES_AT_START:
         del DefaultScope._instance_dict[name]
@@ -116,8 +130,8 @@ def restore_default_scope():
 @pytest.fixture(scope='session')
 def parity_fixture():
     """One training step of the authors' implementation (see DESIGN §4)."""
-    return torch.load(os.path.join(DATA, 'official_parity_tiny.pt'),
-                      weights_only=True)
+    return torch.load(
+        os.path.join(DATA, 'official_parity_tiny.pt'), weights_only=True)
 
 
 @pytest.fixture(scope='session')
@@ -128,7 +142,9 @@ def smoke_imagenet(tmp_path_factory):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tool = load_tool('dataset_converters/make_smoke_imagenet.py')
     out = tmp_path_factory.mktemp('smoke')
-    assert tool.main(['--fashion-mnist',
-                      os.path.join(root, 'data', 'fashion_mnist'),
-                      '--out', str(out)]) == 0
+    assert tool.main([
+        '--fashion-mnist',
+        os.path.join(root, 'data', 'fashion_mnist'), '--out',
+        str(out)
+    ]) == 0
     return out

@@ -34,6 +34,6 @@ FAULTS = {
     'mid_write': 'a kill mid-write',
     'changed_run': "changing a finished run's settings",
     'rerun': "a run started again into a work dir holding a run's "
-             'checkpoints',
+    'checkpoints',
     'schedule': 'an unusual schedule length',
 }

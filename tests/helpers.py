@@ -55,8 +55,11 @@ def fixture_samples(fx, idx=None):
     return samples
 
 
-def tiny_siameseim_cfg(img_size=None, patch_size=None, dims=None,
-                       in_channels=None, **neck_overrides):
+def tiny_siameseim_cfg(img_size=None,
+                       patch_size=None,
+                       dims=None,
+                       in_channels=None,
+                       **neck_overrides):
     """The model of the tiny test config ``TINY_SIAMESEIM_CONFIG`` as a
     dict; ``img_size``, ``patch_size``, ``dims`` or ``in_channels`` change
     it (the neck's grid and widths and the normaliser follow) and
@@ -74,30 +77,32 @@ def tiny_siameseim_cfg(img_size=None, patch_size=None, dims=None,
         neck.update(in_channels=dims, embed_dims=dims)
     if in_channels is not None:
         backbone['in_channels'] = in_channels
-        model['data_preprocessor'].update(mean=[127.5] * in_channels,
-                                          std=[127.5] * in_channels)
+        model['data_preprocessor'].update(
+            mean=[127.5] * in_channels, std=[127.5] * in_channels)
     neck.update(neck_overrides)
     return model
 
 
-def random_batch(n, img_size=32, grid=4, num_mask=10, in_channels=3,
-                 seed=0):
+def random_batch(n, img_size=32, grid=4, num_mask=10, in_channels=3, seed=0):
     """Random views and well-formed geometry for ``n`` samples."""
     import numpy as np
     from mmpretrain.structures import DataSample
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
-    views = [torch.randn(n, in_channels, img_size, img_size, generator=g)
-             for _ in range(2)]
+    views = [
+        torch.randn(n, in_channels, img_size, img_size, generator=g)
+        for _ in range(2)
+    ]
     samples = []
     for _ in range(n):
         mask = np.zeros(grid * grid, bool)
         mask[rng.permutation(grid * grid)[:num_mask]] = True
         ds = DataSample()
         ds.set_mask(torch.from_numpy(mask.reshape(grid, grid)))
-        boxes = np.array([[rng.integers(0, 20), rng.integers(0, 20), 40, 44],
-                          [rng.integers(0, 20), rng.integers(0, 20), 36, 30]],
-                         np.float32)
+        boxes = np.array([[rng.integers(0, 20),
+                           rng.integers(0, 20), 40, 44],
+                          [rng.integers(0, 20),
+                           rng.integers(0, 20), 36, 30]], np.float32)
         ds.set_field(boxes, 'crop_boxes')
         ds.set_field(rng.random(2) < 0.5, 'flips')
         ds.set_field((64, 64), 'crop_source_shape')
@@ -119,12 +124,16 @@ class TwoViewSamples(Dataset):
         return len(self.samples)
 
     def __getitem__(self, i):
-        return dict(inputs=[self.views[0][i], self.views[1][i]],
-                    data_samples=self.samples[i])
+        return dict(
+            inputs=[self.views[0][i], self.views[1][i]],
+            data_samples=self.samples[i])
 
 
-def make_tiny_imagenet(root, per_class_train=4, listed_per_class=2,
-                       per_class_val=4, size=40):
+def make_tiny_imagenet(root,
+                       per_class_train=4,
+                       listed_per_class=2,
+                       per_class_val=4,
+                       size=40):
     """An ImageNet-layout folder of 3 classes whose images differ in colour:
     ``train/<wnid>/<wnid>_<n>.JPEG``, ``val/*.JPEG`` with ``meta/val.txt``
     and a SimCLR-style ``1percent.txt`` listing some training images.
@@ -138,8 +147,11 @@ def make_tiny_imagenet(root, per_class_train=4, listed_per_class=2,
     from PIL import Image
     rng = np.random.default_rng(0)
     wnids = ['n09000001', 'n02000002', 'n05000003']  # not in label order
-    colours = {'n02000002': (200, 40, 40), 'n05000003': (40, 200, 40),
-               'n09000001': (40, 40, 200)}
+    colours = {
+        'n02000002': (200, 40, 40),
+        'n05000003': (40, 200, 40),
+        'n09000001': (40, 40, 200)
+    }
 
     def image(wnid):
         pixels = np.array(colours[wnid]) + rng.normal(0, 25, (size, size, 3))
@@ -173,7 +185,9 @@ def save_resnet18_checkpoint(path, prefix='backbone.'):
     weights, nothing downloaded) with its keys under ``prefix``, saved as
     mmengine saves a classifier. Returns its state dict."""
     import torchvision
-    state = {prefix + k: v
-             for k, v in torchvision.models.resnet18().state_dict().items()}
+    state = {
+        prefix + k: v
+        for k, v in torchvision.models.resnet18().state_dict().items()
+    }
     torch.save({'meta': {}, 'state_dict': state}, path)
     return state

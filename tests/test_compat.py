@@ -64,11 +64,19 @@ SCRIPT = textwrap.dedent('''
 def _resume(tmp_path, mode):
     script = tmp_path / 'resume.py'
     script.write_text(SCRIPT)
-    env = {k: v for k, v in os.environ.items()
-           if k != 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'
+    }
     return subprocess.run(
-        [sys.executable, str(script), str(tmp_path / 'work'), mode],
-        capture_output=True, text=True, env=env, timeout=300)
+        [sys.executable,
+         str(script),
+         str(tmp_path / 'work'), mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300)
 
 
 def test_resume_works_with_the_layer(tmp_path):

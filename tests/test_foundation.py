@@ -32,8 +32,8 @@ def test_mmcv_ops_work():
     rois = torch.tensor([[0., 0., 0., 4., 4.]])
     out = roi_align(feats, rois, (2, 2), 1.0, 2, 'avg', True)
     assert out.shape == (1, 1, 2, 2)
-    torch.testing.assert_close(out[0, 0], torch.tensor([[2.5, 4.5],
-                                                         [10.5, 12.5]]))
+    torch.testing.assert_close(out[0, 0],
+                               torch.tensor([[2.5, 4.5], [10.5, 12.5]]))
 
 
 def test_mmdet_and_mmseg_models_import():
@@ -54,7 +54,8 @@ def test_mmpretrain_side_works_without_mmdet_or_mmseg():
             'sys.modules["mmseg"] = None; import mmsiameseim; '
             'from mmpretrain.registry import MODELS; '
             'print(MODELS.get("SiameseIM").__name__)')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True,
+    out = subprocess.run([sys.executable, '-c', code],
+                         capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stderr[-1500:]
     assert out.stdout.strip().endswith('SiameseIM')
@@ -78,15 +79,16 @@ def test_import_loads_the_plugin_and_nothing_of_the_lab():
     loads is imported first and not counted."""
     import subprocess
     import sys
-    code = (
-        'import sys, json\n'
-        'import mmpretrain.datasets, mmpretrain.engine, '
-        'mmpretrain.evaluation, mmpretrain.models, mmpretrain.structures\n'
-        'before = set(sys.modules)\n'
-        'import mmsiameseim\n'
-        'print(json.dumps(sorted(set(sys.modules) - before)))\n')
+    code = ('import sys, json\n'
+            'import mmpretrain.datasets, mmpretrain.engine, '
+            'mmpretrain.evaluation, mmpretrain.models, mmpretrain.structures\n'
+            'before = set(sys.modules)\n'
+            'import mmsiameseim\n'
+            'print(json.dumps(sorted(set(sys.modules) - before)))\n')
     out = subprocess.run([sys.executable, '-W', 'ignore', '-c', code],
-                         capture_output=True, text=True, cwd=ROOT)
+                         capture_output=True,
+                         text=True,
+                         cwd=ROOT)
     assert out.returncode == 0, out.stderr[-1500:]
     import json
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
@@ -94,10 +96,12 @@ def test_import_loads_the_plugin_and_nothing_of_the_lab():
     forbidden = ('mmsiameseim_lab', 'mmsiameseim.det', 'mmsiameseim.seg',
                  'benchmark', 'matplotlib', 'sklearn', 'pandas', 'mmdet',
                  'mmseg', 'timm', 'visualization')
-    wrong = [m for m in loaded
-             if any(part in forbidden for part in m.split('.'))
-             or m.split('.')[0] in forbidden
-             or '.'.join(m.split('.')[:2]) in forbidden]
+    wrong = [
+        m for m in loaded
+        if any(part in forbidden
+               for part in m.split('.')) or m.split('.')[0] in forbidden
+        or '.'.join(m.split('.')[:2]) in forbidden
+    ]
     assert not wrong, wrong
 
 
@@ -109,6 +113,6 @@ def test_import_loads_the_plugin_and_nothing_of_the_lab():
 def test_configs_load_with_custom_imports(name):
     from mmengine.config import Config
     cfg = Config.fromfile(os.path.join(ROOT, 'configs', 'pretrain', name))
-    assert cfg.custom_imports == dict(imports=['mmsiameseim'],
-                                      allow_failed_imports=False)
+    assert cfg.custom_imports == dict(
+        imports=['mmsiameseim'], allow_failed_imports=False)
     assert cfg.model.type == 'SiameseIM'

@@ -27,7 +27,9 @@ def _run_without_ops(block, code):
     """Run ``code`` with ``mmcv._ext`` blocked; the last traceback."""
     out = subprocess.run(
         [sys.executable, '-c', f'import sys\n{block}\n{code}'],
-        capture_output=True, text=True, cwd=ROOT)
+        capture_output=True,
+        text=True,
+        cwd=ROOT)
     assert out.returncode != 0, out.stdout
     assert 'Traceback' in out.stderr, out.stderr
     return out.stderr[out.stderr.rindex('Traceback'):]
@@ -61,9 +63,10 @@ def test_dense_config_without_ops_names_setup_full():
 
 
 def test_missing_library_is_named():
-    with pytest.raises(FullStackMissingError,
-                       match=r'no_such_dense_lib is not installed'
-                       r'[\s\S]*make setup-full'):
+    with pytest.raises(
+            FullStackMissingError,
+            match=r'no_such_dense_lib is not installed'
+            r'[\s\S]*make setup-full'):
         require_full_stack('mmsiameseim.x', 'no_such_dense_lib')
 
 

@@ -27,8 +27,7 @@ import time
 
 from mmengine.config import Config, DictAction
 
-from demo import (ROOT, build_protocol, check_dataset, say,
-                  training_precision)
+from demo import (ROOT, build_protocol, check_dataset, say, training_precision)
 
 CONFIG = 'configs/demo/table3_miniature.py'
 SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
@@ -43,7 +42,8 @@ def row_run_cfg(t3, factors, row, work_dir, args):
         apply_table3_row(base, factors[row]),
         osp.join(work_dir, f'table3{row}'),
         data_prefix=osp.abspath(args.data_root) + '/',
-        overrides=t3.pretrain_overrides, hook_overrides=t3.hook_overrides,
+        overrides=t3.pretrain_overrides,
+        hook_overrides=t3.hook_overrides,
         epochs=t3.pretrain_epochs,
         seed=t3.seed if args.seed is None else args.seed,
         precision=training_precision(False))
@@ -57,8 +57,9 @@ def run(args, rows):
     from mmsiameseim_lab.table3 import (paper_results, read_row,
                                         write_table3_report)
     check_dataset(osp.abspath(args.data_root))
-    t3 = Config.fromfile(osp.join(ROOT, args.config or (
-        SMOKE_CONFIG if args.smoke else CONFIG)))
+    t3 = Config.fromfile(
+        osp.join(ROOT, args.config
+                 or (SMOKE_CONFIG if args.smoke else CONFIG)))
     if args.cfg_options:
         t3.merge_from_dict(args.cfg_options)
     wd = osp.abspath(args.work_dir)
@@ -75,8 +76,9 @@ def run(args, rows):
                                          cfgs[row].model)
         timing_path = osp.join(wd, 'results', f'table3{row}_time.json')
         if load_json(timing_path) is None:
-            atomic_json(timing_path, dict(pretrain_s=pre['wall_s'],
-                                          total_s=time.time() - start))
+            atomic_json(
+                timing_path,
+                dict(pretrain_s=pre['wall_s'], total_s=time.time() - start))
         walls[row] = load_json(timing_path)
     # the floor: row (i)'s run (the default SiameseIM; else the first
     # row's) at its own initial weights, evaluated like the rows
@@ -95,11 +97,18 @@ def run(args, rows):
         osp.join(wd, 'table3.md'), factors, results, walls, paper, settings,
         protocol.describe(), floor, note)
     results_file = write_results(
-        'table3', dict(factors=factors, results=results, walls=walls,
-                       paper=paper, floor=list(floor), settings=settings,
-                       protocol=protocol.describe(), smoke=args.smoke),
-        results_dir=args.results_dir or (wd if args.smoke else osp.join(
-            ROOT, 'docs', 'results')))
+        'table3',
+        dict(
+            factors=factors,
+            results=results,
+            walls=walls,
+            paper=paper,
+            floor=list(floor),
+            settings=settings,
+            protocol=protocol.describe(),
+            smoke=args.smoke),
+        results_dir=args.results_dir
+        or (wd if args.smoke else osp.join(ROOT, 'docs', 'results')))
     say(f'finished in {(time.time() - t0) / 60:.1f} min')
     say(f'table: {path}')
     say(f'results file: {results_file}')
@@ -108,25 +117,39 @@ def run(args, rows):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--config', default=None,
-                        help=f'settings (default {CONFIG}; --smoke: '
-                        f'{SMOKE_CONFIG})')
+    parser.add_argument(
+        '--config',
+        default=None,
+        help=f'settings (default {CONFIG}; --smoke: '
+        f'{SMOKE_CONFIG})')
     parser.add_argument('--work-dir', default='work_dirs/ablation_table3')
     parser.add_argument('--data-root', default='data/fashion_mnist')
-    parser.add_argument('--rows', default='',
-                        help='comma-separated rows, e.g. a,f,i (default all)')
-    parser.add_argument('--smoke', action='store_true',
-                        help='tiny subsets, for CI: checks every stage runs')
-    parser.add_argument('--seed', type=int, default=None,
-                        help='pretraining seed of every row (default: the '
-                        'config\'s, 0)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override settings, e.g. '
-                        'pretrain_overrides.train_dataloader.dataset.'
-                        'indices=8000')
-    parser.add_argument('--results-dir', default=None,
-                        help='folder of the results file table3.json '
-                        '(default docs/results; with --smoke the work dir)')
+    parser.add_argument(
+        '--rows',
+        default='',
+        help='comma-separated rows, e.g. a,f,i (default all)')
+    parser.add_argument(
+        '--smoke',
+        action='store_true',
+        help='tiny subsets, for CI: checks every stage runs')
+    parser.add_argument(
+        '--seed',
+        type=int,
+        default=None,
+        help='pretraining seed of every row (default: the '
+        'config\'s, 0)')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override settings, e.g. '
+        'pretrain_overrides.train_dataloader.dataset.'
+        'indices=8000')
+    parser.add_argument(
+        '--results-dir',
+        default=None,
+        help='folder of the results file table3.json '
+        '(default docs/results; with --smoke the work dir)')
     return parser.parse_args(argv)
 
 

@@ -26,7 +26,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-
 # the order of their ``rel_pos_21`` tuple
 REL_POS_ORDER = ('delta_i', 'delta_j', 'delta_h', 'delta_w', 'relative_flip',
                  'flip_delta_j')
@@ -72,16 +71,21 @@ def install_training_shims(repo: str,
     cross-process reduction on 'cuda' is skipped in the one process), and a
     missing
     ``tensorboard`` (imported at the top of ``main_pretrain``) becomes a
-    stub. Call it before anything imports their modules, and only in a
-    process that runs their loop (tools/side_by_side.py starts one per
-    run)."""
+    stub.
+
+    Call it before anything imports their modules, and only in a process that
+    runs their loop (tools/side_by_side.py starts one per run).
+    """
     if torch.cuda.is_available():
         return
     torch.cuda.synchronize = lambda *a, **k: None
 
     def cpu_autocast(enabled=True, dtype=None, cache_enabled=True):
-        return torch.autocast('cpu', dtype=autocast_dtype, enabled=enabled,
-                              cache_enabled=cache_enabled)
+        return torch.autocast(
+            'cpu',
+            dtype=autocast_dtype,
+            enabled=enabled,
+            cache_enabled=cache_enabled)
 
     torch.cuda.amp.autocast = cpu_autocast
     # before their modules bind torch.cuda.amp.autocast as a decorator
@@ -115,8 +119,8 @@ def import_main_pretrain(repo: str):
 def _ensure_process_group():
     import torch.distributed as dist
     if not dist.is_initialized():
-        dist.init_process_group('gloo', store=dist.HashStore(), rank=0,
-                                world_size=1)
+        dist.init_process_group(
+            'gloo', store=dist.HashStore(), rank=0, world_size=1)
 
 
 class AuthorsStep(nn.Module):
@@ -134,21 +138,37 @@ class AuthorsStep(nn.Module):
         return dict(loss=loss)
 
 
-def model_args(dims: int, projector_depth: int = 2,
-               predictor_depth: int = 4, neg_weight: float = 0.02,
+def model_args(dims: int,
+               projector_depth: int = 2,
+               predictor_depth: int = 4,
+               neg_weight: float = 0.02,
                **extra) -> argparse.Namespace:
     """The ``args`` their model reads, as their ViT-B launch script sets
     them (``extra`` adds the training-loop options)."""
     return argparse.Namespace(
-        decoder_embed_dim=dims, loss_type='sim', use_abs_pos_emb=True,
-        drop_path_rate=0., init_values=None, projector_depth=projector_depth,
-        predictor_depth=predictor_depth, use_proj_ln=False,
-        use_pred_ln=False, train_patch_embed=False, online_ln=False,
-        neg_weight=neg_weight, with_blockwise_mask=True, **extra)
+        decoder_embed_dim=dims,
+        loss_type='sim',
+        use_abs_pos_emb=True,
+        drop_path_rate=0.,
+        init_values=None,
+        projector_depth=projector_depth,
+        predictor_depth=predictor_depth,
+        use_proj_ln=False,
+        use_pred_ln=False,
+        train_patch_embed=False,
+        online_ln=False,
+        neg_weight=neg_weight,
+        with_blockwise_mask=True,
+        **extra)
 
 
-def build_model(repo: str, dims: int, depth: int, heads: int, img: int,
-                patch: int = 16, in_chans: int = 3,
+def build_model(repo: str,
+                dims: int,
+                depth: int,
+                heads: int,
+                img: int,
+                patch: int = 16,
+                in_chans: int = 3,
                 decoder_heads: Optional[int] = None,
                 args: Optional[argparse.Namespace] = None) -> nn.Module:
     """Their ``SiameseIMViT`` (random weights, their initialisation);
@@ -160,13 +180,23 @@ def build_model(repo: str, dims: int, depth: int, heads: int, img: int,
     if decoder_heads is None:
         decoder_heads = 16 if dims % 16 == 0 else heads
     return models_sim.SiameseIMViT(
-        img_size=img, patch_size=patch, in_chans=in_chans, embed_dim=dims,
-        depth=depth, num_heads=heads, decoder_num_heads=decoder_heads,
-        mlp_ratio=4, norm_layer=partial(LayerNorm, eps=1e-6),
+        img_size=img,
+        patch_size=patch,
+        in_chans=in_chans,
+        embed_dim=dims,
+        depth=depth,
+        num_heads=heads,
+        decoder_num_heads=decoder_heads,
+        mlp_ratio=4,
+        norm_layer=partial(LayerNorm, eps=1e-6),
         args=args or model_args(dims))
 
 
-def build(repo: str, dims: int, depth: int, heads: int, img: int,
+def build(repo: str,
+          dims: int,
+          depth: int,
+          heads: int,
+          img: int,
           patch: int = 16) -> AuthorsStep:
     """Their SiameseIM with the given ViT, random weights."""
     return AuthorsStep(build_model(repo, dims, depth, heads, img, patch))
@@ -179,11 +209,13 @@ def batch(boxes: np.ndarray, flips: np.ndarray, masks: np.ndarray,
     (B,); ``rel_pos`` is the tuple of six numbers their data pipeline
     (``DataAugmentationForSIM``) returns."""
     from mmsiameseim.models.utils import crop_pair_offsets
-    offsets = crop_pair_offsets(torch.as_tensor(boxes), torch.as_tensor(flips),
-                                torch.as_tensor(widths))
+    offsets = crop_pair_offsets(
+        torch.as_tensor(boxes), torch.as_tensor(flips),
+        torch.as_tensor(widths))
     rel_pos = [getattr(offsets, k).to(device) for k in REL_POS_ORDER]
     n = len(boxes)
-    return dict(x1=torch.randn(n, 3, img, img, device=device),
-                x2=torch.randn(n, 3, img, img, device=device),
-                rel_pos=rel_pos,
-                mask=torch.as_tensor(masks).to(device))
+    return dict(
+        x1=torch.randn(n, 3, img, img, device=device),
+        x2=torch.randn(n, 3, img, img, device=device),
+        rel_pos=rel_pos,
+        mask=torch.as_tensor(masks).to(device))

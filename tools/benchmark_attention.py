@@ -35,7 +35,11 @@ from mmsiameseim.models.utils.cpu_autocast_attention import \
 VARIANTS = ('bf16 fused', 'bf16 math', 'fp32 fused')
 
 
-def step_calls(arch, batch, grid, masked, projector_depth=2,
+def step_calls(arch,
+               batch,
+               grid,
+               masked,
+               projector_depth=2,
                predictor_depth=4):
     """(name, (B, heads, tokens, head dim), calls per step) of each kind
     of attention call in a SiameseIM training step."""
@@ -68,8 +72,9 @@ def _run(variant, shape, backward):
         if variant == 'fp32 fused':
             out = fp32_attention_under_cpu_autocast(q, k, v)
         else:
-            backend = (SDPBackend.FLASH_ATTENTION
-                       if variant == 'bf16 fused' else SDPBackend.MATH)
+            backend = (
+                SDPBackend.FLASH_ATTENTION
+                if variant == 'bf16 fused' else SDPBackend.MATH)
             with sdpa_kernel(backend):
                 out = F.scaled_dot_product_attention(q, k, v)
     if backward:
@@ -84,11 +89,17 @@ def time_call(shape, backward, repeats):
     for _ in range(repeats):
         for variant in VARIANTS:
             times[variant].append(_run(variant, shape, backward))
-    return {variant: statistics.median(t) * 1e3
-            for variant, t in times.items()}
+    return {
+        variant: statistics.median(t) * 1e3
+        for variant, t in times.items()
+    }
 
 
-def measure(arch='b', batch=8, img_size=224, patch_size=16, masked=118,
+def measure(arch='b',
+            batch=8,
+            img_size=224,
+            patch_size=16,
+            masked=118,
             repeats=5):
     grid = img_size // patch_size
     rows = []
@@ -98,30 +109,42 @@ def measure(arch='b', batch=8, img_size=224, patch_size=16, masked=118,
         ms = time_call(shape, backward, repeats)
         for variant in VARIANTS:
             total[variant] += calls * ms[variant]
-        rows.append(dict(call=name, shape=list(shape), calls=calls,
-                         backward=backward, ms=ms,
-                         fastest=min(ms, key=ms.get)))
-    rows.append(dict(call='step total', shape=None, calls=None,
-                     backward=None, ms=total,
-                     fastest=min(total, key=total.get)))
+        rows.append(
+            dict(
+                call=name,
+                shape=list(shape),
+                calls=calls,
+                backward=backward,
+                ms=ms,
+                fastest=min(ms, key=ms.get)))
+    rows.append(
+        dict(
+            call='step total',
+            shape=None,
+            calls=None,
+            backward=None,
+            ms=total,
+            fastest=min(total, key=total.get)))
     return rows
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     from mmpretrain.models import VisionTransformer
-    parser.add_argument('--arch', default='b',
-                        choices=sorted(VisionTransformer.arch_zoo))
+    parser.add_argument(
+        '--arch', default='b', choices=sorted(VisionTransformer.arch_zoo))
     parser.add_argument('--batch', type=positive_int, default=8)
     parser.add_argument('--img-size', type=positive_int, default=224)
     parser.add_argument('--patch-size', type=positive_int, default=16)
-    parser.add_argument('--masked', type=int, default=118,
-                        help='masked patches of view a')
+    parser.add_argument(
+        '--masked', type=int, default=118, help='masked patches of view a')
     parser.add_argument('--repeats', type=positive_int, default=5)
     parser.add_argument('--json', action='store_true')
-    parser.add_argument('--results-dir', default=None,
-                        help='write the results file benchmark_attention.json '
-                        'there (docs/results for the published figures)')
+    parser.add_argument(
+        '--results-dir',
+        default=None,
+        help='write the results file benchmark_attention.json '
+        'there (docs/results for the published figures)')
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, args.patch_size)
     grid = args.img_size // args.patch_size
@@ -131,12 +154,17 @@ def main(argv=None):
     rows = measure(args.arch, args.batch, args.img_size, args.patch_size,
                    args.masked, args.repeats)
     if args.results_dir:
-        settings = dict(arch=args.arch, batch=args.batch,
-                        img_size=args.img_size, patch_size=args.patch_size,
-                        masked=args.masked, repeats=args.repeats)
-        path = write_results('benchmark_attention',
-                             dict(rows=rows, settings=settings),
-                             results_dir=args.results_dir)
+        settings = dict(
+            arch=args.arch,
+            batch=args.batch,
+            img_size=args.img_size,
+            patch_size=args.patch_size,
+            masked=args.masked,
+            repeats=args.repeats)
+        path = write_results(
+            'benchmark_attention',
+            dict(rows=rows, settings=settings),
+            results_dir=args.results_dir)
         print(f'results file: {path}', file=sys.stderr)
     print(json.dumps(dict(rows=rows)) if args.json else format_table(rows))
 

@@ -38,7 +38,7 @@ import sys
 
 from mmsiameseim.evaluation.precision import precision_from_flag
 from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
-                                   ratios, run, synthetic_geometry)
+                                       ratios, run, synthetic_geometry)
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
 from mmsiameseim_lab.results import write_results
 
@@ -60,9 +60,11 @@ def build_official(args):
 
 
 def pairs(args):
-    """(precision, model) of every worker, the GEMM first. The authors'
-    code has autocast only through ``torch.cuda.amp`` (fp16 on CUDA), so it
-    gets no bf16 worker."""
+    """(precision, model) of every worker, the GEMM first.
+
+    The authors' code has autocast only through ``torch.cuda.amp`` (fp16 on
+    CUDA), so it gets no bf16 worker.
+    """
     out = []
     for precision in args.precision.split(','):
         out.append((precision, GEMM))
@@ -74,43 +76,68 @@ def pairs(args):
 def parse_args(argv=None):
     from mmpretrain.models import VisionTransformer
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--arch', default='b',
-                        choices=sorted(VisionTransformer.arch_zoo),
-                        help='mmpretrain ViT arch (deit-t: 192 wide)')
+    parser.add_argument(
+        '--arch',
+        default='b',
+        choices=sorted(VisionTransformer.arch_zoo),
+        help='mmpretrain ViT arch (deit-t: 192 wide)')
     parser.add_argument('--batch', type=positive_int, default=8)
     parser.add_argument('--img-size', type=positive_int, default=224)
     parser.add_argument('--steps', type=positive_int, default=5)
     parser.add_argument('--warmup', type=positive_int, default=2)
-    parser.add_argument('--precision', default='fp32',
-                        help='comma-separated: fp32 (no autocast), bf16 '
-                        '(autocast), fp16 (AMP, CUDA only)')
+    parser.add_argument(
+        '--precision',
+        default='fp32',
+        help='comma-separated: fp32 (no autocast), bf16 '
+        '(autocast), fp16 (AMP, CUDA only)')
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
-    parser.add_argument('--models', default='siameseim,mae',
-                        help='comma-separated: ' + ', '.join(MODELS))
-    parser.add_argument('--compile', action='store_true',
-                        help='torch.compile our models\' steps')
-    parser.add_argument('--adamw', default='fused',
-                        choices=['fused', 'foreach'],
-                        help='AdamW of our models and MAE (fused: the '
-                        'pretraining configs\' setting); the authors\' '
-                        'code gets torch\'s default (foreach)')
-    parser.add_argument('--gemm-size', type=positive_int, default=4096,
-                        help='n of the n^3 GEMM that measures the peak')
-    parser.add_argument('--official-repo', default=None,
-                        help='root of a clone of OpenGVLab/Siamese-Image-'
-                        'Modeling, for --models official')
-    parser.add_argument('--target-size', type=positive_int, default=None,
-                        help='view b size for siameseim-lowres (default '
-                        'half of --img-size)')
-    parser.add_argument('--max-workers', type=int, default=None,
-                        help='most worker processes alive at once (default: '
-                        'as many as the free memory holds; 1 runs them in '
-                        'sequence)')
-    parser.add_argument('--json', action='store_true',
-                        help='print one JSON object instead of a table')
-    parser.add_argument('--results-dir', default=None,
-                        help='write the results file benchmark_pretrain.json '
-                        'there (docs/results for the published figures)')
+    parser.add_argument(
+        '--models',
+        default='siameseim,mae',
+        help='comma-separated: ' + ', '.join(MODELS))
+    parser.add_argument(
+        '--compile',
+        action='store_true',
+        help='torch.compile our models\' steps')
+    parser.add_argument(
+        '--adamw',
+        default='fused',
+        choices=['fused', 'foreach'],
+        help='AdamW of our models and MAE (fused: the '
+        'pretraining configs\' setting); the authors\' '
+        'code gets torch\'s default (foreach)')
+    parser.add_argument(
+        '--gemm-size',
+        type=positive_int,
+        default=4096,
+        help='n of the n^3 GEMM that measures the peak')
+    parser.add_argument(
+        '--official-repo',
+        default=None,
+        help='root of a clone of OpenGVLab/Siamese-Image-'
+        'Modeling, for --models official')
+    parser.add_argument(
+        '--target-size',
+        type=positive_int,
+        default=None,
+        help='view b size for siameseim-lowres (default '
+        'half of --img-size)')
+    parser.add_argument(
+        '--max-workers',
+        type=int,
+        default=None,
+        help='most worker processes alive at once (default: '
+        'as many as the free memory holds; 1 runs them in '
+        'sequence)')
+    parser.add_argument(
+        '--json',
+        action='store_true',
+        help='print one JSON object instead of a table')
+    parser.add_argument(
+        '--results-dir',
+        default=None,
+        help='write the results file benchmark_pretrain.json '
+        'there (docs/results for the published figures)')
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, PATCH_SIZE)
     for precision in args.precision.split(','):
@@ -133,8 +160,10 @@ def parse_args(argv=None):
         if problem:
             parser.error(f'--models official needs --official-repo: {problem}')
         if 'bf16' in args.precision.split(','):
-            print('note: no bf16 row for official (its autocast is '
-                  'torch.cuda.amp: fp32, or fp16 on CUDA)', file=sys.stderr)
+            print(
+                'note: no bf16 row for official (its autocast is '
+                'torch.cuda.amp: fp32, or fp16 on CUDA)',
+                file=sys.stderr)
     return args
 
 
@@ -143,8 +172,10 @@ def main(argv=None):
     rows = run(args, pairs(args), builders=dict(official=build_official))
     summary = ratios(rows)
     if args.results_dir:
-        path = write_results('benchmark_pretrain', dict(rows=rows, **summary),
-                             results_dir=args.results_dir)
+        path = write_results(
+            'benchmark_pretrain',
+            dict(rows=rows, **summary),
+            results_dir=args.results_dir)
         print(f'results file: {path}', file=sys.stderr)
     if args.json:
         print(json.dumps(dict(rows=rows, **summary)))

@@ -57,8 +57,8 @@ DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
 def build_loss(variant):
     import mmsiameseim  # noqa: F401
     from mmpretrain.registry import MODELS
-    return MODELS.build(dict(type='UniGradLoss',
-                             memory_efficient=VARIANTS[variant]))
+    return MODELS.build(
+        dict(type='UniGradLoss', memory_efficient=VARIANTS[variant]))
 
 
 def make_inputs(args, scale=1):
@@ -96,14 +96,18 @@ def extra_memory_mb(args, variant):
         fwd_bwd(loss, pred, target, 'cuda')
         peak = torch.cuda.max_memory_allocated() - before
         return (peak - pred.grad.nbytes) / 2**20
-    cmd = [sys.executable, os.path.abspath(__file__), '--_memory-child',
-           variant, '--batch', str(args.batch), '--tokens', str(args.tokens),
-           '--channels', str(args.channels), '--dtype', args.dtype]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__), '--_memory-child', variant, '--batch',
+        str(args.batch), '--tokens',
+        str(args.tokens), '--channels',
+        str(args.channels), '--dtype', args.dtype
+    ]
     # every block > 64 kB is mmapped, so freed temporaries leave the
     # resident set at once (glibc otherwise keeps some on its heap)
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_='65536')
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                         env=env)
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env=env)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -123,8 +127,10 @@ def memory_child(args, variant):
 def measure_step_seconds(args):
     """Median step of the ViT-B SiameseIM of tools/benchmark_pretrain.py."""
     precision = 'bf16' if args.dtype == 'bf16' else 'fp32'
-    bench = build_step('siameseim', precision, argparse.Namespace(
-        arch='b', img_size=224, batch=args.batch, device=args.device))
+    bench = build_step(
+        'siameseim', precision,
+        argparse.Namespace(
+            arch='b', img_size=224, batch=args.batch, device=args.device))
     bench.step()  # warm-up
     return statistics.median(bench.step() for _ in range(2))
 
@@ -137,17 +143,28 @@ def main(argv=None):
     parser.add_argument('--repeats', type=positive_int, default=7)
     parser.add_argument('--dtype', default='fp32', choices=sorted(DTYPES))
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
-    parser.add_argument('--step-seconds', type=float,
-                        help='one SiameseIM training step at this batch (s)')
-    parser.add_argument('--measure-step', action='store_true',
-                        help='time a ViT-B SiameseIM step at --batch here')
-    parser.add_argument('--json', action='store_true',
-                        help='print one JSON object instead of a table')
-    parser.add_argument('--results-dir', default=None,
-                        help='write the results file benchmark_unigrad.json '
-                        'there (docs/results for the published figures)')
-    parser.add_argument('--_memory-child', dest='memory_child',
-                        choices=sorted(VARIANTS), help=argparse.SUPPRESS)
+    parser.add_argument(
+        '--step-seconds',
+        type=float,
+        help='one SiameseIM training step at this batch (s)')
+    parser.add_argument(
+        '--measure-step',
+        action='store_true',
+        help='time a ViT-B SiameseIM step at --batch here')
+    parser.add_argument(
+        '--json',
+        action='store_true',
+        help='print one JSON object instead of a table')
+    parser.add_argument(
+        '--results-dir',
+        default=None,
+        help='write the results file benchmark_unigrad.json '
+        'there (docs/results for the published figures)')
+    parser.add_argument(
+        '--_memory-child',
+        dest='memory_child',
+        choices=sorted(VARIANTS),
+        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.step_seconds is not None and args.measure_step:
         parser.error('give --step-seconds or --measure-step, not both')
@@ -169,19 +186,25 @@ def main(argv=None):
     rows = []
     for v in VARIANTS:
         med = statistics.median(times[v])
-        rows.append(dict(
-            variant=v, batch=args.batch, tokens=args.tokens,
-            channels=args.channels, dtype=args.dtype, device=args.device,
-            fwd_bwd_ms_median=med * 1e3, fwd_bwd_ms_min=min(times[v]) * 1e3,
-            fwd_bwd_ms_max=max(times[v]) * 1e3,
-            extra_mem_mb=extra_memory_mb(args, v),
-            extra_mem_kind='max_memory_allocated' if args.device == 'cuda'
-            else 'peak RSS growth',
-            pct_of_step=100 * med / step if step else None))
+        rows.append(
+            dict(
+                variant=v,
+                batch=args.batch,
+                tokens=args.tokens,
+                channels=args.channels,
+                dtype=args.dtype,
+                device=args.device,
+                fwd_bwd_ms_median=med * 1e3,
+                fwd_bwd_ms_min=min(times[v]) * 1e3,
+                fwd_bwd_ms_max=max(times[v]) * 1e3,
+                extra_mem_mb=extra_memory_mb(args, v),
+                extra_mem_kind='max_memory_allocated'
+                if args.device == 'cuda' else 'peak RSS growth',
+                pct_of_step=100 * med / step if step else None))
     data = dict(rows=rows, step_seconds=step, batch=args.batch)
     if args.results_dir:
-        path = write_results('benchmark_unigrad', data,
-                             results_dir=args.results_dir)
+        path = write_results(
+            'benchmark_unigrad', data, results_dir=args.results_dir)
         print(f'results file: {path}', file=sys.stderr)
     if args.json:
         print(json.dumps(dict(rows=rows, step_seconds=step)))

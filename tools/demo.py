@@ -52,8 +52,9 @@ def say(msg):
 
 
 def check_dataset(data_root):
-    missing = [f for f in FMNIST_FILES
-               if not osp.isfile(osp.join(data_root, f))]
+    missing = [
+        f for f in FMNIST_FILES if not osp.isfile(osp.join(data_root, f))
+    ]
     if missing:
         sys.exit(f'Fashion-MNIST is missing in {data_root}: {missing}.\n'
                  'Run `bash tools/setup_env.sh` (installs the Debian package '
@@ -81,8 +82,9 @@ def method_name(method):
 
 
 def load_demo_config(args):
-    cfg = Config.fromfile(osp.join(ROOT, args.config or (
-        SMOKE_CONFIG if args.smoke else CONFIG)))
+    cfg = Config.fromfile(
+        osp.join(ROOT, args.config
+                 or (SMOKE_CONFIG if args.smoke else CONFIG)))
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
     return cfg
@@ -101,11 +103,13 @@ def pretrain_run_cfg(demo_cfg, path, work_dir, args):
     """The pretraining config at ``path`` set up for its demo run."""
     from mmsiameseim_lab.demo import prepare_pretrain_cfg
     return prepare_pretrain_cfg(
-        Config.fromfile(osp.join(ROOT, path)), work_dir,
+        Config.fromfile(osp.join(ROOT, path)),
+        work_dir,
         data_prefix=osp.abspath(args.data_root) + '/',
         overrides=demo_cfg.pretrain_overrides,
         hook_overrides=demo_cfg.hook_overrides,
-        epochs=args.epochs or demo_cfg.pretrain_epochs, seed=args.seed,
+        epochs=args.epochs or demo_cfg.pretrain_epochs,
+        seed=args.seed,
         precision=training_precision(args.fp32))
 
 
@@ -113,7 +117,8 @@ def build_protocol(demo_cfg, work_dir, data_root):
     """The demo config's evaluation, bfloat16 on CPUs with native bf16."""
     from mmsiameseim.evaluation import FrozenBackboneProtocol, native_bf16
     return FrozenBackboneProtocol.from_cfg(
-        demo_cfg.evaluation, work_dir=work_dir,
+        demo_cfg.evaluation,
+        work_dir=work_dir,
         data_prefix=osp.abspath(data_root) + '/',
         precision='bfloat16' if native_bf16() else 'float32')
 
@@ -124,8 +129,9 @@ def methods_of(args, demo_cfg):
     for m in [m for m in args.compare if m]:
         path = pretrain_config_path(m, demo_cfg)
         if path is None:
-            mix = sorted(osp.basename(p)[:-3] for p in glob.glob(
-                osp.join(ROOT, demo_cfg.mix_dir, '*.py')))
+            mix = sorted(
+                osp.basename(p)[:-3]
+                for p in glob.glob(osp.join(ROOT, demo_cfg.mix_dir, '*.py')))
             names = sorted(set(demo_cfg.pretrain_configs) - {'siameseim'})
             sys.exit(f'--compare: unknown method {m!r}; choose from {names}, '
                      f'the mix catalogue {mix} or a config path')
@@ -159,16 +165,20 @@ def _run(args):
     wd = osp.abspath(args.work_dir)
     t0 = time.time()
     methods = methods_of(args, demo_cfg)
-    run_cfgs = {m: pretrain_run_cfg(demo_cfg, p, osp.join(wd, m), args)
-                for m, p in methods.items()}
+    run_cfgs = {
+        m: pretrain_run_cfg(demo_cfg, p, osp.join(wd, m), args)
+        for m, p in methods.items()
+    }
     pretrain = {}
     for m, cfg in run_cfgs.items():
         say(f'{m}: pretraining ({cfg.train_cfg.max_epochs} epoch(s), work '
             f'dir {cfg.work_dir}); progress and ETA below')
         pretrain[m] = pretrain_once(cfg)
     protocol = build_protocol(demo_cfg, wd, args.data_root)
-    results = {m: protocol.evaluate(m, pretrain[m]['checkpoint'],
-                                    run_cfgs[m].model) for m in methods}
+    results = {
+        m: protocol.evaluate(m, pretrain[m]['checkpoint'], run_cfgs[m].model)
+        for m in methods
+    }
     try:  # the floor: the run's own initial weights
         floor = initial_weights(pretrain['siameseim'])
     except FileNotFoundError as e:
@@ -193,32 +203,51 @@ def _run(args):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--config', default=None,
-                        help=f'demo settings (default {CONFIG}; --smoke: '
-                        f'{SMOKE_CONFIG})')
+    parser.add_argument(
+        '--config',
+        default=None,
+        help=f'demo settings (default {CONFIG}; --smoke: '
+        f'{SMOKE_CONFIG})')
     parser.add_argument('--work-dir', default='work_dirs/demo')
     parser.add_argument('--data-root', default='data/fashion_mnist')
-    parser.add_argument('--compare', default='',
-                        type=lambda s: [m.strip() for m in s.split(',')],
-                        help='peers to pretrain and evaluate identically, '
-                        'e.g. mae,mocov3,siameseim-target16, a config name '
-                        'of configs/pretrain/mix/ (without .py) or a path')
-    parser.add_argument('--epochs', type=int, default=None,
-                        help='override the pretraining epochs')
-    parser.add_argument('--seed', type=int, default=None,
-                        help='pretraining seed (default: the config\'s, 0); '
-                        'evaluation always uses seed 0')
-    parser.add_argument('--fp32', action='store_true',
-                        help='pretrain in fp32 (a plain OptimWrapper) even '
-                        'on a CPU with bf16')
-    parser.add_argument('--smoke', action='store_true',
-                        help='tiny subsets, for CI: checks every stage runs')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override demo config keys, e.g. '
-                        'evaluation.knn.k=10')
-    parser.add_argument('--results-dir', default=None,
-                        help='folder of the results file demo.json '
-                        '(default docs/results; with --smoke WORK_DIR)')
+    parser.add_argument(
+        '--compare',
+        default='',
+        type=lambda s: [m.strip() for m in s.split(',')],
+        help='peers to pretrain and evaluate identically, '
+        'e.g. mae,mocov3,siameseim-target16, a config name '
+        'of configs/pretrain/mix/ (without .py) or a path')
+    parser.add_argument(
+        '--epochs',
+        type=int,
+        default=None,
+        help='override the pretraining epochs')
+    parser.add_argument(
+        '--seed',
+        type=int,
+        default=None,
+        help='pretraining seed (default: the config\'s, 0); '
+        'evaluation always uses seed 0')
+    parser.add_argument(
+        '--fp32',
+        action='store_true',
+        help='pretrain in fp32 (a plain OptimWrapper) even '
+        'on a CPU with bf16')
+    parser.add_argument(
+        '--smoke',
+        action='store_true',
+        help='tiny subsets, for CI: checks every stage runs')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override demo config keys, e.g. '
+        'evaluation.knn.k=10')
+    parser.add_argument(
+        '--results-dir',
+        default=None,
+        help='folder of the results file demo.json '
+        '(default docs/results; with --smoke WORK_DIR)')
     return parser.parse_args(argv)
 
 

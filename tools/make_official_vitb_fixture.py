@@ -38,21 +38,33 @@ from mmsiameseim_lab.parity_fixture import (FIXED, crops, official_weights,
                                             views)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = dict(img_size=224, patch_size=16, embed_dim=768, depth=12,
-              num_heads=12, decoder_num_heads=16, projector_depth=2,
-              predictor_depth=4, neg_weight=0.02, batch=4,
-              num_masking_patches=118, min_mask_patches=16,
-              source_image_size=320)
+CONFIG = dict(
+    img_size=224,
+    patch_size=16,
+    embed_dim=768,
+    depth=12,
+    num_heads=12,
+    decoder_num_heads=16,
+    projector_depth=2,
+    predictor_depth=4,
+    neg_weight=0.02,
+    batch=4,
+    num_masking_patches=118,
+    min_mask_patches=16,
+    source_image_size=320)
 GRAD_HEAD = 256
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--official-repo', required=True,
-                        help='root of a clone of '
-                        'OpenGVLab/Siamese-Image-Modeling')
-    parser.add_argument('--out', default=os.path.join(
-        ROOT, 'tests', 'data', 'official_parity_vitb.pt'))
+    parser.add_argument(
+        '--official-repo',
+        required=True,
+        help='root of a clone of '
+        'OpenGVLab/Siamese-Image-Modeling')
+    parser.add_argument(
+        '--out',
+        default=os.path.join(ROOT, 'tests', 'data', 'official_parity_vitb.pt'))
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
     import authors_siameseim as authors  # tools/, the script's folder
@@ -61,37 +73,43 @@ def main(argv=None):
     cfg = dict(CONFIG, seed=args.seed)
     torch.manual_seed(args.seed)
     model = authors.build_model(
-        args.official_repo, cfg['embed_dim'], cfg['depth'],
-        cfg['num_heads'], cfg['img_size'], cfg['patch_size'],
+        args.official_repo,
+        cfg['embed_dim'],
+        cfg['depth'],
+        cfg['num_heads'],
+        cfg['img_size'],
+        cfg['patch_size'],
         decoder_heads=cfg['decoder_num_heads'],
-        args=authors.model_args(cfg['embed_dim'],
-                                projector_depth=cfg['projector_depth'],
-                                predictor_depth=cfg['predictor_depth'],
-                                neg_weight=cfg['neg_weight']))
+        args=authors.model_args(
+            cfg['embed_dim'],
+            projector_depth=cfg['projector_depth'],
+            predictor_depth=cfg['predictor_depth'],
+            neg_weight=cfg['neg_weight']))
     state = model.state_dict()
     shapes = OrderedDict((k, list(v.shape)) for k, v in state.items())
     grid = cfg['img_size'] // cfg['patch_size']
     for name in FIXED:  # the test rebuilds them with our function
         ours = build_rows_first_sincos_embed((grid, grid),
                                              state[name].shape[-1])
-        if not torch.allclose(ours.reshape(state[name].shape), state[name],
-                              atol=1e-6):
+        if not torch.allclose(
+                ours.reshape(state[name].shape), state[name], atol=1e-6):
             sys.exit(f'their {name} is not our rows-first sin-cos table')
     model.load_state_dict(official_weights(args.seed, shapes), strict=False)
     model.train()
 
     from util.masking_generator import MaskingGenerator  # their repo
     random.seed(args.seed)
-    gen = MaskingGenerator((grid, grid), cfg['num_masking_patches'],
+    gen = MaskingGenerator((grid, grid),
+                           cfg['num_masking_patches'],
                            min_num_patches=cfg['min_mask_patches'],
                            fixed_num_masking_patches=True)
-    mask = torch.from_numpy(np.stack([gen() for _ in range(cfg['batch'])])
-                            ).bool()
+    mask = torch.from_numpy(np.stack([gen()
+                                      for _ in range(cfg['batch'])])).bool()
     boxes, flips = crops(args.seed, cfg)
     size = cfg['source_image_size']
     data = authors.batch(boxes.numpy(), flips.numpy(), mask.numpy(),
-                         np.full(cfg['batch'], float(size)),
-                         cfg['img_size'], 'cpu')
+                         np.full(cfg['batch'], float(size)), cfg['img_size'],
+                         'cpu')
     x1, x2 = views(args.seed, cfg)
     loss, _ = model(x1, x2, data['rel_pos'], 1.0, False, mask=mask)
     loss.backward()
@@ -101,14 +119,18 @@ def main(argv=None):
             g = p.grad.detach().double()
             grad_norm[name] = g.norm()
             grad_head[name] = p.grad.detach().reshape(-1)[:GRAD_HEAD].clone()
-    rel_pos = dict(zip(authors.REL_POS_ORDER,
-                       [t.clone() for t in data['rel_pos']]))
+    rel_pos = dict(
+        zip(authors.REL_POS_ORDER, [t.clone() for t in data['rel_pos']]))
     fixture = dict(
-        config=cfg, official_shapes=shapes,
-        inputs=dict(mask=mask, crop_boxes=boxes, flips=flips,
-                    official_rel_pos=rel_pos),
-        expected=dict(loss=loss.detach().double(), grad_norm=grad_norm,
-                      grad_head=grad_head))
+        config=cfg,
+        official_shapes=shapes,
+        inputs=dict(
+            mask=mask, crop_boxes=boxes, flips=flips,
+            official_rel_pos=rel_pos),
+        expected=dict(
+            loss=loss.detach().double(),
+            grad_norm=grad_norm,
+            grad_head=grad_head))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     torch.save(fixture, args.out)
     print(f'loss {float(loss):.8f}; {len(grad_norm)} gradients; '

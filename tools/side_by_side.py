@@ -62,11 +62,15 @@ def run_authors(args, seed, run_dir, settings_, indices):
     if done:
         return done
     os.makedirs(out_dir, exist_ok=True)
-    opts = dict(repo=osp.abspath(args.official_repo), seed=seed,
-                settings=settings_, indices=indices, epochs=args.epochs,
-                fp32=args.fp32 or not native_bf16(),
-                data_root=osp.abspath(args.data_root),
-                checkpoint=osp.join(out_dir, 'official.pth'))
+    opts = dict(
+        repo=osp.abspath(args.official_repo),
+        seed=seed,
+        settings=settings_,
+        indices=indices,
+        epochs=args.epochs,
+        fp32=args.fp32 or not native_bf16(),
+        data_root=osp.abspath(args.data_root),
+        checkpoint=osp.join(out_dir, 'official.pth'))
     opts_path = osp.join(out_dir, 'opts.json')
     if osp.exists(osp.join(out_dir, 'child.json')):  # trained, not converted
         if load_json(opts_path) != opts:
@@ -77,20 +81,25 @@ def run_authors(args, seed, run_dir, settings_, indices):
         say(f'seed {seed}: the authors\' code pretraining ({len(indices)} '
             f'images x {args.epochs} epoch(s)), log {out_dir}/train.log')
         with open(osp.join(out_dir, 'train.log'), 'w') as log:
-            proc = subprocess.run(
-                [sys.executable, osp.join(ROOT, 'tools',
-                                          'side_by_side_authors.py'),
-                 opts_path], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+            proc = subprocess.run([
+                sys.executable,
+                osp.join(ROOT, 'tools', 'side_by_side_authors.py'), opts_path
+            ],
+                                  stdout=log,
+                                  stderr=subprocess.STDOUT,
+                                  cwd=ROOT)
         if proc.returncode:
             sys.exit(f'the authors\' training failed (exit '
                      f'{proc.returncode}): see {out_dir}/train.log')
     done = load_json(osp.join(out_dir, 'child.json'))
     # their weights in our format, for the demo's evaluation
     import torch
+
     from mmsiameseim.apis import build_from_official
-    model = build_from_official(opts['checkpoint'],
-                                num_heads=settings_['heads'],
-                                decoder_num_heads=settings_['decoder_heads'])
+    model = build_from_official(
+        opts['checkpoint'],
+        num_heads=settings_['heads'],
+        decoder_num_heads=settings_['decoder_heads'])
     done['checkpoint'] = osp.join(out_dir, f'epoch_{args.epochs}.pth')
     torch.save({'state_dict': model.state_dict()}, done['checkpoint'])
     atomic_json(osp.join(out_dir, 'pretrain_done.json'), done)
@@ -102,49 +111,62 @@ def ours_cfg(args, demo_cfg, seed, run_dir, indices):
     from mmsiameseim_lab.demo import prepare_pretrain_cfg
     return prepare_pretrain_cfg(
         Config.fromfile(osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)),
-        osp.join(run_dir, 'ours'), osp.abspath(args.data_root) + '/',
+        osp.join(run_dir, 'ours'),
+        osp.abspath(args.data_root) + '/',
         overrides=dict(train_dataloader=dict(dataset=dict(indices=indices))),
-        epochs=args.epochs, seed=seed,
+        epochs=args.epochs,
+        seed=seed,
         precision=training_precision(args.fp32))
 
 
 def format_table(runs, args, batch, protocol_lines=()):
     from mmsiameseim_lab.demo import format_seed_table
     return format_seed_table(
-        runs, dict(ours='ours (mmsiameseim)', authors='the authors\' code'),
-        [f'Budget per run: {args.train_images} training images x '
-         f'{args.epochs} epoch(s) at batch {batch}; evaluated as the demo:',
-         '',
-         *protocol_lines])
+        runs, dict(ours='ours (mmsiameseim)', authors='the authors\' code'), [
+            f'Budget per run: {args.train_images} training images x '
+            f'{args.epochs} epoch(s) at batch {batch}; evaluated as the demo:',
+            '', *protocol_lines
+        ])
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--official-repo', help='root of a clone of '
-                        'OpenGVLab/Siamese-Image-Modeling')
-    parser.add_argument('--seeds', default='0,1,2',
-                        type=lambda s: [int(x) for x in s.split(',')])
-    parser.add_argument('--impls', default=','.join(IMPLS),
-                        type=lambda s: s.split(','))
+    parser.add_argument(
+        '--official-repo',
+        help='root of a clone of '
+        'OpenGVLab/Siamese-Image-Modeling')
+    parser.add_argument(
+        '--seeds',
+        default='0,1,2',
+        type=lambda s: [int(x) for x in s.split(',')])
+    parser.add_argument(
+        '--impls', default=','.join(IMPLS), type=lambda s: s.split(','))
     parser.add_argument('--train-images', type=int, default=12800)
     parser.add_argument('--epochs', type=int, default=1)
     parser.add_argument('--knn-train', type=int, default=10000)
     parser.add_argument('--probe-train', type=int, default=10000)
     parser.add_argument('--probe-epochs', type=int, default=3)
     parser.add_argument('--fewshot-fraction', type=float, default=0.01)
-    parser.add_argument('--test-images', type=int, default=10000,
-                        help='score on this many of the 10k test images '
-                        '(a fixed random subset when fewer)')
+    parser.add_argument(
+        '--test-images',
+        type=int,
+        default=10000,
+        help='score on this many of the 10k test images '
+        '(a fixed random subset when fewer)')
     parser.add_argument('--data-root', default='data/fashion_mnist')
     parser.add_argument('--work-dir', default='work_dirs/side_by_side')
-    parser.add_argument('--fp32', action='store_true', help='both sides in '
-                        'fp32 (default: bf16 autocast on CPUs with native '
-                        'bf16)')
-    parser.add_argument('--results-dir',
-                        default=osp.join(ROOT, 'docs', 'results'),
-                        help='folder of the results file side_by_side.json, '
-                        'written when every run finished (default: '
-                        'docs/results, the published figures)')
+    parser.add_argument(
+        '--fp32',
+        action='store_true',
+        help='both sides in '
+        'fp32 (default: bf16 autocast on CPUs with native '
+        'bf16)')
+    parser.add_argument(
+        '--results-dir',
+        default=osp.join(ROOT, 'docs', 'results'),
+        help='folder of the results file side_by_side.json, '
+        'written when every run finished (default: '
+        'docs/results, the published figures)')
     return parser.parse_args(argv)
 
 
@@ -163,15 +185,21 @@ def main(argv=None):
     check_dataset(osp.abspath(args.data_root))
     demo_cfg = Config.fromfile(osp.join(ROOT, CONFIG))
     demo_cfg.merge_from_dict({
-        'evaluation.knn.train_samples': args.knn_train,
-        'evaluation.linear.train_samples': args.probe_train,
-        'evaluation.linear.epochs': args.probe_epochs,
-        'evaluation.fewshot.fraction': args.fewshot_fraction,
-        'evaluation.test_samples': args.test_images
-        if args.test_images < 10000 else None,
-        'evaluation.test_seed': 1})  # the same test images every run
-    settings_ = settings(Config.fromfile(
-        osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)))
+        'evaluation.knn.train_samples':
+        args.knn_train,
+        'evaluation.linear.train_samples':
+        args.probe_train,
+        'evaluation.linear.epochs':
+        args.probe_epochs,
+        'evaluation.fewshot.fraction':
+        args.fewshot_fraction,
+        'evaluation.test_samples':
+        args.test_images if args.test_images < 10000 else None,
+        'evaluation.test_seed':
+        1
+    })  # the same test images every run
+    settings_ = settings(
+        Config.fromfile(osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)))
     indices = train_indices(args.train_images)
     wd = osp.abspath(args.work_dir)
     os.makedirs(wd, exist_ok=True)
@@ -184,10 +212,15 @@ def main(argv=None):
             pre = pretrain_once(cfg) if impl == 'ours' else run_authors(
                 args, seed, run_dir, settings_, indices)
             res = protocol.evaluate(impl, pre['checkpoint'], cfg.model)
-            runs.append(dict(impl=impl, seed=seed, knn=res['knn'],
-                             linear=res['linear'], fewshot=res['fewshot'],
-                             images_per_s=pre['images_per_s'],
-                             wall_s=pre['wall_s']))
+            runs.append(
+                dict(
+                    impl=impl,
+                    seed=seed,
+                    knn=res['knn'],
+                    linear=res['linear'],
+                    fewshot=res['fewshot'],
+                    images_per_s=pre['images_per_s'],
+                    wall_s=pre['wall_s']))
             say(f'seed {seed} {impl}: kNN {res["knn"]:.2f}, linear '
                 f'{res["linear"]:.2f}, few-shot {res["fewshot"]:.2f}, '
                 f'{pre["images_per_s"]:.0f} images/s')
@@ -196,11 +229,18 @@ def main(argv=None):
             with open(osp.join(wd, 'side_by_side.md'), 'w') as f:
                 f.write(table)
             with open(osp.join(wd, 'side_by_side.json'), 'w') as f:
-                json.dump(dict(runs=runs, settings=settings_,
-                               args=vars(args)), f, indent=2)
-    path = write_results('side_by_side', dict(
-        runs=runs, settings=settings_, args=vars(args),
-        protocol=protocol.describe()), results_dir=args.results_dir)
+                json.dump(
+                    dict(runs=runs, settings=settings_, args=vars(args)),
+                    f,
+                    indent=2)
+    path = write_results(
+        'side_by_side',
+        dict(
+            runs=runs,
+            settings=settings_,
+            args=vars(args),
+            protocol=protocol.describe()),
+        results_dir=args.results_dir)
     print(table)
     say(f'results file: {path}')
 

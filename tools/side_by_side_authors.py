@@ -38,14 +38,18 @@ def settings(cfg):
     crop, mask = pipe['TwoViewRandomResizedCrop'], \
         pipe['BlockwiseMaskGenerator']
     opt = cfg.optim_wrapper
-    warmup = [s for s in cfg.param_scheduler
-              if s.type.endswith('LinearLR')][0]
-    cosine = [s for s in cfg.param_scheduler
-              if s.type.endswith('CosineAnnealingLR')][0]
+    warmup = [s for s in cfg.param_scheduler if s.type.endswith('LinearLR')][0]
+    cosine = [
+        s for s in cfg.param_scheduler if s.type.endswith('CosineAnnealingLR')
+    ][0]
     return dict(
-        img=cfg.img_size, patch=cfg.patch_size, in_chans=1,
-        dims=arch['embed_dims'], depth=arch['num_layers'],
-        heads=arch['num_heads'], decoder_heads=model.neck.num_heads,
+        img=cfg.img_size,
+        patch=cfg.patch_size,
+        in_chans=1,
+        dims=arch['embed_dims'],
+        depth=arch['num_layers'],
+        heads=arch['num_heads'],
+        decoder_heads=model.neck.num_heads,
         projector_depth=model.neck.projector_depth,
         predictor_depth=model.neck.predictor_depth,
         neg_weight=model.head.loss.lambda_neg,
@@ -53,10 +57,12 @@ def settings(cfg):
         num_masking_patches=mask['num_masking_patches'],
         min_mask_patches=mask['min_num_patches'],
         batch=cfg.train_dataloader.batch_size,
-        lr=opt.optimizer.lr, beta2=opt.optimizer.betas[1],
+        lr=opt.optimizer.lr,
+        beta2=opt.optimizer.betas[1],
         weight_decay=opt.optimizer.weight_decay,
         clip_grad=opt.clip_grad.max_norm,
-        warmup_epochs=warmup.end, min_lr=cosine.eta_min,
+        warmup_epochs=warmup.end,
+        min_lr=cosine.eta_min,
         mm=1. - model.base_momentum,
         mean=cfg.data_preprocessor.mean[0] / 255.,
         std=cfg.data_preprocessor.std[0] / 255.)
@@ -103,24 +109,35 @@ def authors_child(opts):
     np.random.seed(seed)
     random.seed(seed)
     args = authors.model_args(
-        s['dims'], projector_depth=s['projector_depth'],
-        predictor_depth=s['predictor_depth'], neg_weight=s['neg_weight'],
-        input_size=s['img'], crop_min=s['crop_min'], accum_iter=1,
-        epochs=opts['epochs'], lr=s['lr'], min_lr=s['min_lr'],
-        warmup_epochs=s['warmup_epochs'], mm=s['mm'], mmschedule='cosine',
-        clip_grad=s['clip_grad'], fp32=opts['fp32'])
+        s['dims'],
+        projector_depth=s['projector_depth'],
+        predictor_depth=s['predictor_depth'],
+        neg_weight=s['neg_weight'],
+        input_size=s['img'],
+        crop_min=s['crop_min'],
+        accum_iter=1,
+        epochs=opts['epochs'],
+        lr=s['lr'],
+        min_lr=s['min_lr'],
+        warmup_epochs=s['warmup_epochs'],
+        mm=s['mm'],
+        mmschedule='cosine',
+        clip_grad=s['clip_grad'],
+        fp32=opts['fp32'])
 
     transform = main_pretrain.DataAugmentationForSIM(args)
     # the dataset's statistics, one channel (theirs: ImageNet's, three)
     transform.format_transform = T.Compose(
         [T.ToTensor(), T.Normalize([s['mean']], [s['std']])])
     grid = s['img'] // s['patch']
-    masks = MaskingGenerator((grid, grid), s['num_masking_patches'],
+    masks = MaskingGenerator((grid, grid),
+                             s['num_masking_patches'],
                              min_num_patches=s['min_mask_patches'],
                              fixed_num_masking_patches=True)
     images = padded_images(opts['data_root'], opts['indices'], s['img'])
 
     class Data(torch.utils.data.Dataset):  # as their ImagenetWithMask
+
         def __len__(self):
             return len(images)
 
@@ -129,18 +146,28 @@ def authors_child(opts):
 
     sampler = torch.utils.data.DistributedSampler(
         Data(), num_replicas=1, rank=0, shuffle=True, seed=seed)
-    loader = _TimedLoader(torch.utils.data.DataLoader(
-        Data(), sampler=sampler, batch_size=s['batch'], num_workers=1,
-        persistent_workers=True, drop_last=True))
+    loader = _TimedLoader(
+        torch.utils.data.DataLoader(
+            Data(),
+            sampler=sampler,
+            batch_size=s['batch'],
+            num_workers=1,
+            persistent_workers=True,
+            drop_last=True))
 
     model = authors.build_model(
-        opts['repo'], s['dims'], s['depth'], s['heads'], s['img'],
-        s['patch'], in_chans=s['in_chans'], decoder_heads=s['decoder_heads'],
+        opts['repo'],
+        s['dims'],
+        s['depth'],
+        s['heads'],
+        s['img'],
+        s['patch'],
+        in_chans=s['in_chans'],
+        decoder_heads=s['decoder_heads'],
         args=args)
     model.train()
     groups = param_groups_weight_decay(model, s['weight_decay'])
-    optimizer = torch.optim.AdamW(groups, lr=s['lr'],
-                                  betas=(0.9, s['beta2']))
+    optimizer = torch.optim.AdamW(groups, lr=s['lr'], betas=(0.9, s['beta2']))
 
     class Scaler(NativeScalerWithGradNormCount):
         """Their scaler, disabled: bf16 needs no loss scaling (on a CPU
@@ -155,15 +182,23 @@ def authors_child(opts):
     for epoch in range(opts['epochs']):
         sampler.set_epoch(epoch)
         stats = engine_pretrain.train_one_epoch(
-            model, loader, optimizer, torch.device('cpu'), epoch, scaler,
-            log_writer=None, args=args)
+            model,
+            loader,
+            optimizer,
+            torch.device('cpu'),
+            epoch,
+            scaler,
+            log_writer=None,
+            args=args)
     wall = time.time() - t0
     torch.save({'model': model.state_dict()}, opts['checkpoint'])
     iters = np.diff(loader.stamps)
-    return dict(wall_s=wall, epochs=opts['epochs'],
-                images=len(loader) * s['batch'] * opts['epochs'],
-                images_per_s=s['batch'] / float(np.median(iters)),
-                last_loss=stats.get('loss'))
+    return dict(
+        wall_s=wall,
+        epochs=opts['epochs'],
+        images=len(loader) * s['batch'] * opts['epochs'],
+        images_per_s=s['batch'] / float(np.median(iters)),
+        last_loss=stats.get('loss'))
 
 
 def padded_images(data_root, indices, size):

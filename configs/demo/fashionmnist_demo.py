@@ -5,14 +5,18 @@
 # `--compare` names (any config of configs/pretrain/mix by file name, or a
 # config path, works too)
 pretrain_configs = {
-    'siameseim': 'configs/pretrain/'
+    'siameseim':
+    'configs/pretrain/'
     'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
-    'mae': 'configs/pretrain/peers/'
+    'mae':
+    'configs/pretrain/peers/'
     'mae_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
-    'mocov3': 'configs/pretrain/peers/'
+    'mocov3':
+    'configs/pretrain/peers/'
     'mocov3_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
     # the efficient target option (view b at 16 px: 16 target tokens)
-    'siameseim-target16': 'configs/pretrain/'
+    'siameseim-target16':
+    'configs/pretrain/'
     'siameseim-target16_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py',
 }
 mix_dir = 'configs/pretrain/mix'

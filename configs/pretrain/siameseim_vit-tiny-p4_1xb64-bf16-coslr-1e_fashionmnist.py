@@ -32,8 +32,8 @@ model = dict(
         predictor_depth=2,
         num_heads=4,
         norm_cfg=dict(type='TokenBN', sync=True)),
-    head=dict(type='UniGradHead',
-              loss=dict(type='UniGradLoss', lambda_neg=0.02)),
+    head=dict(
+        type='UniGradHead', loss=dict(type='UniGradLoss', lambda_neg=0.02)),
     init_cfg=[
         dict(type='Xavier', distribution='uniform', layer='Linear'),
         dict(type='Constant', layer='LayerNorm', val=1.0, bias=0.0)
@@ -41,16 +41,25 @@ model = dict(
 
 train_pipeline = [
     dict(type='Pad', size=(img_size, img_size), pad_val=0),
-    dict(type='TwoViewRandomResizedCrop', size=img_size, scale=(0.25, 1.0),
-         flip_prob=0.5, interpolation='bicubic'),
-    dict(type='PerViewTransforms',
-         pipelines=[{{_base_.view_a_pipeline}},
-                         {{_base_.view_b_pipeline}}]),
-    dict(type='BlockwiseMaskGenerator', input_size=patch_grid,
-         num_masking_patches=38, min_num_patches=4, fixed_count=True),
-    dict(type='PackInputs',
-         algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
-         meta_keys=['ori_shape', 'img_shape']),
+    dict(
+        type='TwoViewRandomResizedCrop',
+        size=img_size,
+        scale=(0.25, 1.0),
+        flip_prob=0.5,
+        interpolation='bicubic'),
+    dict(
+        type='PerViewTransforms',
+        pipelines=[{{_base_.view_a_pipeline}}, {{_base_.view_b_pipeline}}]),
+    dict(
+        type='BlockwiseMaskGenerator',
+        input_size=patch_grid,
+        num_masking_patches=38,
+        min_num_patches=4,
+        fixed_count=True),
+    dict(
+        type='PackInputs',
+        algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
+        meta_keys=['ori_shape', 'img_shape']),
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 
@@ -61,8 +70,9 @@ train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 # backend (vis_data/scalars.json here; TensorBoard or W&B when configured).
 # The collated images of the first round are kept (cache_inputs, 10 MB), so
 # later rounds only run the backbone: about 20 s a round on the shared 2-core
-# CPU at load 8. A round is cut at 60 s (the log says so). tools/demo.py adds a round before the first
-# step (before_train=True, configs/demo/fashionmnist_demo.py).
+# CPU at load 8. A round is cut at 60 s (the log says so). tools/demo.py adds
+# a round before the first step (before_train=True,
+# configs/demo/fashionmnist_demo.py).
 knn_pipeline = [
     dict(type='Pad', size=(img_size, img_size), pad_val=0),
     dict(type='PackInputs'),
@@ -75,24 +85,35 @@ knn_loader = dict(
 custom_hooks = [
     dict(type='StopOnNonFiniteLossHook', interval=1),
     # every ~45 s of the demo (938 iterations per epoch at ~4.5 it/s)
-    dict(type='CheckpointHook', by_epoch=False, interval=200,
-         save_last=False, max_keep_ckpts=2),
-    dict(type='OnlineKNNHook',
-         interval=200,
-         k=20,
-         temperature=0.07,
-         encoder='online',
-         max_seconds=60,
-         precision='bfloat16',
-         cache_inputs=True,
-         bank_dataloader=dict(
-             knn_loader,
-             dataset=dict(type='LocalFashionMNIST',
-                          data_prefix={{_base_.data_root}}, test_mode=False,
-                          indices=2000, pipeline=knn_pipeline)),
-         query_dataloader=dict(
-             knn_loader,
-             dataset=dict(type='LocalFashionMNIST',
-                          data_prefix={{_base_.data_root}}, test_mode=True,
-                          indices=500, pipeline=knn_pipeline))),
+    dict(
+        type='CheckpointHook',
+        by_epoch=False,
+        interval=200,
+        save_last=False,
+        max_keep_ckpts=2),
+    dict(
+        type='OnlineKNNHook',
+        interval=200,
+        k=20,
+        temperature=0.07,
+        encoder='online',
+        max_seconds=60,
+        precision='bfloat16',
+        cache_inputs=True,
+        bank_dataloader=dict(
+            knn_loader,
+            dataset=dict(
+                type='LocalFashionMNIST',
+                data_prefix={{_base_.data_root}},
+                test_mode=False,
+                indices=2000,
+                pipeline=knn_pipeline)),
+        query_dataloader=dict(
+            knn_loader,
+            dataset=dict(
+                type='LocalFashionMNIST',
+                data_prefix={{_base_.data_root}},
+                test_mode=True,
+                indices=500,
+                pipeline=knn_pipeline))),
 ]

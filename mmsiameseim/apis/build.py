@@ -50,8 +50,7 @@ def siameseim_cfg_from_official_arch(arch: dict, num_heads: int,
 
 
 def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
-                        num_heads: int,
-                        decoder_num_heads: int,
+                        num_heads: int, decoder_num_heads: int,
                         **overrides) -> torch.nn.Module:
     """Build a ``SiameseIM`` from the authors' checkpoint, target included.
 
@@ -79,8 +78,9 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
     # errors name the file (given a path) and keys as the file does
     at = f'{checkpoint}: ' if isinstance(checkpoint, str) else ''
     state = load_official_state_dict(checkpoint)
-    check_finite(state, checkpoint if isinstance(checkpoint, str) else
-                 'the official checkpoint')
+    check_finite(
+        state, checkpoint
+        if isinstance(checkpoint, str) else 'the official checkpoint')
     try:
         arch = infer_official_arch(state)
     except ValueError as e:
@@ -99,8 +99,8 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
     missing = sorted(
         official_key(k, token_bn)
         for k in set(ours) - set(converted) - non_persistent)
-    unexpected = sorted([origin[k] for k in set(converted) - set(ours)] +
-                        unknown)
+    unexpected = sorted([origin[k]
+                         for k in set(converted) - set(ours)] + unknown)
     if missing or unexpected:
         found = [f'it lacks the official keys {missing}'] if missing else []
         found += [f'it has keys SiameseIM has no place for: {unexpected}'
@@ -108,10 +108,11 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
         raise ValueError(
             f'{at}the official checkpoint does not match the SiameseIM '
             f'its shapes describe ({arch}): ' + '; '.join(found))
-    wrong = [f'{origin[key]}: checkpoint shape {tuple(value.shape)}, '
-             f'expected {tuple(ours[key].shape)}'
-             for key, value in converted.items()
-             if ours[key].shape != value.shape]
+    wrong = [
+        f'{origin[key]}: checkpoint shape {tuple(value.shape)}, '
+        f'expected {tuple(ours[key].shape)}'
+        for key, value in converted.items() if ours[key].shape != value.shape
+    ]
     if wrong:
         raise ValueError(f'{at}tensors of the wrong shape for the '
                          f'SiameseIM its other shapes describe: {wrong}')

@@ -60,8 +60,8 @@ Checkpoint = Union[str, dict]
 
 def _short(keys, n=20) -> str:
     keys = sorted(keys)
-    return str(keys[:n]) + (f' ... ({len(keys)} in all)'
-                            if len(keys) > n else '')
+    return str(
+        keys[:n]) + (f' ... ({len(keys)} in all)' if len(keys) > n else '')
 
 
 def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
@@ -89,8 +89,8 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
         return state, dict(source='mmsiameseim/mmpretrain (backbone.*)')
     if all(k in state for k in OFFICIAL_REQUIRED):
         ours, skipped = convert_official_state_dict(state)
-        return ours, dict(source='official SiameseIM',
-                          official_skipped=skipped)
+        return ours, dict(
+            source='official SiameseIM', official_skipped=skipped)
     raise ValueError(
         f'{at}unrecognised checkpoint: it has no backbone.* keys (an '
         'mmsiameseim or mmpretrain checkpoint) and lacks the official '
@@ -99,9 +99,9 @@ def load_pretrained_state(checkpoint: Checkpoint) -> Tuple[dict, dict]:
 
 
 def extract_vit_backbone(
-        state: dict,
-        key_name: Optional[Callable[[str], str]] = None
-) -> Tuple['OrderedDict', dict]:
+    state: dict,
+    key_name: Optional[Callable[[str],
+                                str]] = None) -> Tuple['OrderedDict', dict]:
     """The ``backbone.*`` part of ``state`` as an mmpretrain ViT state dict.
 
     Args:
@@ -122,11 +122,17 @@ def extract_vit_backbone(
     """
     backbone = OrderedDict(strip_prefix(state, 'backbone.'))
     dropped = group_keys(k for k in state if not k.startswith('backbone.'))
-    layers = sorted({int(m.group(1)) for k in backbone
-                     for m in [_LAYER_KEY.fullmatch(k)] if m})
+    layers = sorted({
+        int(m.group(1))
+        for k in backbone
+        for m in [_LAYER_KEY.fullmatch(k)] if m
+    })
     depth = max(layers) + 1 if layers else 0
-    expected = set(_TOP_LEVEL) | {f'layers.{i}.{s}' for i in range(depth)
-                                  for s in _PER_LAYER}
+    expected = set(_TOP_LEVEL) | {
+        f'layers.{i}.{s}'
+        for i in range(depth)
+        for s in _PER_LAYER
+    }
     optional = set(_FINAL_NORM)
     missing = sorted(expected - set(backbone))
     unknown = sorted(set(backbone) - expected - optional)
@@ -138,16 +144,16 @@ def extract_vit_backbone(
             f'{_short(name("backbone." + k) for k in unknown)}, layer '
             f'indices {layers}')
     patch = backbone['patch_embed.projection.weight']
-    grid = grid_side(backbone['pos_embed'].shape[1],
-                     key='backbone.pos_embed')
-    arch = dict(embed_dims=int(patch.shape[0]),
-                num_layers=len(layers),
-                feedforward_channels=int(
-                    backbone['layers.0.ffn.layers.0.0.weight'].shape[0]),
-                img_size=int(grid * patch.shape[2]),
-                patch_size=int(patch.shape[2]),
-                in_channels=int(patch.shape[1]),
-                final_norm='ln1.weight' in backbone)
+    grid = grid_side(backbone['pos_embed'].shape[1], key='backbone.pos_embed')
+    arch = dict(
+        embed_dims=int(patch.shape[0]),
+        num_layers=len(layers),
+        feedforward_channels=int(
+            backbone['layers.0.ffn.layers.0.0.weight'].shape[0]),
+        img_size=int(grid * patch.shape[2]),
+        patch_size=int(patch.shape[2]),
+        in_channels=int(patch.shape[1]),
+        final_norm='ln1.weight' in backbone)
     return backbone, dict(dropped=dropped, arch=arch)
 
 
@@ -155,6 +161,7 @@ def _extract(state: dict, report: dict, checkpoint: Checkpoint):
     """:func:`extract_vit_backbone`, its errors naming the file and the keys
     as the file does (official names for the authors' checkpoints); weights
     holding NaN or inf are refused."""
+
     def official_name(key):
         return official_key(key, token_bn=False)
 
@@ -167,9 +174,10 @@ def _extract(state: dict, report: dict, checkpoint: Checkpoint):
             raise ValueError(f'{checkpoint}: {e}') from e
         raise
     name = official_name if official else (lambda k: k)
-    check_finite({name('backbone.' + k): v for k, v in backbone.items()},
-                 checkpoint if isinstance(checkpoint, str) else
-                 'the checkpoint')
+    check_finite({
+        name('backbone.' + k): v
+        for k, v in backbone.items()
+    }, checkpoint if isinstance(checkpoint, str) else 'the checkpoint')
     return backbone, info
 
 
@@ -190,8 +198,8 @@ def to_mmpretrain_backbone(checkpoint: Checkpoint) -> Tuple[dict, dict]:
     report['renamed'] = 0
     report['not_provided'] = ['head.*'] + (
         [] if info['arch']['final_norm'] else ['backbone.ln1.* (final norm)'])
-    return OrderedDict(('backbone.' + k, v)
-                       for k, v in backbone.items()), report
+    return OrderedDict(
+        ('backbone.' + k, v) for k, v in backbone.items()), report
 
 
 def to_timm_vit(checkpoint: Checkpoint) -> Tuple[dict, dict]:
@@ -213,8 +221,8 @@ def to_timm_vit(checkpoint: Checkpoint) -> Tuple[dict, dict]:
             out[_TOP_LEVEL.get(key) or _FINAL_NORM[key]] = value
     report['kept'] = len(out)
     report['renamed'] = sum(a != b for a, b in zip(backbone, out))
-    report['not_provided'] = ['head.*'] + (
-        [] if info['arch']['final_norm'] else ['norm.* (final norm)'])
+    report['not_provided'] = ['head.*'] + ([] if info['arch']['final_norm']
+                                           else ['norm.* (final norm)'])
     return out, report
 
 
@@ -235,12 +243,15 @@ def save_converted(obj: Any, src: str, dst: str) -> None:
 
 def format_report(report: dict) -> str:
     """Human-readable summary of a conversion report."""
-    lines = [f"source: {report['source']}",
-             f"kept {report['kept']} backbone tensors "
-             f"({report['renamed']} renamed)"]
+    lines = [
+        f"source: {report['source']}",
+        f"kept {report['kept']} backbone tensors "
+        f"({report['renamed']} renamed)"
+    ]
     dropped = report.get('dropped', {})
-    lines.append(f'dropped {sum(dropped.values())} tensors: ' + (', '.join(
-        f'{p}.* ({n})' for p, n in sorted(dropped.items())) or 'none'))
+    lines.append(f'dropped {sum(dropped.values())} tensors: ' +
+                 (', '.join(f'{p}.* ({n})'
+                            for p, n in sorted(dropped.items())) or 'none'))
     if report.get('official_skipped'):
         lines.append('official keys without a counterpart (not needed by '
                      f"the encoder): {report['official_skipped']}")

@@ -60,12 +60,13 @@ _RECOMPUTED = ('decoder_pos_embed', )
 _UNUSED = ('mm_mask_token', )
 REQUIRED = ('cls_token', 'pos_embed', 'patch_embed.proj.weight',
             'decoder_embed.weight', 'decoder_pos_mlp.weight',
-            'decoder_pred.weight', 'mm_cls_token', 'mm_patch_embed.proj.weight')
+            'decoder_pred.weight', 'mm_cls_token',
+            'mm_patch_embed.proj.weight')
 
 
 def load_official_state_dict(
-        checkpoint: Union[str, Dict[str, torch.Tensor]]
-) -> Dict[str, torch.Tensor]:
+    checkpoint: Union[str, Dict[str,
+                                torch.Tensor]]) -> Dict[str, torch.Tensor]:
     """Read an official checkpoint (path or dict; the state dict looked up
     as :func:`~mmsiameseim.checkpoint.read_checkpoint_state` does: under
     ``'state_dict'``, then ``'model'`` (the authors' ``{'model': ...}``),
@@ -89,8 +90,11 @@ def load_official_state_dict(
 
 
 def _block_ids(state: Dict[str, torch.Tensor], prefix: str) -> list:
-    return sorted({int(m.group(1)) for k in state
-                   for m in [re.match(rf'{prefix}\.(\d+)\.', k)] if m})
+    return sorted({
+        int(m.group(1))
+        for k in state
+        for m in [re.match(rf'{prefix}\.(\d+)\.', k)] if m
+    })
 
 
 def _count_blocks(state: Dict[str, torch.Tensor], prefix: str) -> int:
@@ -180,7 +184,7 @@ def official_key(ours: str, token_bn: bool) -> str:
 
 
 def convert_official_state_dict(
-        state: Dict[str, torch.Tensor]
+    state: Dict[str, torch.Tensor]
 ) -> Tuple['OrderedDict[str, torch.Tensor]', list]:
     """Map official keys to ours.
 

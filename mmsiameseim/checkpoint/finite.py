@@ -20,7 +20,8 @@ def nonfinite_tensors(state: Mapping[str, Any]) -> List[str]:
     ]
 
 
-def describe_nonfinite(state: Mapping[str, Any], names: List[str],
+def describe_nonfinite(state: Mapping[str, Any],
+                       names: List[str],
                        limit: int = 5) -> str:
     """``'2 of 28 tensors hold NaN or inf: a (3 NaN, 0 inf of 64 values),
     ...'`` for the ``names`` found by :func:`nonfinite_tensors`."""
@@ -32,8 +33,8 @@ def describe_nonfinite(state: Mapping[str, Any], names: List[str],
                      f'{value.numel()} values)')
     more = f', ... ({len(names)} in all: {short_list(names[limit:], 20)})' \
         if len(names) > limit else ''
-    return (f'{len(names)} of {len(state)} tensors hold NaN or inf: '
-            + ', '.join(parts) + more)
+    return (f'{len(names)} of {len(state)} tensors hold NaN or inf: ' +
+            ', '.join(parts) + more)
 
 
 def check_finite(state: Mapping[str, Any], source: str) -> None:

@@ -69,14 +69,20 @@ class StrictPretrainedInit(PretrainedInit):
                 '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
         file_state = read_state_dict(self.checkpoint, self.map_location)
         prefix = self.prefix or ''
-        check_finite({k: v for k, v in file_state.items()
-                      if k.startswith(prefix)},
-                     f'{self.checkpoint} (prefix {prefix!r})')
+        check_finite(
+            {
+                k: v
+                for k, v in file_state.items() if k.startswith(prefix)
+            }, f'{self.checkpoint} (prefix {prefix!r})')
         state, report = adapt_vit_checkpoint(
-            file_state, module.state_dict(), model=name,
-            checkpoint=self.checkpoint, prefix=prefix,
+            file_state,
+            module.state_dict(),
+            model=name,
+            checkpoint=self.checkpoint,
+            prefix=prefix,
             allow_missing=self.allow_missing,
-            allow_partial=self.allow_partial, adapt_shapes=False)
+            allow_partial=self.allow_partial,
+            adapt_shapes=False)
         try:  # the module's own load hooks adapt what they know
             module.load_state_dict(state, strict=False)
         except RuntimeError as e:  # tensors of the wrong shape

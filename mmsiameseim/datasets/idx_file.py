@@ -85,8 +85,8 @@ def check_idx_file(path: str,
         raise ValueError(
             f'{path}: not {want}: its first 4 bytes are 0x{magic:08x}, '
             f'0x{want_magic:08x} was expected{_starts_as_text(head)}{hint}')
-    dims = tuple(int.from_bytes(head[4 + 4 * i:8 + 4 * i], 'big')
-                 for i in range(ndim))
+    dims = tuple(
+        int.from_bytes(head[4 + 4 * i:8 + 4 * i], 'big') for i in range(ndim))
     expected = header + itemsize * math.prod(dims)
     if size != expected:
         state = 'truncated' if size < expected else \

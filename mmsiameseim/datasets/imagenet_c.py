@@ -7,11 +7,11 @@ from .imagenet_wnid_folder import ImageNetWnidFolder, list_wnid_folder
 
 # The 15 corruptions of the ImageNet-C benchmark (Hendrycks & Dietterich,
 # ICLR 2019); the 4 "extra" ones are not part of mCE.
-IMAGENET_C_CORRUPTIONS = (
-    'gaussian_noise', 'shot_noise', 'impulse_noise', 'defocus_blur',
-    'glass_blur', 'motion_blur', 'zoom_blur', 'snow', 'frost', 'fog',
-    'brightness', 'contrast', 'elastic_transform', 'pixelate',
-    'jpeg_compression')
+IMAGENET_C_CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise',
+                          'defocus_blur', 'glass_blur', 'motion_blur',
+                          'zoom_blur', 'snow', 'frost', 'fog', 'brightness',
+                          'contrast', 'elastic_transform', 'pixelate',
+                          'jpeg_compression')
 
 
 @DATASETS.register_module()

@@ -41,8 +41,8 @@ class ImageNetSubset(ImageNet):
                  data_prefix: str = 'train',
                  **kwargs) -> None:
         self.subset_file = subset_file
-        super().__init__(data_root=data_root, data_prefix=data_prefix,
-                         **kwargs)
+        super().__init__(
+            data_root=data_root, data_prefix=data_prefix, **kwargs)
 
     def load_data_list(self) -> List[dict]:
         subset_file = self.subset_file
@@ -58,8 +58,9 @@ class ImageNetSubset(ImageNet):
         if not names:
             raise ValueError(f'subset list {subset_file} lists no image '
                              '(one <wnid>_<n>.JPEG per line was expected)')
-        wnids = sorted(d for d in os.listdir(self.img_prefix)
-                       if osp.isdir(osp.join(self.img_prefix, d)))
+        wnids = sorted(
+            d for d in os.listdir(self.img_prefix)
+            if osp.isdir(osp.join(self.img_prefix, d)))
         if self.CLASSES is not None and len(self.CLASSES) != len(wnids):
             raise ValueError(
                 f'{self.img_prefix} has {len(wnids)} class folders but the '

@@ -48,7 +48,8 @@ def load_wnid_to_label(class_map_ann_file: str) -> Dict[str, int]:
     return wnid_to_label
 
 
-def list_wnid_folder(folder: str, wnid_to_label: Dict[str, int],
+def list_wnid_folder(folder: str,
+                     wnid_to_label: Dict[str, int],
                      extensions: Sequence[str] = IMG_EXTENSIONS) -> List[dict]:
     """Samples of a ``<folder>/<wnid>/<image>`` tree, labelled in ImageNet-1k.
 
@@ -57,8 +58,8 @@ def list_wnid_folder(folder: str, wnid_to_label: Dict[str, int],
     """
     if not osp.isdir(folder):
         raise FileNotFoundError(f'image folder {folder!r} not found')
-    wnids = sorted(d for d in os.listdir(folder)
-                   if osp.isdir(osp.join(folder, d)))
+    wnids = sorted(
+        d for d in os.listdir(folder) if osp.isdir(osp.join(folder, d)))
     unknown = [w for w in wnids if w not in wnid_to_label]
     if unknown:
         raise ValueError(
@@ -66,13 +67,17 @@ def list_wnid_folder(folder: str, wnid_to_label: Dict[str, int],
             f'classes of the class map, e.g. {unknown[:5]}')
     samples = []
     for wnid in wnids:
-        files = sorted(f for f in os.listdir(osp.join(folder, wnid))
-                       if f.lower().endswith(tuple(extensions)))
+        files = sorted(
+            f for f in os.listdir(osp.join(folder, wnid))
+            if f.lower().endswith(tuple(extensions)))
         if not files:
             raise ValueError(f'{osp.join(folder, wnid)} holds no image '
                              f'({", ".join(extensions)})')
-        samples += [dict(img_path=osp.join(folder, wnid, f),
-                         gt_label=wnid_to_label[wnid]) for f in files]
+        samples += [
+            dict(
+                img_path=osp.join(folder, wnid, f),
+                gt_label=wnid_to_label[wnid]) for f in files
+        ]
     if not samples:
         raise ValueError(f'{folder} holds no class folder')
     return samples
@@ -106,14 +111,13 @@ class ImageNetWnidFolder(BaseDataset):
                  **kwargs) -> None:
         self.class_map_ann_file = class_map_ann_file
         self.extensions = tuple(e.lower() for e in extensions)
-        super().__init__(data_root=data_root, metainfo=metainfo,
-                         lazy_init=True, **kwargs)
+        super().__init__(
+            data_root=data_root, metainfo=metainfo, lazy_init=True, **kwargs)
         self.full_init()
 
     def list_samples(self, wnid_to_label: Dict[str, int]) -> List[dict]:
         """The samples under ``data_root``."""
-        return list_wnid_folder(self.data_root, wnid_to_label,
-                                self.extensions)
+        return list_wnid_folder(self.data_root, wnid_to_label, self.extensions)
 
     def load_data_list(self) -> List[dict]:
         wnid_to_label = load_wnid_to_label(self.class_map_ann_file)

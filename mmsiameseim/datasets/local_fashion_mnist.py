@@ -42,8 +42,7 @@ class LocalFashionMNIST(FashionMNIST):
     def load_data_list(self):
         root = self.data_prefix['root']
         if not self._check_exists():
-            files = [name[:-3] for name, _ in self.train_list +
-                     self.test_list]
+            files = [name[:-3] for name, _ in self.train_list + self.test_list]
             raise FileNotFoundError(
                 f'Fashion-MNIST is not in {root}: it needs the un-gzipped '
                 f'files {files}. {SETUP_STEP}.')
@@ -54,11 +53,10 @@ class LocalFashionMNIST(FashionMNIST):
         n = self.split_sizes[split]
         hint = (f'. The Fashion-MNIST {split} files are damaged: '
                 f'{SETUP_STEP}.')
-        num_images = check_idx_file(images, 3,
-                                    expected_dims=(n, *self.image_shape),
-                                    hint=hint)[0]
-        num_labels = check_idx_file(labels, 1, expected_dims=(n, ),
-                                    hint=hint)[0]
+        num_images = check_idx_file(
+            images, 3, expected_dims=(n, *self.image_shape), hint=hint)[0]
+        num_labels = check_idx_file(
+            labels, 1, expected_dims=(n, ), hint=hint)[0]
         if num_images != num_labels or num_images == 0:
             raise ValueError(
                 f'{images} holds {num_images} images and {labels} '

@@ -11,5 +11,6 @@ from mmsiameseim.full_stack import require_full_stack
 
 require_full_stack('mmsiameseim.det', 'mmdet')
 
-from . import (backbones, evaluation, layers, necks,  # noqa: E402,F401
-               optimizers)
+# F401 is ignored in every __init__.py (setup.cfg); naming it here too makes
+# the line too long, and isort and yapf then wrap it each their own way.
+from . import backbones, evaluation, layers, necks, optimizers  # noqa: E402

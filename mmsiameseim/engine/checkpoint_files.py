@@ -58,8 +58,11 @@ def write_text_atomic(path: str, text: str) -> None:
 def checkpoint_files(work_dir: str) -> List[str]:
     """The checkpoints in ``work_dir`` (not its sub-folders), newest
     first."""
-    paths = {p for pattern in CHECKPOINT_PATTERNS
-             for p in glob.glob(osp.join(work_dir, pattern))}
+    paths = {
+        p
+        for pattern in CHECKPOINT_PATTERNS
+        for p in glob.glob(osp.join(work_dir, pattern))
+    }
     return sorted(paths, key=lambda p: (osp.getmtime(p), p), reverse=True)
 
 

@@ -12,8 +12,8 @@ from .protocol import FrozenBackboneProtocol
 
 __all__ = [
     'build_frozen_backbone_model', 'extract_features', 'batch_features',
-    'pool_backbone_output', 'cache_digest', 'cached_features',
-    'file_identity', 'class_balanced_subset', 'logistic_regression_accuracy',
+    'pool_backbone_output', 'cache_digest', 'cached_features', 'file_identity',
+    'class_balanced_subset', 'logistic_regression_accuracy',
     'weighted_knn_accuracy', 'ClassSubsetAccuracy', 'ImageNetCorruptionError',
     'probe_config', 'match_probe_backbone', 'set_probe_epochs',
     'linear_probe_accuracy', 'autocast', 'native_bf16',

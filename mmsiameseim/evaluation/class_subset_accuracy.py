@@ -52,5 +52,6 @@ class ClassSubsetAccuracy(BaseMetric):
             self.results.append(int(pred) == int(sample['gt_label'][0]))
 
     def compute_metrics(self, results: List[bool]) -> dict:
-        return dict(top1=100.0 * sum(results) / len(results),
-                    num_classes=float(len(self._subset())))
+        return dict(
+            top1=100.0 * sum(results) / len(results),
+            num_classes=float(len(self._subset())))

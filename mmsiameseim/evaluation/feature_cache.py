@@ -20,14 +20,17 @@ def cache_digest(key: dict) -> str:
 
 def file_identity(path: Optional[str]) -> Optional[dict]:
     """Path, size and modification time of a file (e.g. a checkpoint), to
-    key a cache by; None for None. A missing file is an error."""
+    key a cache by; None for None.
+
+    A missing file is an error.
+    """
     if not path:
         return None
     if not osp.isfile(path):
         raise FileNotFoundError(f'checkpoint {path} not found')
     stat = os.stat(path)
-    return dict(path=osp.abspath(path), size=stat.st_size,
-                mtime_ns=stat.st_mtime_ns)
+    return dict(
+        path=osp.abspath(path), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
 
 
 def _key_text(key: dict) -> str:
@@ -47,8 +50,11 @@ def _read_cache(path: str, key: dict) -> Optional[Features]:
         if stored == _key_text(key) and len(feats) == len(labels):
             return torch.from_numpy(feats), torch.from_numpy(labels)
         problem = 'holds features of another key'
-    print_log(f'feature cache {path} {problem}: not using it; extracting '
-              'the features again', logger='current', level=logging.WARNING)
+    print_log(
+        f'feature cache {path} {problem}: not using it; extracting '
+        'the features again',
+        logger='current',
+        level=logging.WARNING)
     return None
 
 
@@ -86,8 +92,8 @@ def cached_features(cache_dir: Optional[str], name: str, key: dict,
     feats, labels = extract()
     os.makedirs(cache_dir, exist_ok=True)
     tmp = path[:-len('.npz')] + '.tmp.npz'  # complete files only
-    np.savez(tmp, feats=feats.numpy(), labels=labels.numpy(),
-             key=_key_text(key))
+    np.savez(
+        tmp, feats=feats.numpy(), labels=labels.numpy(), key=_key_text(key))
     os.replace(tmp, path)
     print(f'cached the {name} features in {path}')
     return feats, labels

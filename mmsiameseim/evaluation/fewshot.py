@@ -7,7 +7,8 @@ import torch.nn.functional as F
 from .feature_checks import check_features
 
 
-def class_balanced_subset(labels: np.ndarray, fraction: float,
+def class_balanced_subset(labels: np.ndarray,
+                          fraction: float,
                           seed: int = 0) -> np.ndarray:
     """Indices of a class-balanced ``fraction`` of the samples (e.g. 1 %)."""
     labels = np.asarray(labels)
@@ -20,14 +21,14 @@ def class_balanced_subset(labels: np.ndarray, fraction: float,
     return np.sort(np.concatenate(chosen))
 
 
-def logistic_regression_accuracy(
-        train_feats: torch.Tensor,
-        train_labels: torch.Tensor,
-        test_feats: torch.Tensor,
-        test_labels: torch.Tensor,
-        l2_strengths: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1),
-        folds: int = 3,
-        seed: int = 0) -> Dict[str, float]:
+def logistic_regression_accuracy(train_feats: torch.Tensor,
+                                 train_labels: torch.Tensor,
+                                 test_feats: torch.Tensor,
+                                 test_labels: torch.Tensor,
+                                 l2_strengths: Sequence[float] = (1e-4, 1e-3,
+                                                                  1e-2, 1e-1),
+                                 folds: int = 3,
+                                 seed: int = 0) -> Dict[str, float]:
     """L2-regularised logistic regression on frozen features (few-shot).
 
     Features are l2-normalised; the regularisation strength (the lambda of

@@ -29,12 +29,16 @@ def build_frozen_backbone_model(cfg: Config,
     init = model_cfg.backbone.get('init_cfg')
     if checkpoint:
         if isinstance(init, dict) and init.get('type') == 'Pretrained':
-            model_cfg.backbone.init_cfg = {'_scope_': 'mmsiameseim',
-                                           **init, 'checkpoint': checkpoint}
+            model_cfg.backbone.init_cfg = {
+                '_scope_': 'mmsiameseim',
+                **init, 'checkpoint': checkpoint
+            }
         else:
             model_cfg.backbone.init_cfg = dict(
-                type='Pretrained', _scope_='mmsiameseim',
-                checkpoint=checkpoint, prefix='backbone.')
+                type='Pretrained',
+                _scope_='mmsiameseim',
+                checkpoint=checkpoint,
+                prefix='backbone.')
     elif isinstance(init, dict) and init.get('type') == 'Pretrained':
         model_cfg.backbone.init_cfg = None
     model = MODELS.build(model_cfg)
@@ -63,11 +67,11 @@ def pool_backbone_output(out) -> torch.Tensor:
 
 
 @torch.no_grad()
-def batch_features(model: torch.nn.Module,
-                   data_batch: dict,
-                   backbone: Optional[torch.nn.Module] = None,
-                   precision: str = 'float32'
-                   ) -> Tuple[torch.Tensor, torch.Tensor]:
+def batch_features(
+        model: torch.nn.Module,
+        data_batch: dict,
+        backbone: Optional[torch.nn.Module] = None,
+        precision: str = 'float32') -> Tuple[torch.Tensor, torch.Tensor]:
     """Frozen features and labels of one collated batch.
 
     Args:
@@ -95,14 +99,14 @@ def batch_features(model: torch.nn.Module,
 
 
 @torch.no_grad()
-def extract_features(model: torch.nn.Module,
-                     dataset_cfg: dict,
-                     pipeline: Sequence[dict],
-                     indices: Optional[Sequence[int]] = None,
-                     batch_size: int = 500,
-                     desc: str = 'features',
-                     precision: str = 'float32'
-                     ) -> Tuple[torch.Tensor, torch.Tensor]:
+def extract_features(
+        model: torch.nn.Module,
+        dataset_cfg: dict,
+        pipeline: Sequence[dict],
+        indices: Optional[Sequence[int]] = None,
+        batch_size: int = 500,
+        desc: str = 'features',
+        precision: str = 'float32') -> Tuple[torch.Tensor, torch.Tensor]:
     """Backbone features and labels of a dataset, with a progress bar.
 
     Args:

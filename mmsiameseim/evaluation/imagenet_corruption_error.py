@@ -48,7 +48,7 @@ class ImageNetCorruptionError(BaseMetric):
                 if key not in sample:
                     raise KeyError(
                         f"sample {sample.get('img_path')} has no '{key}': use "
-                        "the ImageNetC dataset and PackInputs(meta_keys=(..., "
+                        'the ImageNetC dataset and PackInputs(meta_keys=(..., '
                         "'corruption', 'severity'))")
             correct = int(sample['pred_label'][0]) == int(
                 sample['gt_label'][0])

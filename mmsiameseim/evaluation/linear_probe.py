@@ -37,21 +37,28 @@ def match_probe_backbone(probe_model: ConfigDict,
         keep = ('img_size', 'patch_size', 'qkv_bias', 'pre_norm',
                 'layer_scale_init_value', 'layer_cfgs')
         backbone = dict(
-            type='VisionTransformer', arch=dict(arch),
-            in_channels=src.get('in_channels', src.get('patch_cfg', {}).get(
-                'in_channels', 3)),
-            final_norm=False, out_type='cls_token',
+            type='VisionTransformer',
+            arch=dict(arch),
+            in_channels=src.get('in_channels',
+                                src.get('patch_cfg', {}).get('in_channels',
+                                                             3)),
+            final_norm=False,
+            out_type='cls_token',
             frozen_stages=arch['num_layers'],
-            **{k: src[k] for k in keep if k in src})
+            **{k: src[k]
+               for k in keep if k in src})
         dims = arch['embed_dims']
         probe_model.neck = dict(type='ClsBatchNormNeck', input_features=dims)
     elif kind in _SWINS:
         keep = ('img_size', 'in_channels', 'out_indices', 'stage_cfgs',
                 'patch_cfg', 'window_size', 'norm_cfg')
         stages = len(arch['depths'])
-        backbone = dict(type='SwinTransformer', arch=dict(arch),
-                        frozen_stages=stages - 1,  # index of the last one
-                        **{k: src[k] for k in keep if k in src})
+        backbone = dict(
+            type='SwinTransformer',
+            arch=dict(arch),
+            frozen_stages=stages - 1,  # index of the last one
+            **{k: src[k]
+               for k in keep if k in src})
         dims = arch['embed_dims'] * 2**(stages - 1)
         probe_model.neck = dict(type='GlobalAveragePooling')
     else:
@@ -159,9 +166,10 @@ def linear_probe_accuracy(cfg: Config,
     cfg.work_dir = osp.abspath(work_dir)
     if checkpoint:
         # the strict loader of scope mmsiameseim unless the entry names one
-        cfg.model.backbone.init_cfg = {'_scope_': 'mmsiameseim',
-                                       **cfg.model.backbone.init_cfg,
-                                       'checkpoint': checkpoint}
+        cfg.model.backbone.init_cfg = {
+            '_scope_': 'mmsiameseim',
+            **cfg.model.backbone.init_cfg, 'checkpoint': checkpoint
+        }
     else:
         cfg.model.backbone.init_cfg = None
     if train_indices is not None:

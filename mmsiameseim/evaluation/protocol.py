@@ -95,13 +95,15 @@ class FrozenBackboneProtocol:
 
     def _check_counts(self) -> None:
         """Refuse sample counts and options no evaluation can use."""
-        for option, value, least in (
-                ('knn.k', self.knn['k'], 1),
-                ('knn.train_samples', self.knn['train_samples'], 1),
-                ('linear.train_samples', self.linear['train_samples'], 1),
-                ('linear.epochs', self.linear['epochs'], 1),
-                ('fewshot.folds', self.fewshot.get('folds', 3), 2),
-                ('test_samples', self.test_samples, 1)):
+        for option, value, least in (('knn.k', self.knn['k'],
+                                      1), ('knn.train_samples',
+                                           self.knn['train_samples'], 1),
+                                     ('linear.train_samples',
+                                      self.linear['train_samples'], 1),
+                                     ('linear.epochs', self.linear['epochs'],
+                                      1), ('fewshot.folds',
+                                           self.fewshot.get('folds', 3), 2),
+                                     ('test_samples', self.test_samples, 1)):
             if value is not None and value < least:
                 raise ValueError(f'FrozenBackboneProtocol: {option}={value}'
                                  f', at least {least} was expected')
@@ -120,25 +122,30 @@ class FrozenBackboneProtocol:
 
     def config(self, pretrain_model: Optional[ConfigDict] = None) -> Config:
         """The probe config, its backbone matched to ``pretrain_model``."""
-        return probe_config(self.probe_path, pretrain_model,
-                            self.data_prefix)
+        return probe_config(self.probe_path, pretrain_model, self.data_prefix)
 
     def subset_settings(self) -> dict:
         """What the sample subsets depend on."""
         with open(self.probe_path, 'rb') as f:
             probe_sha1 = hashlib.sha1(f.read()).hexdigest()
-        return dict(probe_config=self.probe_config,
-                    probe_config_sha1=probe_sha1,
-                    data_prefix=self.data_prefix,
-                    knn_train_samples=self.knn['train_samples'],
-                    linear_train_samples=self.linear['train_samples'],
-                    fewshot_fraction=self.fewshot['fraction'],
-                    test_samples=self.test_samples, test_seed=self.test_seed)
+        return dict(
+            probe_config=self.probe_config,
+            probe_config_sha1=probe_sha1,
+            data_prefix=self.data_prefix,
+            knn_train_samples=self.knn['train_samples'],
+            linear_train_samples=self.linear['train_samples'],
+            fewshot_fraction=self.fewshot['fraction'],
+            test_samples=self.test_samples,
+            test_seed=self.test_seed)
 
     def settings(self) -> dict:
         """What every result depends on, besides the checkpoint."""
-        return dict(self.subset_settings(), knn=self.knn, linear=self.linear,
-                    fewshot=self.fewshot, precision=self.precision)
+        return dict(
+            self.subset_settings(),
+            knn=self.knn,
+            linear=self.linear,
+            fewshot=self.fewshot,
+            precision=self.precision)
 
     def subsets(self) -> Dict[str, np.ndarray]:
         """Training-image indices of kNN, the probe and few-shot, and the
@@ -166,18 +173,19 @@ class FrozenBackboneProtocol:
             return stored
         from mmpretrain.registry import DATASETS
         cfg = self.config()
-        train = DATASETS.build(
-            dict(cfg.train_dataloader.dataset, pipeline=[]))
+        train = DATASETS.build(dict(cfg.train_dataloader.dataset, pipeline=[]))
         labels = train.get_gt_labels()
-        test_size = len(DATASETS.build(
-            dict(cfg.test_dataloader.dataset, pipeline=[])))
+        test_size = len(
+            DATASETS.build(dict(cfg.test_dataloader.dataset, pipeline=[])))
         where = f'{cfg.train_dataloader.dataset.type} in ' \
             f'{cfg.train_dataloader.dataset.get("data_prefix")}'
-        for option, count, size in (
-                ('knn.train_samples', self.knn['train_samples'], len(labels)),
-                ('linear.train_samples', self.linear['train_samples'],
-                 len(labels)),
-                ('test_samples', self.test_samples or 0, test_size)):
+        for option, count, size in (('knn.train_samples',
+                                     self.knn['train_samples'], len(labels)),
+                                    ('linear.train_samples',
+                                     self.linear['train_samples'],
+                                     len(labels)), ('test_samples',
+                                                    self.test_samples
+                                                    or 0, test_size)):
             if count > size:
                 raise ValueError(
                     f'FrozenBackboneProtocol: {option}={count}, but the '
@@ -185,11 +193,12 @@ class FrozenBackboneProtocol:
                     f'set ({where}) has {size} images')
         rng = np.random.default_rng(0)
         out = dict(
-            knn=np.sort(rng.choice(len(labels), self.knn['train_samples'],
-                                   replace=False)),
-            probe=np.sort(rng.choice(len(labels),
-                                     self.linear['train_samples'],
-                                     replace=False)),
+            knn=np.sort(
+                rng.choice(
+                    len(labels), self.knn['train_samples'], replace=False)),
+            probe=np.sort(
+                rng.choice(
+                    len(labels), self.linear['train_samples'], replace=False)),
             few=class_balanced_subset(labels, self.fewshot['fraction']))
         per_class = np.bincount(np.asarray(labels)[out['few']])
         fewest = int(per_class[per_class > 0].min())
@@ -203,35 +212,44 @@ class FrozenBackboneProtocol:
             if self.test_seed is None:
                 out['test'] = np.arange(self.test_samples)
             else:
-                out['test'] = np.sort(np.random.default_rng(
-                    self.test_seed).choice(test_size, self.test_samples,
-                                           replace=False))
+                out['test'] = np.sort(
+                    np.random.default_rng(self.test_seed).choice(
+                        test_size, self.test_samples, replace=False))
         np.savez(path + '.tmp.npz', settings=json.dumps(settings), **out)
         os.replace(path + '.tmp.npz', path)
         return out
 
-    def features(self, model: torch.nn.Module, cfg: Config, name: str,
+    def features(self,
+                 model: torch.nn.Module,
+                 cfg: Config,
+                 name: str,
                  key: Optional[dict] = None) -> Dict[str, tuple]:
         """(features, labels) of the kNN bank, the few-shot images and the
         test images; cached under ``key`` when given."""
         subsets = self.subsets()
         pipeline = cfg.test_dataloader.dataset.pipeline
-        splits = dict(knn=(cfg.train_dataloader.dataset, subsets['knn']),
-                      few=(cfg.train_dataloader.dataset, subsets['few']),
-                      test=(cfg.test_dataloader.dataset, subsets.get('test')))
+        splits = dict(
+            knn=(cfg.train_dataloader.dataset, subsets['knn']),
+            few=(cfg.train_dataloader.dataset, subsets['few']),
+            test=(cfg.test_dataloader.dataset, subsets.get('test')))
         out = {}
         for split, (dataset, idx) in splits.items():
 
             def extract(dataset=dataset, idx=idx, split=split):
-                return extract_features(model, dataset, pipeline, idx,
-                                        desc=f'{name} {split} features',
-                                        precision=self.precision)
+                return extract_features(
+                    model,
+                    dataset,
+                    pipeline,
+                    idx,
+                    desc=f'{name} {split} features',
+                    precision=self.precision)
 
             split_key = None if key is None else dict(
-                key, split=split, indices=None if idx is None else
-                idx.tolist())
-            out[split] = cached_features(
-                self.cache_dir if key else None, split, split_key, extract)
+                key,
+                split=split,
+                indices=None if idx is None else idx.tolist())
+            out[split] = cached_features(self.cache_dir if key else None,
+                                         split, split_key, extract)
         return out
 
     def evaluate(self,
@@ -256,9 +274,11 @@ class FrozenBackboneProtocol:
             ``fewshot_l2``.
         """
         out_path = osp.join(self.work_dir, 'results', f'{name}.json')
-        settings = dict(self.settings(), checkpoint=file_identity(checkpoint),
-                        pretrain_model=None if pretrain_model is None else
-                        cache_digest(dict(pretrain_model)))
+        settings = dict(
+            self.settings(),
+            checkpoint=file_identity(checkpoint),
+            pretrain_model=None if pretrain_model is None else cache_digest(
+                dict(pretrain_model)))
         result = load_result(out_path, settings)
         cfg = self.config(pretrain_model if checkpoint else None)
         if 'knn' not in result or 'fewshot' not in result:
@@ -266,27 +286,35 @@ class FrozenBackboneProtocol:
             model = build_frozen_backbone_model(cfg, checkpoint)
             f = self.features(model, cfg, name, cache_key)
             result['knn'] = weighted_knn_accuracy(
-                *f['knn'], *f['test'], k=self.knn['k'],
+                *f['knn'],
+                *f['test'],
+                k=self.knn['k'],
                 temperature=self.knn['temperature'])['top1']
             few = logistic_regression_accuracy(
                 *f['few'], *f['test'], folds=self.fewshot.get('folds', 3))
             result['fewshot'] = few['top1']
             result['fewshot_l2'] = few['l2']
             save_result(out_path, settings, result)
-            print(f'{name}: kNN {result["knn"]:.2f} %, few-shot '
-                  f'{result["fewshot"]:.2f} %', flush=True)
+            print(
+                f'{name}: kNN {result["knn"]:.2f} %, few-shot '
+                f'{result["fewshot"]:.2f} %',
+                flush=True)
         if 'linear' not in result:
             subsets = self.subsets()
-            print(f'{name}: linear probe ({self.linear["epochs"]} epochs on '
-                  f'{len(subsets["probe"])} training images)', flush=True)
+            print(
+                f'{name}: linear probe ({self.linear["epochs"]} epochs on '
+                f'{len(subsets["probe"])} training images)',
+                flush=True)
             result['linear'] = linear_probe_accuracy(
-                cfg, checkpoint, osp.join(self.work_dir, name,
-                                          'linear_probe'),
-                subsets['probe'], subsets.get('test'),
-                epochs=self.linear['epochs'], precision=self.precision)
+                cfg,
+                checkpoint,
+                osp.join(self.work_dir, name, 'linear_probe'),
+                subsets['probe'],
+                subsets.get('test'),
+                epochs=self.linear['epochs'],
+                precision=self.precision)
             save_result(out_path, settings, result)
-            print(f'{name}: linear probe {result["linear"]:.2f} %',
-                  flush=True)
+            print(f'{name}: linear probe {result["linear"]:.2f} %', flush=True)
         return result
 
     def pixel_knn(self) -> Dict[str, float]:
@@ -313,9 +341,14 @@ class FrozenBackboneProtocol:
         tr_x, tr_y = pixels(cfg.train_dataloader.dataset, subsets['knn'])
         te_x, te_y = pixels(cfg.test_dataloader.dataset, subsets.get('test'))
         mean = tr_x.mean(0)
-        result = dict(knn=weighted_knn_accuracy(
-            tr_x - mean, tr_y, te_x - mean, te_y, k=self.knn['k'],
-            temperature=self.knn['temperature'])['top1'])
+        result = dict(
+            knn=weighted_knn_accuracy(
+                tr_x - mean,
+                tr_y,
+                te_x - mean,
+                te_y,
+                k=self.knn['k'],
+                temperature=self.knn['temperature'])['top1'])
         save_result(out_path, settings, result)
         print(f'raw pixels: kNN {result["knn"]:.2f} %', flush=True)
         return result

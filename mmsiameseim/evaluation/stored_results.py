@@ -19,12 +19,14 @@ def settings_difference(stored: dict, now: dict) -> List[str]:
     """``'knn.k: 20 there, 10 now'`` for every setting that differs
     (nested dicts compared key by key)."""
     # through JSON, as stored: tuples become lists, keys strings
-    stored, now = (_flat(json.loads(json.dumps(d, default=str)))
-                   for d in (stored, now))
-    return [f'{key}: {stored.get(key, "(absent)")} there, '
-            f'{now.get(key, "(absent)")} now'
-            for key in sorted(set(stored) | set(now))
-            if stored.get(key) != now.get(key)]
+    stored, now = (
+        _flat(json.loads(json.dumps(d, default=str))) for d in (stored, now))
+    return [
+        f'{key}: {stored.get(key, "(absent)")} there, '
+        f'{now.get(key, "(absent)")} now'
+        for key in sorted(set(stored) | set(now))
+        if stored.get(key) != now.get(key)
+    ]
 
 
 def refuse_other_settings(path: str, stored: Optional[dict],
@@ -74,5 +76,8 @@ def load_result(path: str, settings: dict) -> Dict[str, Any]:
 
 def save_result(path: str, settings: dict, result: Dict[str, Any]) -> None:
     """Write ``result`` and its ``settings`` to ``path`` atomically."""
-    atomic_json(path, dict(settings=json.loads(json.dumps(
-        settings, default=str)), result=result))
+    atomic_json(
+        path,
+        dict(
+            settings=json.loads(json.dumps(settings, default=str)),
+            result=result))

@@ -1,6 +1,8 @@
 """mmseg side of mmsiameseim; imported by mmseg configs only, through
-``custom_imports=dict(imports=['mmsiameseim.seg'], ...)``. Without mmcv's
-compiled ops it stops at once, naming ``make setup-full``."""
+``custom_imports=dict(imports=['mmsiameseim.seg'], ...)``.
+
+Without mmcv's compiled ops it stops at once, naming ``make setup-full``.
+"""
 from mmsiameseim.full_stack import require_full_stack
 
 require_full_stack('mmsiameseim.seg', 'mmseg')

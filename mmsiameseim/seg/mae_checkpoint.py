@@ -53,5 +53,10 @@ def siameseim_to_mmseg_mae(
             file and the keys.
     """
     return adapt_vit_checkpoint(
-        state_dict, target, model='mmseg MAE', checkpoint=source,
-        prefix=prefix, allow_missing=_MAY_BE_NEW, allow_partial=allow_partial)
+        state_dict,
+        target,
+        model='mmseg MAE',
+        checkpoint=source,
+        prefix=prefix,
+        allow_missing=_MAY_BE_NEW,
+        allow_partial=allow_partial)

@@ -53,9 +53,12 @@ class SiameseIMMAE(MAE):
             self.init_cfg = init_cfg
         state_dict = read_state_dict(checkpoint)
         converted, report = siameseim_to_mmseg_mae(
-            state_dict, self.state_dict(),
-            prefix=init_cfg.get('prefix', 'backbone.'), source=checkpoint,
+            state_dict,
+            self.state_dict(),
+            prefix=init_cfg.get('prefix', 'backbone.'),
+            source=checkpoint,
             allow_partial=init_cfg.get('allow_partial', False))
         self.load_state_dict(converted, strict=False)
-        print_log(report.format(f'SiameseIM -> mmseg MAE {checkpoint}'),
-                  logger='current')
+        print_log(
+            report.format(f'SiameseIM -> mmseg MAE {checkpoint}'),
+            logger='current')

@@ -15,10 +15,9 @@ from .workers import GEMM, Worker, build_step, run, start_group
 __all__ = [
     'mae_batch', 'siameseim_batch', 'synthetic_geometry',
     'mem_available_bytes', 'peak_rss_bytes', 'reset_peak_rss',
-    'room_for_another', 'rss_bytes', 'arch_settings',
-    'build_benchmark_model', 'build_model', 'decoder_heads',
-    'mae_model_cfg', 'siameseim_model_cfg', 'format_table', 'ratios',
-    'format_attention_table', 'format_unigrad_table',
+    'room_for_another', 'rss_bytes', 'arch_settings', 'build_benchmark_model',
+    'build_model', 'decoder_heads', 'mae_model_cfg', 'siameseim_model_cfg',
+    'format_table', 'ratios', 'format_attention_table', 'format_unigrad_table',
     'GemmStep', 'TrainStep', 'precision_context', 'GEMM', 'Worker',
     'build_step', 'run', 'start_group'
 ]

@@ -5,8 +5,8 @@ from typing import Optional
 
 import torch
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: the SiameseIM ViT-B/16 pretraining config the benchmark models follow
 SIAMESEIM_CONFIG = os.path.join(
     REPO, 'configs', 'pretrain',
@@ -41,7 +41,8 @@ def _load(path: str):
     return Config.fromfile(path)
 
 
-def siameseim_model_cfg(arch: str = 'b', img_size: int = 224,
+def siameseim_model_cfg(arch: str = 'b',
+                        img_size: int = 224,
                         patch_size: int = 16,
                         target_size: Optional[int] = None,
                         config: str = SIAMESEIM_CONFIG) -> dict:
@@ -49,28 +50,33 @@ def siameseim_model_cfg(arch: str = 'b', img_size: int = 224,
     ``img_size`` (view b encoded at ``target_size`` when given)."""
     model = _load(config).model.to_dict()
     s = arch_settings(arch)
-    model['backbone'].update(arch=arch, img_size=img_size,
-                             patch_size=patch_size)
+    model['backbone'].update(
+        arch=arch, img_size=img_size, patch_size=patch_size)
     model['neck'].update(
-        in_channels=s['embed_dims'], embed_dims=s['embed_dims'],
-        grid_size=img_size // patch_size, num_heads=decoder_heads(arch),
+        in_channels=s['embed_dims'],
+        embed_dims=s['embed_dims'],
+        grid_size=img_size // patch_size,
+        num_heads=decoder_heads(arch),
         target_grid_size=target_size // patch_size if target_size else None)
     return model
 
 
-def mae_model_cfg(arch: str = 'b', img_size: int = 224,
+def mae_model_cfg(arch: str = 'b',
+                  img_size: int = 224,
                   patch_size: int = 16) -> dict:
     """The ``model`` of mmpretrain's MAE ViT-B/16 config at ``arch`` and
     ``img_size`` (its 512-wide, 8-block decoder kept)."""
     from mmengine.utils import get_installed_path
-    path = os.path.join(get_installed_path('mmpretrain'), '.mim', 'configs',
-                        MAE_CONFIG)
+    path = os.path.join(
+        get_installed_path('mmpretrain'), '.mim', 'configs', MAE_CONFIG)
     model = _load(path).model.to_dict()
     s = arch_settings(arch)
-    model['backbone'].update(arch=arch, img_size=img_size,
-                             patch_size=patch_size)
-    model['neck'].update(num_patches=(img_size // patch_size)**2,
-                         patch_size=patch_size, embed_dim=s['embed_dims'])
+    model['backbone'].update(
+        arch=arch, img_size=img_size, patch_size=patch_size)
+    model['neck'].update(
+        num_patches=(img_size // patch_size)**2,
+        patch_size=patch_size,
+        embed_dim=s['embed_dims'])
     model['head'].update(patch_size=patch_size)
     return model
 
@@ -94,8 +100,10 @@ def build_model(cfg: dict) -> torch.nn.Module:
     return model
 
 
-
-def build_benchmark_model(name: str, arch: str, img_size: int, batch: int,
+def build_benchmark_model(name: str,
+                          arch: str,
+                          img_size: int,
+                          batch: int,
                           device: str = 'cpu',
                           target_size: Optional[int] = None):
     """(model, synthetic batch) of one of the package's benchmark models:
@@ -111,10 +119,10 @@ def build_benchmark_model(name: str, arch: str, img_size: int, batch: int,
                 siameseim_batch(batch, img_size, 16, device))
     if name == 'siameseim-lowres':
         target = target_size or img_size // 2
-        return (build_model(siameseim_model_cfg(arch, img_size,
-                                                target_size=target)),
-                siameseim_batch(batch, img_size, 16, device,
-                                target_size=target))
+        return (build_model(
+            siameseim_model_cfg(arch, img_size, target_size=target)),
+                siameseim_batch(
+                    batch, img_size, 16, device, target_size=target))
     if name == 'mae':
         return (build_model(mae_model_cfg(arch, img_size)),
                 mae_batch(batch, img_size, device))

@@ -11,9 +11,13 @@ def ratios(rows: List[dict]) -> dict:
     low-resolution target over the default, and of ours over the
     authors'."""
     by = {(r['model'], r['precision']): r for r in rows}
-    out = dict(fraction_of_gemm_peak={}, step_over_mae={},
-               flops_over_mae={}, speedup_over_fp32={},
-               lowres_target_speedup={}, speedup_over_official={})
+    out = dict(
+        fraction_of_gemm_peak={},
+        step_over_mae={},
+        flops_over_mae={},
+        speedup_over_fp32={},
+        lowres_target_speedup={},
+        speedup_over_official={})
 
     def gain(row, base):
         return row['images_per_s'] / base['images_per_s']
@@ -56,15 +60,16 @@ def format_table(rows: List[dict], summary: dict) -> str:
         lines.append(' | '.join([
             r['model'], '-' if gemm else r['arch'],
             '-' if gemm else str(r['batch']),
-            '-' if gemm else str(r['img_size']), r['precision'],
-            r['device'], 'yes' if r['compiled'] else 'no',
-            f'{r["first_step_s"]:.2f}', f'{r["step_s_median"]:.3f}',
+            '-' if gemm else str(r['img_size']), r['precision'], r['device'],
+            'yes' if r['compiled'] else 'no', f'{r["first_step_s"]:.2f}',
+            f'{r["step_s_median"]:.3f}',
             f'{r["step_s_min"]:.3f}-{r["step_s_max"]:.3f}',
             '-' if gemm else f'{r["images_per_s"]:.2f}',
             f'{r["gflop_per_step"]:.4g}', f'{r["gflop_per_s"]:.1f}',
             '100 (the peak)' if gemm else
             ('-' if frac is None else f'{100 * frac:.1f}'),
-            f'{r["peak_mem_mb"]:.0f}']))
+            f'{r["peak_mem_mb"]:.0f}'
+        ]))
     alive = max(r['workers_alive'] for r in rows)
     lines.append(f'workers alive at once: at most {alive} of {len(rows)}' + (
         ' (all; timed in turns)' if alive == len(rows) else
@@ -111,14 +116,15 @@ def format_attention_table(rows: List[dict]) -> str:
     """Markdown table of a ``tools/benchmark_attention.py`` run: per
     attention call, the median ms of each variant and the fastest."""
     variants = list(rows[0]['ms'])
-    head = ['call', 'B x heads x tokens x dim', 'per step', 'grad'] + [
-        f'{v} ms' for v in variants] + ['fastest']
+    head = ['call', 'B x heads x tokens x dim', 'per step', 'grad'
+            ] + [f'{v} ms' for v in variants] + ['fastest']
     lines = [' | '.join(head), '|'.join('---' for _ in head)]
     for r in rows:
         shape = ' x '.join(map(str, r['shape'])) if r['shape'] else ''
         calls = str(r['calls']) if r['calls'] else ''
         grad = '' if r['backward'] is None else (
             'fwd+bwd' if r['backward'] else 'fwd')
-        lines.append(' | '.join([r['call'], shape, calls, grad] + [
-            f'{r["ms"][v]:.1f}' for v in variants] + [r['fastest']]))
+        lines.append(' | '.join([r['call'], shape, calls, grad] +
+                                [f'{r["ms"][v]:.1f}'
+                                 for v in variants] + [r['fastest']]))
     return '\n'.join(lines)

@@ -45,16 +45,24 @@ class TrainStep:
             implementation. Defaults to False.
     """
 
-    def __init__(self, model: torch.nn.Module, data: dict, precision: str,
-                 device: str, compile=False, fused_adamw: bool = False):
+    def __init__(self,
+                 model: torch.nn.Module,
+                 data: dict,
+                 precision: str,
+                 device: str,
+                 compile=False,
+                 fused_adamw: bool = False):
         self.model = model.to(device).train()
         self.data, self.precision, self.device = data, precision, device
         params = [p for p in model.parameters() if p.requires_grad]
-        self.opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.95),
-                                     **({'fused': True} if fused_adamw
-                                        else {}))
-        self.scaler = torch.amp.GradScaler(
-            device, enabled=precision == 'fp16')
+        self.opt = torch.optim.AdamW(
+            params,
+            lr=1e-4,
+            betas=(0.9, 0.95),
+            **({
+                'fused': True
+            } if fused_adamw else {}))
+        self.scaler = torch.amp.GradScaler(device, enabled=precision == 'fp16')
         self._step = self._train_step
         if compile:
             options = {} if compile is True else dict(compile)
@@ -83,8 +91,10 @@ class TrainStep:
     def flops(self) -> int:
         """FLOPs of one forward + backward, eager, counted by
         ``torch.utils.flop_counter`` (the optimizer step not counted).
-        Attention goes through its matmul form, which the counter knows
-        (the CPU fused kernel it does not)."""
+
+        Attention goes through its matmul form, which the counter knows (the
+        CPU fused kernel it does not).
+        """
         from torch.nn.attention import SDPBackend, sdpa_kernel
         from torch.utils.flop_counter import FlopCounterMode
         counter = FlopCounterMode(display=False)
@@ -108,8 +118,8 @@ class GemmStep:
     def __init__(self, precision: str, device: str, n: int = 4096):
         dtype = PRECISIONS[precision_from_flag(precision)] or torch.float32
         g = torch.Generator().manual_seed(0)
-        self.a, self.b = (torch.randn(n, n, generator=g).to(device, dtype)
-                          for _ in range(2))
+        self.a, self.b = (
+            torch.randn(n, n, generator=g).to(device, dtype) for _ in range(2))
         self.n, self.device = n, device
 
     def step(self) -> float:
@@ -121,4 +131,3 @@ class GemmStep:
 
     def flops(self) -> int:
         return 2 * self.n**3
-

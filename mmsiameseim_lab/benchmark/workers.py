@@ -26,7 +26,9 @@ from .step import GemmStep, TrainStep
 GEMM = 'gemm'
 
 
-def build_step(name: str, precision: str, args: argparse.Namespace,
+def build_step(name: str,
+               precision: str,
+               args: argparse.Namespace,
                builders: Optional[Dict[str, Callable]] = None):
     """The ``TrainStep`` (or ``GemmStep``) called ``name``.
 
@@ -47,9 +49,13 @@ def build_step(name: str, precision: str, args: argparse.Namespace,
     model, data = build_benchmark_model(name, args.arch, args.img_size,
                                         args.batch, args.device,
                                         getattr(args, 'target_size', None))
-    return TrainStep(model, data, precision, args.device,
-                     compile=getattr(args, 'compile', False),
-                     fused_adamw=fused)
+    return TrainStep(
+        model,
+        data,
+        precision,
+        args.device,
+        compile=getattr(args, 'compile', False),
+        fused_adamw=fused)
 
 
 def worker(conn, name, precision, args, builders=None):
@@ -70,24 +76,29 @@ def worker(conn, name, precision, args, builders=None):
             elif command == 'flops':
                 conn.send(bench.flops())
             elif command == 'memory':
-                conn.send(torch.cuda.max_memory_allocated()
-                          if args.device == 'cuda' else peak_rss_bytes())
+                conn.send(torch.cuda.max_memory_allocated() if args.device ==
+                          'cuda' else peak_rss_bytes())
             elif command == 'rss':
                 conn.send(peak_rss_bytes())
             elif command == 'device_free':
-                conn.send(torch.cuda.mem_get_info()[0]
-                          if args.device == 'cuda' else None)
+                conn.send(torch.cuda.mem_get_info()[0] if args.device ==
+                          'cuda' else None)
     except (EOFError, BrokenPipeError):  # the parent has gone
         return
     except Exception as e:  # report, the parent raises
-        conn.send(RuntimeError(f'{name} ({precision}): '
-                               f'{type(e).__name__}: {e}'))
+        conn.send(
+            RuntimeError(f'{name} ({precision}): '
+                         f'{type(e).__name__}: {e}'))
 
 
-_DOING = {None: 'starting (importing, building the model)',
-          'step': 'taking a training step', 'flops': 'counting FLOPs',
-          'memory': 'reporting its memory', 'rss': 'reporting its memory',
-          'device_free': 'reporting free device memory'}
+_DOING = {
+    None: 'starting (importing, building the model)',
+    'step': 'taking a training step',
+    'flops': 'counting FLOPs',
+    'memory': 'reporting its memory',
+    'rss': 'reporting its memory',
+    'device_free': 'reporting free device memory'
+}
 
 
 class Worker:
@@ -97,7 +108,8 @@ class Worker:
         self.name, self.precision = name, precision
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(
-            target=worker, args=(child, name, precision, args, builders),
+            target=worker,
+            args=(child, name, precision, args, builders),
             daemon=True)
         self.process.start()
         # Only the worker may hold its end: if it dies, recv() then ends
@@ -157,8 +169,12 @@ class Worker:
         self.conn.close()
 
 
-def start_group(ctx, todo: List[Tuple[str, str]], args, group: list,
-                builders=None, worker_cls=Worker) -> None:
+def start_group(ctx,
+                todo: List[Tuple[str, str]],
+                args,
+                group: list,
+                builders=None,
+                worker_cls=Worker) -> None:
     """Start and warm up workers from ``todo`` ((precision, name), popped)
     into ``group`` while they fit: one at least; another only while
     ``room_for_another`` says the free memory (host, and on CUDA the
@@ -221,13 +237,20 @@ def _row(w: Worker, args, alive: int, builders) -> dict:
     compiled = bool(getattr(args, 'compile', False)) and w.name != GEMM \
         and w.name not in (builders or {})
     return dict(
-        model=w.name, arch=f'vit-{args.arch}/16', batch=args.batch,
-        img_size=args.img_size, precision=w.precision, device=args.device,
+        model=w.name,
+        arch=f'vit-{args.arch}/16',
+        batch=args.batch,
+        img_size=args.img_size,
+        precision=w.precision,
+        device=args.device,
         compiled=compiled,
         first_step_s=w.first_step_s,
-        step_s_median=med, step_s_min=min(w.times),
-        step_s_max=max(w.times), images_per_s=args.batch / med,
-        gflop_per_step=flops / 1e9, gflop_per_s=flops / 1e9 / med,
+        step_s_median=med,
+        step_s_min=min(w.times),
+        step_s_max=max(w.times),
+        images_per_s=args.batch / med,
+        gflop_per_step=flops / 1e9,
+        gflop_per_s=flops / 1e9 / med,
         peak_mem_mb=w.ask('memory') / 2**20,
         peak_mem_kind='max_memory_allocated'
         if args.device == 'cuda' else 'peak RSS of the worker',

@@ -47,18 +47,22 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
     done_path = osp.join(cfg.work_dir, 'pretrain_done.json')
     done = load_json(done_path)
     if done:
-        print(f'{cfg.work_dir}: pretraining already finished, reusing '
-              f'{done["checkpoint"]}', flush=True)
+        print(
+            f'{cfg.work_dir}: pretraining already finished, reusing '
+            f'{done["checkpoint"]}',
+            flush=True)
         return done
     cfg = copy.deepcopy(cfg)
     cfg.resume = True
     if save_initial_weights:
         cfg.custom_hooks = list(cfg.get('custom_hooks', [])) + [
-            dict(type='SaveInitialWeightsHook', filename=INITIAL_WEIGHTS)]
+            dict(type='SaveInitialWeightsHook', filename=INITIAL_WEIGHTS)
+        ]
     resumed = osp.exists(osp.join(cfg.work_dir, 'last_checkpoint'))
     runner = RUNNERS.build(cfg)
-    print(run_header(cfg, runner.model, len(runner.train_dataloader.dataset)),
-          flush=True)
+    print(
+        run_header(cfg, runner.model, len(runner.train_dataloader.dataset)),
+        flush=True)
     t0 = time.time()
     runner.train()
     wall = time.time() - t0
@@ -68,7 +72,9 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
         checkpoint=osp.join(cfg.work_dir, f'epoch_{epochs}.pth'),
         initial_weights=osp.join(cfg.work_dir, INITIAL_WEIGHTS)
         if save_initial_weights else None,
-        wall_s=wall, resumed=resumed, epochs=epochs,
+        wall_s=wall,
+        resumed=resumed,
+        epochs=epochs,
         images=len(runner.train_dataloader.dataset) * epochs,
         images_per_s=cfg.train_dataloader.batch_size /
         float(np.median(times)) if times else None)
@@ -124,8 +130,9 @@ def prepare_pretrain_cfg(cfg: Config,
     if data_prefix is not None:
         cfg.train_dataloader.dataset.data_prefix = data_prefix
     for hook in cfg.get('custom_hooks', []):
-        hook.update(Config._merge_a_into_b(
-            dict((hook_overrides or {}).get(hook.get('type'), {})), hook))
+        hook.update(
+            Config._merge_a_into_b(
+                dict((hook_overrides or {}).get(hook.get('type'), {})), hook))
         if hook.get('type') != 'OnlineKNNHook':
             continue
         if precision is not None:  # its rounds in the run's precision

@@ -12,8 +12,10 @@ from mmsiameseim.evaluation.precision import training_precision
 from mmsiameseim.atomic_io import atomic_write
 
 
-def draw_pipeline_sample(pretrain_cfg: Config, path: str,
-                         data_prefix: Optional[str] = None, index: int = 0,
+def draw_pipeline_sample(pretrain_cfg: Config,
+                         path: str,
+                         data_prefix: Optional[str] = None,
+                         index: int = 0,
                          seed: int = 7) -> None:
     """One training sample of a two-view pretraining config (PNG, see
     :func:`mmsiameseim_lab.visualization.draw_two_view_sample`): test image
@@ -22,10 +24,15 @@ def draw_pipeline_sample(pretrain_cfg: Config, path: str,
     from mmpretrain.registry import DATASETS, TRANSFORMS
 
     from mmsiameseim_lab.visualization import draw_two_view_sample
-    pipe = {t['type']: t for t in pretrain_cfg.train_dataloader.dataset.
-            pipeline}
-    dataset = dict(pretrain_cfg.train_dataloader.dataset, pipeline=[],
-                   test_mode=True, indices=None)
+    pipe = {
+        t['type']: t
+        for t in pretrain_cfg.train_dataloader.dataset.pipeline
+    }
+    dataset = dict(
+        pretrain_cfg.train_dataloader.dataset,
+        pipeline=[],
+        test_mode=True,
+        indices=None)
     if data_prefix is not None:
         dataset['data_prefix'] = data_prefix
     np.random.seed(seed)
@@ -86,8 +93,8 @@ def write_demo_report(work_dir: str,
         str: The report's path.
     """
     from mmsiameseim_lab.visualization import (plot_accuracy_chart,
-                                           plot_training_curves,
-                                           read_scalars)
+                                               plot_training_curves,
+                                               read_scalars)
     fig_dir = osp.join(work_dir, 'figures')
     os.makedirs(fig_dir, exist_ok=True)
     runs = {m: read_scalars(osp.join(work_dir, m)) for m in pretrain}
@@ -99,8 +106,7 @@ def write_demo_report(work_dir: str,
     plot_accuracy_chart(results, pixel['knn'],
                         osp.join(fig_dir, 'accuracy.png'))
     draw_pipeline_sample(run_cfgs['siameseim'],
-                         osp.join(fig_dir, 'two_view_sample.png'),
-                         data_prefix)
+                         osp.join(fig_dir, 'two_view_sample.png'), data_prefix)
     lines = [
         '# SiameseIM on Fashion-MNIST (CPU demo)', '',
         f'Produced by `python tools/demo.py` on '
@@ -116,8 +122,10 @@ def write_demo_report(work_dir: str,
             pre.get('images_per_s') else '-'
         lines.append(f'| {name} | {res["knn"]:.2f} | {res["linear"]:.2f} | '
                      f'{res["fewshot"]:.2f} | {wall} | {ips} |')
-    lines += [f'| raw pixels (mean-centred) | {pixel["knn"]:.2f} | - | - | '
-              '- | - |', '']
+    lines += [
+        f'| raw pixels (mean-centred) | {pixel["knn"]:.2f} | - | - | '
+        '- | - |', ''
+    ]
     sim, rnd = results.get('siameseim'), results.get(floor)
     if sim and rnd:
         ahead = 'learned features beat the pixels' \
@@ -132,33 +140,42 @@ def write_demo_report(work_dir: str,
             'mmpretrain\'s own initialisation, not the weights the '
             'pretraining started from.')
     lines += ['', '## Pretraining', '']
-    lines += [f'* {m}: {describe_pretraining(c)}.'
-              for m, c in run_cfgs.items()]
+    lines += [
+        f'* {m}: {describe_pretraining(c)}.' for m, c in run_cfgs.items()
+    ]
     lines += ['', '## Protocol', ''] + protocol.describe() + [
         '* Backbone feature: the cls token of the last block (no final '
         'norm), the same for every method.', '', '## Figures', '',
-        '![training curves](figures/training_curves.png)', '']
+        '![training curves](figures/training_curves.png)', ''
+    ]
     if knn_runs:
-        hook = [h for h in run_cfgs['siameseim'].get('custom_hooks', [])
-                if h.get('type') == 'OnlineKNNHook']
+        hook = [
+            h for h in run_cfgs['siameseim'].get('custom_hooks', [])
+            if h.get('type') == 'OnlineKNNHook'
+        ]
         every = f'every {hook[0]["interval"]} iterations, ' if hook else ''
         lines += [
             'Online kNN during pretraining (`OnlineKNNHook`, '
             f'{every}logged to vis_data/scalars.json):', '',
-            '![online kNN](figures/knn_curve.png)', '']
+            '![online kNN](figures/knn_curve.png)', ''
+        ]
     lines += [
         '![accuracy](figures/accuracy.png)', '',
         'One training sample: the source image with both crops, view a with '
         'its blockwise mask, view b, and where each patch of view b lies in '
         'view a (the relative positions the predictor is given):', '',
-        '![sample](figures/two_view_sample.png)', '']
+        '![sample](figures/two_view_sample.png)', ''
+    ]
     path = osp.join(work_dir, 'report.md')
     atomic_write(path, '\n'.join(lines))
     return path
 
 
-def demo_results_data(results: Dict[str, dict], pretrain: Dict[str, dict],
-                      pixel: Dict[str, float], wall_s: float, config: str,
+def demo_results_data(results: Dict[str, dict],
+                      pretrain: Dict[str, dict],
+                      pixel: Dict[str, float],
+                      wall_s: float,
+                      config: str,
                       smoke: bool = False) -> dict:
     """The ``data`` of the demo's results file (``docs/results/demo.json``,
     rendered by ``mmsiameseim_lab.published_tables.demo_table``).
@@ -175,10 +192,18 @@ def demo_results_data(results: Dict[str, dict], pretrain: Dict[str, dict],
     rows = []
     for name, res in results.items():
         pre = pretrain.get(name) or {}
-        rows.append(dict(method=name, knn=res['knn'], linear=res['linear'],
-                         fewshot=res['fewshot'],
-                         pretrain_wall_s=pre.get('wall_s'),
-                         images_per_s=pre.get('images_per_s'),
-                         resumed=pre.get('resumed', False)))
-    return dict(rows=rows, pixel_knn=pixel['knn'], wall_s=wall_s,
-                config=config, smoke=smoke)
+        rows.append(
+            dict(
+                method=name,
+                knn=res['knn'],
+                linear=res['linear'],
+                fewshot=res['fewshot'],
+                pretrain_wall_s=pre.get('wall_s'),
+                images_per_s=pre.get('images_per_s'),
+                resumed=pre.get('resumed', False)))
+    return dict(
+        rows=rows,
+        pixel_knn=pixel['knn'],
+        wall_s=wall_s,
+        config=config,
+        smoke=smoke)

@@ -16,7 +16,8 @@ def mean_spread(values: Sequence[float]) -> str:
             f'({min(values):.2f}-{max(values):.2f})')
 
 
-def format_seed_table(runs: List[dict], names: Dict[str, str],
+def format_seed_table(runs: List[dict],
+                      names: Dict[str, str],
                       notes: Sequence[str] = ()) -> str:
     """Markdown: per implementation, the mean and spread over its seeds of
     kNN, linear probe, few-shot top-1 and images/s; then ``notes`` and
@@ -42,7 +43,8 @@ def format_seed_table(runs: List[dict], names: Dict[str, str],
         '', 'mean ± sample standard deviation (min-max) over the seeds.',
         *notes, '', 'Per run:', '',
         '| implementation | seed | kNN | linear | few-shot | images/s | '
-        'pretraining wall s |', '|---|---|---|---|---|---|---|']
+        'pretraining wall s |', '|---|---|---|---|---|---|---|'
+    ]
     for r in runs:
         lines.append(f'| {r["impl"]} | {r["seed"]} | {r["knn"]:.2f} | '
                      f'{r["linear"]:.2f} | {r["fewshot"]:.2f} | '

@@ -90,7 +90,10 @@ def _polygons(segmentation: dict) -> list:
 def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
     """Rewrite a painted COCO / LVIS annotation file with polygon masks
     (objects whose mask has no 3-point contour are dropped) and, with
-    ``rename``, category names taken in order from it. Idempotent."""
+    ``rename``, category names taken in order from it.
+
+    Idempotent.
+    """
     with open(ann_file) as f:
         ann = json.load(f)
     kept = []
@@ -115,8 +118,11 @@ IMAGENET_CLASSES = 1000
 def pad_class_folders(train_dir: str) -> None:
     """Empty class folders up to ImageNet-1k's 1000 beside the painted ones
     (named ``n99xxxxxx``: they sort last, the painted classes keep labels
-    0-9). Datasets that label by sorted folder index (``ImageNetSubset``)
-    check that all 1000 are there, as they are in the real data."""
+    0-9).
+
+    Datasets that label by sorted folder index (``ImageNetSubset``) check
+    that all 1000 are there, as they are in the real data.
+    """
     have = [
         d for d in os.listdir(train_dir) if osp.isdir(osp.join(train_dir, d))
     ]

@@ -184,10 +184,13 @@ def build_runner(cfg: Config):
 
 def _checkpoint_round_trip(runner, work_dir: str) -> dict:
     """Save a checkpoint, disturb the weights, load it back, and check that
-    every weight came back. The load is a resume (weights, optimizer,
+    every weight came back.
+
+    The load is a resume (weights, optimizer,
     schedulers, and the runner's resume checks) unless the preflight ran
     the config's whole schedule (a one-epoch config), where a resume is
-    rightly refused: then the weights and the optimizer state."""
+    rightly refused: then the weights and the optimizer state.
+    """
     runner.save_checkpoint(work_dir, 'preflight.pth')
     path = osp.join(work_dir, 'preflight.pth')
     params = dict(runner.model.named_parameters())

@@ -32,16 +32,16 @@ from .fashion_mnist_arrays import load_fashion_mnist_arrays
 # mmseg's class index is id - 1). Ten distinct ids; only "bag" and "apparel"
 # carry the item's meaning, the rest are other textile/object classes.
 FASHION_TO_ADE = {
-    0: 93,   # T-shirt/top -> apparel
-    1: 82,   # Trouser     -> towel
+    0: 93,  # T-shirt/top -> apparel
+    1: 82,  # Trouser     -> towel
     2: 132,  # Pullover    -> blanket
-    3: 19,   # Dress       -> curtain
-    4: 40,   # Coat        -> cushion
-    5: 58,   # Sandal      -> pillow
+    3: 19,  # Dress       -> curtain
+    4: 40,  # Coat        -> cushion
+    5: 58,  # Sandal      -> pillow
     6: 150,  # Shirt       -> flag
     7: 109,  # Sneaker     -> plaything
     8: 116,  # Bag         -> bag
-    9: 42,   # Ankle boot  -> box
+    9: 42,  # Ankle boot  -> box
 }
 SPLITS = dict(training='train', validation='test')  # ADE -> Fashion-MNIST
 ITEM_THRESHOLD = 30  # pixel value above which an enlarged item is "drawn"
@@ -52,7 +52,9 @@ def load_fashion_mnist(root: str, split: str):
     return load_fashion_mnist_arrays(root, SPLITS[split])
 
 
-def make_sample(images: np.ndarray, labels: np.ndarray, rng,
+def make_sample(images: np.ndarray,
+                labels: np.ndarray,
+                rng,
                 size_range: Tuple[int, int] = (96, 128),
                 max_items: int = 3) -> Tuple[np.ndarray, np.ndarray]:
     """One (image HxWx3 uint8, annotation HxW uint8) pair.
@@ -73,8 +75,8 @@ def make_sample(images: np.ndarray, labels: np.ndarray, rng,
     for _ in range(int(rng.integers(1, max_items, endpoint=True))):
         idx = int(rng.integers(len(images)))
         side = int(rng.integers(40, min(h, w) - 8, endpoint=True))
-        item = cv2.resize(images[idx], (side, side),
-                          interpolation=cv2.INTER_LINEAR)
+        item = cv2.resize(
+            images[idx], (side, side), interpolation=cv2.INTER_LINEAR)
         top = int(rng.integers(0, h - side, endpoint=True))
         left = int(rng.integers(0, w - side, endpoint=True))
         drawn = item > ITEM_THRESHOLD
@@ -84,8 +86,11 @@ def make_sample(images: np.ndarray, labels: np.ndarray, rng,
     return np.repeat(image[..., None], 3, axis=2), annotation
 
 
-def make_smoke_ade20k(fashion_root: str, out: str, num_train: int = 64,
-                      num_val: int = 16, seed: int = 0) -> str:
+def make_smoke_ade20k(fashion_root: str,
+                      out: str,
+                      num_train: int = 64,
+                      num_val: int = 16,
+                      seed: int = 0) -> str:
     """Write the dataset; returns the ``ADEChallengeData2016`` directory.
 
     Args:
@@ -101,8 +106,10 @@ def make_smoke_ade20k(fashion_root: str, out: str, num_train: int = 64,
     from mmengine.utils import ProgressBar
     data_root = osp.join(out, 'ade', 'ADEChallengeData2016')
     counts = dict(training=num_train, validation=num_val)
-    sources = {split: load_fashion_mnist(fashion_root, split)
-               for split in counts}
+    sources = {
+        split: load_fashion_mnist(fashion_root, split)
+        for split in counts
+    }
     progress = ProgressBar(num_train + num_val)
     for split_id, (split, count) in enumerate(counts.items()):
         img_dir = osp.join(data_root, 'images', split)
@@ -115,8 +122,9 @@ def make_smoke_ade20k(fashion_root: str, out: str, num_train: int = 64,
             rng = np.random.default_rng([seed, split_id, i])
             image, annotation = make_sample(*sources[split], rng)
             name = f'smoke_{split}_{i:06d}'
-            cv2.imwrite(osp.join(img_dir, name + '.jpg'), image,
-                        [cv2.IMWRITE_JPEG_QUALITY, 95])
+            cv2.imwrite(
+                osp.join(img_dir, name + '.jpg'), image,
+                [cv2.IMWRITE_JPEG_QUALITY, 95])
             cv2.imwrite(osp.join(ann_dir, name + '.png'), annotation)
             progress.update()
     sys.stdout.write('\n')

@@ -101,14 +101,18 @@ def make_split(rng, fmnist, num_images: int, size: int, img_dir: str,
         for label, c in zip(class_plan[i], cells):
             item = images_pool[rng.choice(by_class[label])]
             mask = paste(rng, img, item, (c % 2 * cell, c // 2 * cell), cell)
-            anns.append(dict(id=len(anns) + first_id, image_id=img_id,
-                             category_id=int(label) + 1, iscrowd=0,
-                             **mask_annotation(mask)))
+            anns.append(
+                dict(
+                    id=len(anns) + first_id,
+                    image_id=img_id,
+                    category_id=int(label) + 1,
+                    iscrowd=0,
+                    **mask_annotation(mask)))
         file_name = f'{img_id:012d}.jpg'
-        cv2.imwrite(osp.join(img_dir, file_name), img,
-                    [cv2.IMWRITE_JPEG_QUALITY, 95])
-        images.append(dict(id=img_id, file_name=file_name, height=size,
-                           width=size))
+        cv2.imwrite(
+            osp.join(img_dir, file_name), img, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        images.append(
+            dict(id=img_id, file_name=file_name, height=size, width=size))
         bar.update()
     print()
     return images, anns
@@ -124,8 +128,10 @@ def class_plans(rng, num_images: int, lvis: bool, train: bool) -> list:
         weights[[CLASSES.index(c) for c in COMMON]] = 0.5
         if train:
             weights[rare] = 0
-    plans = [sample_classes(rng, int(rng.integers(1, 4)), weights)
-             for _ in range(num_images)]
+    plans = [
+        sample_classes(rng, int(rng.integers(1, 4)), weights)
+        for _ in range(num_images)
+    ]
     if lvis:
         if num_images < len(rare):
             raise ValueError(f'need at least {len(rare)} images per split '
@@ -142,33 +148,47 @@ def draw_split(layout_dir: str, rng, fmnist: dict, num: int, size: int,
     img_dir = osp.join(layout_dir, f'{split}2017')
     os.makedirs(img_dir)
     plans = class_plans(rng, num, lvis=lvis, train=split == 'train')
-    return make_split(rng, fmnist[split], num, size, img_dir,
-                      first_id=1 if split == 'train' else 100001,
-                      class_plan=plans)
+    return make_split(
+        rng,
+        fmnist[split],
+        num,
+        size,
+        img_dir,
+        first_id=1 if split == 'train' else 100001,
+        class_plan=plans)
 
 
-def write_coco(out: str, rng, fmnist: dict, num: int, size: int,
-               split: str):
+def write_coco(out: str, rng, fmnist: dict, num: int, size: int, split: str):
     """Images and ``instances_{split}2017.json`` of the COCO layout."""
-    images, anns = draw_split(osp.join(out, 'coco'), rng, fmnist, num, size,
-                              split, lvis=False)
-    categories = [dict(id=i + 1, name=n, supercategory='fashion')
-                  for i, n in enumerate(CLASSES)]
-    dump(dict(images=images, annotations=anns, categories=categories),
-         osp.join(out, 'coco', 'annotations', f'instances_{split}2017.json'))
+    images, anns = draw_split(
+        osp.join(out, 'coco'), rng, fmnist, num, size, split, lvis=False)
+    categories = [
+        dict(id=i + 1, name=n, supercategory='fashion')
+        for i, n in enumerate(CLASSES)
+    ]
+    dump(
+        dict(images=images, annotations=anns, categories=categories),
+        osp.join(out, 'coco', 'annotations', f'instances_{split}2017.json'))
 
 
-def write_lvis(out: str, rng, fmnist: dict, num: int, size: int,
-               split: str, train_counts: Optional[dict] = None) -> dict:
+def write_lvis(out: str,
+               rng,
+               fmnist: dict,
+               num: int,
+               size: int,
+               split: str,
+               train_counts: Optional[dict] = None) -> dict:
     """Images and ``lvis_v1_{split}.json`` of the LVIS layout; returns the
     per-category counts (those of ``train_counts`` when given: LVIS
     frequencies are counted on train)."""
-    images, anns = draw_split(osp.join(out, 'lvis_v1'), rng, fmnist, num,
-                              size, split, lvis=True)
+    images, anns = draw_split(
+        osp.join(out, 'lvis_v1'), rng, fmnist, num, size, split, lvis=True)
     all_ids = set(range(1, len(CLASSES) + 1))
     for img in images:
-        present = {a['category_id'] for a in anns
-                   if a['image_id'] == img['id']}
+        present = {
+            a['category_id']
+            for a in anns if a['image_id'] == img['id']
+        }
         img['coco_url'] = ('http://images.cocodataset.org/'
                            f'{split}2017/{img.pop("file_name")}')
         img['neg_category_ids'] = sorted(all_ids - present)
@@ -178,12 +198,18 @@ def write_lvis(out: str, rng, fmnist: dict, num: int, size: int,
     for i, name in enumerate(CLASSES):
         freq = 'r' if name in RARE else 'c' if name in COMMON else 'f'
         categories.append({
-            'id': i + 1, 'name': name, 'synset': f'{name}.n.01',
-            'synonyms': [name], 'def': f'Fashion-MNIST class {name}',
-            'frequency': freq, 'image_count': counts[i + 1][0],
-            'instance_count': counts[i + 1][1]})
-    dump(dict(images=images, annotations=anns, categories=categories),
-         osp.join(out, 'lvis_v1', 'annotations', f'lvis_v1_{split}.json'))
+            'id': i + 1,
+            'name': name,
+            'synset': f'{name}.n.01',
+            'synonyms': [name],
+            'def': f'Fashion-MNIST class {name}',
+            'frequency': freq,
+            'image_count': counts[i + 1][0],
+            'instance_count': counts[i + 1][1]
+        })
+    dump(
+        dict(images=images, annotations=anns, categories=categories),
+        osp.join(out, 'lvis_v1', 'annotations', f'lvis_v1_{split}.json'))
     return counts
 
 
@@ -203,8 +229,12 @@ def dump(obj, path: str):
         json.dump(obj, f)
 
 
-def make_datasets(fashion_mnist: str, out: str, num_train: int = 8,
-                  num_val: int = 4, img_size: int = 128, seed: int = 0):
+def make_datasets(fashion_mnist: str,
+                  out: str,
+                  num_train: int = 8,
+                  num_val: int = 4,
+                  img_size: int = 128,
+                  seed: int = 0):
     """Write both datasets under ``out`` unless the same ones are there.
 
     Args:
@@ -225,8 +255,14 @@ def make_datasets(fashion_mnist: str, out: str, num_train: int = 8,
     if img_size < 64:
         raise ValueError(f'--img-size must be >= 64 (two 28-pixel items per '
                          f'side), got {img_size}')
-    meta = dict(num_train=num_train, num_val=num_val, img_size=img_size,
-                seed=seed, classes=CLASSES, rare=RARE, common=COMMON)
+    meta = dict(
+        num_train=num_train,
+        num_val=num_val,
+        img_size=img_size,
+        seed=seed,
+        classes=CLASSES,
+        rare=RARE,
+        common=COMMON)
     meta_path = osp.join(out, 'smoke_meta.json')
     if osp.isfile(meta_path):
         with open(meta_path) as f:

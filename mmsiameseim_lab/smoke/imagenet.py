@@ -49,16 +49,18 @@ FMNIST_TO_WNID = (
 LABEL = {w: i for i, w in enumerate(sorted(FMNIST_TO_WNID))}
 A_CLASSES = (0, 2, 5, 7, 8, 9)
 R_CLASSES = (0, 1, 3, 4, 6, 7, 9)
-CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise',
-               'defocus_blur', 'glass_blur', 'motion_blur', 'zoom_blur',
-               'snow', 'frost', 'fog', 'brightness', 'contrast',
-               'elastic_transform', 'pixelate', 'jpeg_compression')
+CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise', 'defocus_blur',
+               'glass_blur', 'motion_blur', 'zoom_blur', 'snow', 'frost',
+               'fog', 'brightness', 'contrast', 'elastic_transform',
+               'pixelate', 'jpeg_compression')
 
 
 def load_fashion_mnist(root: str) -> dict:
     """{'train': (images, labels), 't10k': (images, labels)}."""
-    return {split: load_fashion_mnist_arrays(root, name)
-            for split, name in (('train', 'train'), ('t10k', 'test'))}
+    return {
+        split: load_fashion_mnist_arrays(root, name)
+        for split, name in (('train', 'train'), ('t10k', 'test'))
+    }
 
 
 def to_rgb(img: np.ndarray, size: int) -> np.ndarray:
@@ -70,12 +72,13 @@ def to_rgb(img: np.ndarray, size: int) -> np.ndarray:
 def pick(labels: np.ndarray, per_class: int, offset: int = 0) -> dict:
     """Indices of the first ``per_class`` images of each class after
     skipping ``offset`` of them."""
-    return {c: np.flatnonzero(labels == c)[offset:offset + per_class]
-            for c in range(10)}
+    return {
+        c: np.flatnonzero(labels == c)[offset:offset + per_class]
+        for c in range(10)
+    }
 
 
-def corrupt(img: np.ndarray, name: str, severity: int,
-            rng) -> np.ndarray:
+def corrupt(img: np.ndarray, name: str, severity: int, rng) -> np.ndarray:
     """A simple stand-in of an ImageNet-C corruption (uint8 RGB in/out)."""
     s = severity / 5.0
     x = img.astype(np.float32) / 255.
@@ -118,8 +121,9 @@ def corrupt(img: np.ndarray, name: str, severity: int,
         ice = cv2.GaussianBlur(ice, (5, 5), 1)
         x = (1 - 0.4 * s) * x + 0.6 * s * ice[..., None]
     elif name == 'fog':
-        fog = cv2.resize(rng.random((4, 4)).astype(np.float32), (w, h),
-                         interpolation=cv2.INTER_CUBIC)
+        fog = cv2.resize(
+            rng.random((4, 4)).astype(np.float32), (w, h),
+            interpolation=cv2.INTER_CUBIC)
         x = x + (0.3 + 0.8 * s) * fog[..., None]
         x = x / x.max()
     elif name == 'brightness':
@@ -128,11 +132,17 @@ def corrupt(img: np.ndarray, name: str, severity: int,
         m = x.mean()
         x = (x - m) * (1 - 0.8 * s) + m
     elif name == 'elastic_transform':
-        dx, dy = (cv2.GaussianBlur(rng.uniform(-1, 1, (h, w)).astype(
-            np.float32), (7, 7), 2) * 4 * severity for _ in range(2))
+        dx, dy = (
+            cv2.GaussianBlur(
+                rng.uniform(-1, 1, (h, w)).astype(np.float32),
+                (7, 7), 2) * 4 * severity for _ in range(2))
         ys, xs = np.mgrid[:h, :w].astype(np.float32)
-        x = cv2.remap(x, xs + dx, ys + dy, cv2.INTER_LINEAR,
-                      borderMode=cv2.BORDER_REFLECT)
+        x = cv2.remap(
+            x,
+            xs + dx,
+            ys + dy,
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REFLECT)
     elif name == 'pixelate':
         f = 1. / (1 + severity)
         small = cv2.resize(x, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
@@ -196,9 +206,13 @@ def plan(data: dict, train_per_class: int, test_per_class: int,
     return jobs, ann, one_percent
 
 
-def make_smoke_imagenet(fashion_mnist: str, out: str, img_size: int = 32,
-                        train_per_class: int = 4, test_per_class: int = 2,
-                        c_per_class: int = 1, seed: int = 0) -> bool:
+def make_smoke_imagenet(fashion_mnist: str,
+                        out: str,
+                        img_size: int = 32,
+                        train_per_class: int = 4,
+                        test_per_class: int = 2,
+                        c_per_class: int = 1,
+                        seed: int = 0) -> bool:
     """Write every layout under ``out`` unless the same ones are there.
 
     Args:
@@ -219,13 +233,16 @@ def make_smoke_imagenet(fashion_mnist: str, out: str, img_size: int = 32,
         FileNotFoundError: The Fashion-MNIST files are missing.
         ValueError: A count or the size below 1.
     """
-    sizes = dict(img_size=img_size, train_per_class=train_per_class,
-                 test_per_class=test_per_class, c_per_class=c_per_class)
+    sizes = dict(
+        img_size=img_size,
+        train_per_class=train_per_class,
+        test_per_class=test_per_class,
+        c_per_class=c_per_class)
     small = [k for k, v in sizes.items() if v < 1]
     if small:
         raise ValueError(f'{small} must be >= 1, got {sizes}')
-    manifest = dict(fashion_mnist=osp.abspath(fashion_mnist), **sizes,
-                    seed=seed)
+    manifest = dict(
+        fashion_mnist=osp.abspath(fashion_mnist), **sizes, seed=seed)
     manifest_path = osp.join(out, 'smoke_manifest.json')
     if osp.isfile(manifest_path):
         with open(manifest_path) as f:

@@ -4,8 +4,7 @@ import os
 from typing import Dict, List
 
 
-def read_scalar_records(work_dir: str, key: str,
-                        order_key: str) -> List[dict]:
+def read_scalar_records(work_dir: str, key: str, order_key: str) -> List[dict]:
     """Records of mmengine's ``vis_data/scalars.json`` in every run of a
     work dir (resumes included) that hold ``key``, one per ``order_key``
     value (a later run's record wins), in that order."""
@@ -29,8 +28,8 @@ def read_scalars(work_dir: str) -> List[dict]:
 def plot_training_curves(runs: Dict[str, List[dict]], path: str) -> None:
     """Loss, learning rate and target momentum against iterations (PNG).
 
-    With several runs (different losses on different scales) each loss is
-    drawn relative to its first logged value.
+    With several runs (different losses on different scales) each loss is drawn
+    relative to its first logged value.
     """
     import matplotlib
     matplotlib.use('Agg')
@@ -57,8 +56,8 @@ def plot_training_curves(runs: Dict[str, List[dict]], path: str) -> None:
     plt.close(fig)
 
 
-def plot_accuracy_chart(results: Dict[str, Dict[str, float]],
-                        pixel_knn: float, path: str) -> None:
+def plot_accuracy_chart(results: Dict[str, Dict[str, float]], pixel_knn: float,
+                        path: str) -> None:
     """Grouped bars: method x (kNN, linear probe, 1 % few-shot) (PNG)."""
     import matplotlib
     matplotlib.use('Agg')
@@ -74,8 +73,11 @@ def plot_accuracy_chart(results: Dict[str, Dict[str, float]],
         vals = [results[name].get(m, float('nan')) for m, _ in metrics]
         bars = ax.bar(x + i * width, vals, width, label=name)
         ax.bar_label(bars, fmt='%.1f', fontsize=8)
-    ax.axhline(pixel_knn, color='gray', ls='--',
-               label=f'raw pixels kNN ({pixel_knn:.1f})')
+    ax.axhline(
+        pixel_knn,
+        color='gray',
+        ls='--',
+        label=f'raw pixels kNN ({pixel_knn:.1f})')
     ax.set_xticks(x + width * (len(names) - 1) / 2)
     ax.set_xticklabels([m[1] for m in metrics])
     ax.set_ylabel('top-1 accuracy (%) on the 10k test images')

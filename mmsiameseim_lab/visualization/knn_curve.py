@@ -10,7 +10,8 @@ def read_knn_scalars(work_dir: str, prefix: str = 'knn') -> List[dict]:
     return read_scalar_records(work_dir, f'{prefix}/top1', 'step')
 
 
-def plot_knn_curve(runs: Dict[str, List[dict]], path: str,
+def plot_knn_curve(runs: Dict[str, List[dict]],
+                   path: str,
                    prefix: str = 'knn') -> None:
     """Online kNN top-1 and top-5 against training iterations (PNG).
 
@@ -29,12 +30,21 @@ def plot_knn_curve(runs: Dict[str, List[dict]], path: str,
             vals = [r[f'{prefix}/{key}'] for r in recs]
             if vals:
                 ax.plot(steps, vals, style, ms=3, label=f'{name} {key}')
-    capped = [r['step'] for recs in runs.values() for r in recs
-              if r.get(f'{prefix}/capped')]
-    banks = sorted({int(r[f'{prefix}/bank']) for recs in runs.values()
-                    for r in recs if f'{prefix}/bank' in r})
-    queries = sorted({int(r[f'{prefix}/queries']) for recs in runs.values()
-                      for r in recs if f'{prefix}/queries' in r})
+    capped = [
+        r['step'] for recs in runs.values() for r in recs
+        if r.get(f'{prefix}/capped')
+    ]
+    banks = sorted({
+        int(r[f'{prefix}/bank'])
+        for recs in runs.values()
+        for r in recs if f'{prefix}/bank' in r
+    })
+    queries = sorted({
+        int(r[f'{prefix}/queries'])
+        for recs in runs.values()
+        for r in recs if f'{prefix}/queries' in r
+    })
+
     def sizes(values):
         return '/'.join(str(v) for v in values) or '?'
 

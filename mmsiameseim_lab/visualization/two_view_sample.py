@@ -33,7 +33,8 @@ def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,
     size = view_a.shape[0]
     step = size / grid
     offsets = crop_pair_offsets(
-        torch.as_tensor(boxes)[None], torch.as_tensor(flips)[None],
+        torch.as_tensor(boxes)[None],
+        torch.as_tensor(flips)[None],
         torch.tensor([float(results['crop_source_shape'][1])]))
     rows, cols = relative_patch_centres(offsets, grid)
     rows, cols = rows[0].numpy(), cols[0].numpy()
@@ -44,47 +45,84 @@ def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,
     axes[0].imshow(image, cmap=cmap)
     for k, (colour, name) in enumerate([('tab:red', 'a'), ('tab:cyan', 'b')]):
         top, left, h, w = boxes[k]
-        axes[0].add_patch(patches.Rectangle((left - .5, top - .5), w, h,
-                                            fill=False, lw=2, ec=colour))
-        axes[0].text(left + 0.5, top + h - 1.5, f'view {name}' +
-                     (' (flipped)' if flips[k] else ''), color=colour,
-                     fontsize=9, va='bottom', fontweight='bold')
+        axes[0].add_patch(
+            patches.Rectangle((left - .5, top - .5),
+                              w,
+                              h,
+                              fill=False,
+                              lw=2,
+                              ec=colour))
+        axes[0].text(
+            left + 0.5,
+            top + h - 1.5,
+            f'view {name}' + (' (flipped)' if flips[k] else ''),
+            color=colour,
+            fontsize=9,
+            va='bottom',
+            fontweight='bold')
     axes[0].set_title('source image and crop boxes')
 
     axes[1].imshow(view_a, cmap=cmap)
     mask = results['mask']
     for r, c in zip(*np.nonzero(mask)):
-        axes[1].add_patch(patches.Rectangle((c * step - .5, r * step - .5),
-                                            step, step, color='tab:red',
-                                            alpha=.45, lw=0))
+        axes[1].add_patch(
+            patches.Rectangle((c * step - .5, r * step - .5),
+                              step,
+                              step,
+                              color='tab:red',
+                              alpha=.45,
+                              lw=0))
     axes[1].set_title(f'view a, {int(mask.sum())}/{mask.size} patches masked')
 
     axes[2].imshow(view_b, cmap=cmap)
     for i in range(grid * grid):
         r, c = divmod(i, grid)
-        axes[2].add_patch(patches.Rectangle((c * step - .5, r * step - .5),
-                                            step, step, fill=False, lw=.5,
-                                            ec=colours[i]))
-        axes[2].plot((c + .5) * step - .5, (r + .5) * step - .5, 'o', ms=3,
-                     color=colours[i])
+        axes[2].add_patch(
+            patches.Rectangle((c * step - .5, r * step - .5),
+                              step,
+                              step,
+                              fill=False,
+                              lw=.5,
+                              ec=colours[i]))
+        axes[2].plot(
+            (c + .5) * step - .5, (r + .5) * step - .5,
+            'o',
+            ms=3,
+            color=colours[i])
     # mark two corners so that flips can be followed between the panels
     corners = [(0, '*', 'top-left patch of view b'),
                (grid - 1, '^', 'top-right patch of view b')]
     for i, marker, label in corners:
         r, c = divmod(i, grid)
-        axes[2].plot((c + .5) * step - .5, (r + .5) * step - .5, marker,
-                     ms=14, mec='white', mfc='tab:orange', label=label)
+        axes[2].plot(
+            (c + .5) * step - .5, (r + .5) * step - .5,
+            marker,
+            ms=14,
+            mec='white',
+            mfc='tab:orange',
+            label=label)
     axes[2].legend(loc='lower center', fontsize=7, framealpha=.8)
     axes[2].set_title('view b (target) and its patches')
 
     xs, ys = (cols + .5) * step - .5, (rows + .5) * step - .5
     axes[3].imshow(view_a, cmap=cmap, alpha=.7)
-    axes[3].add_patch(patches.Rectangle((-.5, -.5), size, size, fill=False,
-                                        lw=2, ec='tab:red'))
+    axes[3].add_patch(
+        patches.Rectangle((-.5, -.5),
+                          size,
+                          size,
+                          fill=False,
+                          lw=2,
+                          ec='tab:red'))
     axes[3].scatter(xs, ys, s=12, c=colours, zorder=3)
     for i, marker, _ in corners:
-        axes[3].plot(xs[i], ys[i], marker, ms=14, mec='white',
-                     mfc='tab:orange', zorder=4)
+        axes[3].plot(
+            xs[i],
+            ys[i],
+            marker,
+            ms=14,
+            mec='white',
+            mfc='tab:orange',
+            zorder=4)
     lo = min(xs.min(), ys.min(), 0) - step
     hi = max(xs.max(), ys.max(), size) + step
     axes[3].set_xlim(lo, hi)

@@ -10,16 +10,19 @@ from mmsiameseim.apis.convert import (load_pretrained_state,
 def _vit_b_state(**kwargs):
     from mmpretrain.models import VisionTransformer
     with torch.device('meta'):
-        vit = VisionTransformer(arch='b', img_size=224, patch_size=16,
-                                **kwargs)
+        vit = VisionTransformer(
+            arch='b', img_size=224, patch_size=16, **kwargs)
     return {'backbone.' + k: v for k, v in vit.state_dict().items()}
 
 
 def test_vit_b_maps_onto_timm_vit_base_patch16_224_key_for_key():
     import timm
     with torch.device('meta'):
-        ref = timm.create_model('vit_base_patch16_224', pretrained=False,
-                                num_classes=0, final_norm=False)
+        ref = timm.create_model(
+            'vit_base_patch16_224',
+            pretrained=False,
+            num_classes=0,
+            final_norm=False)
     ours = _vit_b_state(final_norm=False)
     ours['neck.pred.weight'] = torch.zeros(1)
     out, report = to_timm_vit({'state_dict': ours})
@@ -30,17 +33,22 @@ def test_vit_b_maps_onto_timm_vit_base_patch16_224_key_for_key():
     assert report['dropped'] == {'neck': 1}
     assert report['not_provided'] == ['head.*', 'norm.* (final norm)']
     assert report['arch'] == dict(
-        embed_dims=768, num_layers=12, feedforward_channels=3072,
-        img_size=224, patch_size=16, in_channels=3, final_norm=False)
+        embed_dims=768,
+        num_layers=12,
+        feedforward_channels=3072,
+        img_size=224,
+        patch_size=16,
+        in_channels=3,
+        final_norm=False)
 
 
 def test_a_final_norm_is_exported_as_timm_norm():
     import timm
+
     from mmsiameseim.models.backbones.siameseim_vit import SiameseIMViT
-    arch = dict(embed_dims=32, num_layers=2, num_heads=2,
-                feedforward_channels=64)
-    ours = SiameseIMViT(arch=arch, img_size=32, patch_size=8,
-                        final_norm=True)
+    arch = dict(
+        embed_dims=32, num_layers=2, num_heads=2, feedforward_channels=64)
+    ours = SiameseIMViT(arch=arch, img_size=32, patch_size=8, final_norm=True)
     ours.init_weights()
     ours.ln1.weight.data.uniform_(0.5, 1.5)
     ours.eval()
@@ -48,8 +56,13 @@ def test_a_final_norm_is_exported_as_timm_norm():
     out, report = to_timm_vit(state)  # a bare state dict is accepted too
     assert report['not_provided'] == ['head.*']
     ref = timm.models.vision_transformer.VisionTransformer(
-        img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2,
-        mlp_ratio=2, num_classes=0).eval()
+        img_size=32,
+        patch_size=8,
+        embed_dim=32,
+        depth=2,
+        num_heads=2,
+        mlp_ratio=2,
+        num_classes=0).eval()
     ref.load_state_dict(out, strict=True)
     x = torch.randn(2, 3, 32, 32)
     with torch.no_grad():
@@ -63,8 +76,8 @@ def test_official_keys_are_mapped_and_the_rest_reported(parity_fixture):
     official = {'model': parity_fixture['official_state_dict']}
     state, report = to_mmpretrain_backbone(official)
     assert report['source'] == 'official SiameseIM'
-    assert sorted(report['official_skipped']) == ['decoder_pos_embed',
-                                                  'mm_mask_token']
+    assert sorted(
+        report['official_skipped']) == ['decoder_pos_embed', 'mm_mask_token']
     assert set(report['dropped']) == {'neck', 'target'}
     torch.testing.assert_close(
         state['backbone.layers.1.ffn.layers.0.0.weight'],
@@ -72,13 +85,21 @@ def test_official_keys_are_mapped_and_the_rest_reported(parity_fixture):
 
 
 @pytest.mark.parametrize('bad, words', [
-    ({'state_dict': {'conv1.weight': torch.zeros(1)}},
-     ['unrecognised checkpoint', 'conv1.weight', 'cls_token']),
+    ({
+        'state_dict': {
+            'conv1.weight': torch.zeros(1)
+        }
+    }, ['unrecognised checkpoint', 'conv1.weight', 'cls_token']),
     ([1, 2], ['expected a checkpoint dict', 'list']),
-    ({'state_dict': {'backbone.patch_embed.projection.weight': torch.zeros(
-        4, 3, 2, 2), 'backbone.layers.0.gamma1.weight': torch.zeros(4)}},
-     ['not an mmpretrain VisionTransformer', 'cls_token',
-      'layers.0.gamma1.weight', 'layers.0.attn.qkv.weight']),
+    ({
+        'state_dict': {
+            'backbone.patch_embed.projection.weight': torch.zeros(4, 3, 2, 2),
+            'backbone.layers.0.gamma1.weight': torch.zeros(4)
+        }
+    }, [
+        'not an mmpretrain VisionTransformer', 'cls_token',
+        'layers.0.gamma1.weight', 'layers.0.attn.qkv.weight'
+    ]),
 ])
 def test_unrecognised_inputs_are_refused_naming_keys(bad, words):
     with pytest.raises(ValueError) as err:

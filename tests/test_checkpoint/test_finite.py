@@ -21,8 +21,10 @@ def test_finds_nan_and_inf_in_float_tensors_only():
 
 
 def test_the_message_names_the_source_each_tensor_and_its_counts():
-    state = {f'layer{i}.weight': torch.full((2, 5), float('nan'))
-             for i in range(7)}
+    state = {
+        f'layer{i}.weight': torch.full((2, 5), float('nan'))
+        for i in range(7)
+    }
     state['layer3.weight'][0] = float('inf')
     state['fine'] = torch.zeros(1)
     with pytest.raises(ValueError) as err:

@@ -10,25 +10,29 @@ from mmpretrain.registry import MODELS, TRANSFORMS
 
 import mmsiameseim  # noqa: F401
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CFG = os.path.join(ROOT, 'configs', 'pretrain', '{}')
 
 
 def test_fashionmnist_config_trains_a_step_on_a_4x4_target_grid():
     from mmengine.registry import init_default_scope
     init_default_scope('mmpretrain')
-    cfg = Config.fromfile(CFG.format(
-        'siameseim-target16_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))
-    default = Config.fromfile(CFG.format(
-        'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))
+    cfg = Config.fromfile(
+        CFG.format(
+            'siameseim-target16_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'
+        ))
+    default = Config.fromfile(
+        CFG.format(
+            'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))
     # only the target resolution differs from the demo config
     assert cfg.model.neck.pop('target_grid_size') == 4
     assert cfg.model == default.model
     np.random.seed(0)
     torch.manual_seed(0)
-    pipeline = [TRANSFORMS.build(t) for t in
-                cfg.train_dataloader.dataset.pipeline]
+    pipeline = [
+        TRANSFORMS.build(t) for t in cfg.train_dataloader.dataset.pipeline
+    ]
     samples = []
     for _ in range(3):
         results = dict(img=np.random.randint(0, 256, (28, 28), np.uint8))
@@ -49,8 +53,10 @@ def test_fashionmnist_config_trains_a_step_on_a_4x4_target_grid():
 
 
 def test_imagenet_config_encodes_a_112px_target():
-    cfg = Config.fromfile(CFG.format(
-        'siameseim-target112_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'))
+    cfg = Config.fromfile(
+        CFG.format(
+            'siameseim-target112_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py')
+    )
     assert cfg.model.neck.target_grid_size == 7
     crop = cfg.train_dataloader.dataset.pipeline[1]
     assert crop.type == 'TwoViewRandomResizedCrop'
@@ -60,17 +66,24 @@ def test_imagenet_config_encodes_a_112px_target():
 
 def test_backbone_resizes_its_position_table_for_another_grid():
     from mmpretrain.models.utils import resize_pos_embed
-    vit = MODELS.build(dict(type='SiameseIMViT', arch=dict(
-        embed_dims=32, num_layers=1, num_heads=2, feedforward_channels=64),
-        img_size=32, patch_size=8))
+    vit = MODELS.build(
+        dict(
+            type='SiameseIMViT',
+            arch=dict(
+                embed_dims=32,
+                num_layers=1,
+                num_heads=2,
+                feedforward_channels=64),
+            img_size=32,
+            patch_size=8))
     vit.init_weights()
     vit.eval()
     x = torch.randn(2, 3, 16, 16)
     out = vit(x)
     assert out.shape == (2, 1 + 4, 32)
     # the same as encoding with the resized table by hand
-    pos = resize_pos_embed(vit.pos_embed, (4, 4), (2, 2), mode='bicubic',
-                           num_extra_tokens=1)
+    pos = resize_pos_embed(
+        vit.pos_embed, (4, 4), (2, 2), mode='bicubic', num_extra_tokens=1)
     tokens = vit.patch_embed(x)[0] + pos[:, 1:]
     cls = vit.cls_token.expand(2, -1, -1) + pos[:, :1]
     ref = vit.layers[0](torch.cat([cls, tokens], 1))

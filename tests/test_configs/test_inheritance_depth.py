@@ -14,8 +14,9 @@ from mmengine.config import Config
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIGS = sorted(
-    p for p in glob.glob(osp.join(ROOT, 'configs', '**', '*.py'),
-                         recursive=True) if '/_base_/' not in p)
+    p for p in glob.glob(
+        osp.join(ROOT, 'configs', '**', '*.py'), recursive=True)
+    if '/_base_/' not in p)
 
 
 def local_bases(path):
@@ -24,8 +25,10 @@ def local_bases(path):
                 getattr(node.targets[0], 'id', None) == '_base_':
             value = ast.literal_eval(node.value)
             names = [value] if isinstance(value, str) else list(value)
-            return [osp.normpath(osp.join(osp.dirname(path), n))
-                    for n in names if '::' not in n]
+            return [
+                osp.normpath(osp.join(osp.dirname(path), n)) for n in names
+                if '::' not in n
+            ]
     return []
 
 
@@ -34,8 +37,8 @@ def depth(path):
     return 1 + max(map(depth, bases)) if bases else 0
 
 
-@pytest.mark.parametrize('path', CONFIGS,
-                         ids=[osp.relpath(p, ROOT) for p in CONFIGS])
+@pytest.mark.parametrize(
+    'path', CONFIGS, ids=[osp.relpath(p, ROOT) for p in CONFIGS])
 def test_inheritance_is_shallow(path):
     most = 2 if path.endswith('_in1k.py') else 3
     assert depth(path) <= most, (

@@ -5,10 +5,11 @@ import os
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-METAFILES = sorted(glob.glob(os.path.join(ROOT, 'configs', '**',
-                                          'metafile.yml'), recursive=True))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+METAFILES = sorted(
+    glob.glob(
+        os.path.join(ROOT, 'configs', '**', 'metafile.yml'), recursive=True))
 
 
 def test_every_config_folder_with_configs_has_a_metafile_and_readme():
@@ -18,8 +19,8 @@ def test_every_config_folder_with_configs_has_a_metafile_and_readme():
         assert os.path.isfile(os.path.join(folder, 'README.md')), folder
 
 
-@pytest.mark.parametrize('metafile', METAFILES,
-                         ids=lambda p: os.path.relpath(p, ROOT))
+@pytest.mark.parametrize(
+    'metafile', METAFILES, ids=lambda p: os.path.relpath(p, ROOT))
 def test_metafile_lists_exactly_the_folders_configs(metafile):
     with open(metafile) as f:
         meta = yaml.safe_load(f)
@@ -31,6 +32,8 @@ def test_metafile_lists_exactly_the_folders_configs(metafile):
         assert os.path.basename(config) == model['Name'] + '.py', config
         assert os.path.isfile(os.path.join(ROOT, config)), config
     folder = os.path.relpath(os.path.dirname(metafile), ROOT)
-    present = {os.path.join(folder, os.path.basename(p))
-               for p in glob.glob(os.path.join(ROOT, folder, '*.py'))}
+    present = {
+        os.path.join(folder, os.path.basename(p))
+        for p in glob.glob(os.path.join(ROOT, folder, '*.py'))
+    }
     assert present - listed == set(), 'configs missing from the metafile'

@@ -11,14 +11,14 @@ from mmengine.config import Config
 from mmsiameseim.evaluation import (native_bf16, probe_config,
                                     set_training_precision)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIX = os.path.join(ROOT, 'configs', 'pretrain', 'mix')
 PROBE_CFG = os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
                          'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
-CONFIGS = sorted(os.path.basename(p)[:-3]
-                 for p in glob.glob(os.path.join(MIX, '*.py')))
+CONFIGS = sorted(
+    os.path.basename(p)[:-3] for p in glob.glob(os.path.join(MIX, '*.py')))
 needs_data = pytest.mark.skipif(
     not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
@@ -40,13 +40,19 @@ def _entry(name):
 
 def test_catalogue_has_every_required_combination():
     assert sorted(_entry(n) for n in CONFIGS) == sorted(EXPECTED)
-    archs = {_entry(n): Config.fromfile(os.path.join(MIX, n + '.py'))
-             .model.backbone.get('arch') for n in CONFIGS}
+    archs = {
+        _entry(n):
+        Config.fromfile(os.path.join(MIX,
+                                     n + '.py')).model.backbone.get('arch')
+        for n in CONFIGS
+    }
     assert archs['siameseim_vit-small'] == 'deit-s'
     assert archs['siameseim_vit-large'] == 'l'
-    assert Config.fromfile(os.path.join(MIX, next(
-        n for n in CONFIGS if n.startswith('siameseim-pixel')) + '.py')
-    ).model.target_type == 'pixel'
+    assert Config.fromfile(
+        os.path.join(
+            MIX,
+            next(n for n in CONFIGS if n.startswith('siameseim-pixel')) +
+            '.py')).model.target_type == 'pixel'
 
 
 def _smoke_cfg(name, work_dir, images=16, batch=8):
@@ -59,9 +65,15 @@ def _smoke_cfg(name, work_dir, images=16, batch=8):
     loader.batch_size = batch
     loader.num_workers = 0
     loader.persistent_workers = False
-    cfg.param_scheduler = [dict(type='CosineAnnealingLR', T_max=1,
-                                by_epoch=True, begin=0, end=1,
-                                convert_to_iter_based=True)]
+    cfg.param_scheduler = [
+        dict(
+            type='CosineAnnealingLR',
+            T_max=1,
+            by_epoch=True,
+            begin=0,
+            end=1,
+            convert_to_iter_based=True)
+    ]
     cfg.default_hooks.logger.interval = 1
     if not native_bf16():
         set_training_precision(cfg, 'float32')
@@ -78,8 +90,8 @@ def test_mix_config_trains_on_fashion_mnist(name, tmp_path):
         # ViT-L's width, heads and MLP with 2 of its 24 blocks keep this
         # test fast; the full depth is test_vit_large_trains_at_full_depth
         from mmpretrain.models import VisionTransformer
-        cfg.model.backbone.arch = dict(VisionTransformer.arch_zoo['l'],
-                                       num_layers=2)
+        cfg.model.backbone.arch = dict(
+            VisionTransformer.arch_zoo['l'], num_layers=2)
     assert cfg.model.type == algorithm
     assert cfg.model.backbone.type == backbone
     assert last in (cfg.model.head.type, cfg.model.get('target_type'))
@@ -87,11 +99,10 @@ def test_mix_config_trains_on_fashion_mnist(name, tmp_path):
     runner.train()
     assert runner.iter == 2
     losses = [v for v in runner.message_hub.log_scalars['train/loss'].data[0]]
-    assert len(losses) == 2 and all(map(lambda v: v == v and abs(v) < 1e6,
-                                        losses))
+    assert len(losses) == 2 and all(
+        map(lambda v: v == v and abs(v) < 1e6, losses))
     # the demo's frozen evaluation loads this backbone, key for key
-    _check_probe_loads(name, os.path.join(str(tmp_path), 'epoch_1.pth'),
-                       cfg)
+    _check_probe_loads(name, os.path.join(str(tmp_path), 'epoch_1.pth'), cfg)
 
 
 def _check_probe_loads(name, checkpoint, pretrain_cfg):
@@ -101,14 +112,14 @@ def _check_probe_loads(name, checkpoint, pretrain_cfg):
     from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                         extract_features)
     probe = probe_config(PROBE_CFG, pretrain_cfg.model)
-    state = torch.load(checkpoint, map_location='cpu',
-                       weights_only=False)['state_dict']
+    state = torch.load(
+        checkpoint, map_location='cpu', weights_only=False)['state_dict']
     model = build_frozen_backbone_model(probe, checkpoint)
     for key, value in model.backbone.state_dict().items():
         if 'relative_position_index' in key:
             continue
-        torch.testing.assert_close(value, state['backbone.' + key].float(),
-                                   msg=key)
+        torch.testing.assert_close(
+            value, state['backbone.' + key].float(), msg=key)
     # the demo's kNN / few-shot features and linear-probe input: one
     # vector per image of the head's width
     test = probe.test_dataloader.dataset
@@ -116,8 +127,9 @@ def _check_probe_loads(name, checkpoint, pretrain_cfg):
     feats, _ = extract_features(model, test, test.pipeline, [0, 1])
     assert feats.shape == (2, probe.model.head.in_channels)
     data = model.data_preprocessor(
-        pseudo_collate([DATASETS.build(dict(test, indices=2))[i]
-                        for i in range(2)]), False)
+        pseudo_collate(
+            [DATASETS.build(dict(test, indices=2))[i] for i in range(2)]),
+        False)
     with torch.no_grad():
         neck = model.extract_feat(data['inputs'], stage='neck')
     assert neck[-1].shape == feats.shape

@@ -13,8 +13,10 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CFG_DIR = osp.join(ROOT, 'configs', 'benchmarks', 'mmpretrain')
 FT = 'vit-base-p16_siameseim-pre_8xb128-coslr-100e_in1k.py'
 LIN = 'vit-base-p16_siameseim-pre_8xb2048-linear-coslr-90e_in1k.py'
-ROBUST = {v: f'vit-base-p16_siameseim-ft_in1k-test_imagenet-{v}.py'
-          for v in ('a', 'r', 'sketch', 'c')}
+ROBUST = {
+    v: f'vit-base-p16_siameseim-ft_in1k-test_imagenet-{v}.py'
+    for v in ('a', 'r', 'sketch', 'c')
+}
 TINY = dict(embed_dims=32, num_layers=2, num_heads=2, feedforward_channels=64)
 SIZES = {224: 32, 256: 36}  # 224-px protocol -> 32-px smoke images
 
@@ -29,29 +31,34 @@ def types(pipeline):
 
 def test_finetune_config_has_the_appendix_numbers():
     cfg = load(FT)
-    assert cfg.custom_imports == dict(imports=['mmsiameseim'],
-                                      allow_failed_imports=False)
+    assert cfg.custom_imports == dict(
+        imports=['mmsiameseim'], allow_failed_imports=False)
     b = cfg.model.backbone
-    assert (b.type, b.arch, b.patch_size, b.img_size) == (
-        'VisionTransformer', 'base', 16, 224)
+    assert (b.type, b.arch, b.patch_size, b.img_size) == ('VisionTransformer',
+                                                          'base', 16, 224)
     assert b.drop_path_rate == 0.1
-    assert b.init_cfg == dict(type='Pretrained', _scope_='mmsiameseim',
-                              checkpoint='', prefix='backbone.')
+    assert b.init_cfg == dict(
+        type='Pretrained',
+        _scope_='mmsiameseim',
+        checkpoint='',
+        prefix='backbone.')
     assert cfg.model.head.num_classes == 1000
-    assert cfg.model.head.loss == dict(type='LabelSmoothLoss',
-                                       label_smooth_val=0.1, mode='original')
-    assert cfg.model.train_cfg.augments == [dict(type='Mixup', alpha=0.8),
-                                            dict(type='CutMix', alpha=1.0)]
+    assert cfg.model.head.loss == dict(
+        type='LabelSmoothLoss', label_smooth_val=0.1, mode='original')
+    assert cfg.model.train_cfg.augments == [
+        dict(type='Mixup', alpha=0.8),
+        dict(type='CutMix', alpha=1.0)
+    ]
     opt = cfg.optim_wrapper.optimizer
-    assert (opt.type, opt.lr, opt.betas, opt.weight_decay) == (
-        'AdamW', 1e-3, (0.9, 0.999), 0.05)
+    assert (opt.type, opt.lr, opt.betas,
+            opt.weight_decay) == ('AdamW', 1e-3, (0.9, 0.999), 0.05)
     assert cfg.optim_wrapper.constructor == \
         'LearningRateDecayOptimWrapperConstructor'
     assert cfg.optim_wrapper.paramwise_cfg.layer_decay_rate == 0.65
     warmup, cosine = cfg.param_scheduler
     assert (warmup.type, warmup.begin, warmup.end) == ('LinearLR', 0, 5)
-    assert (cosine.type, cosine.begin, cosine.end) == (
-        'CosineAnnealingLR', 5, 100)
+    assert (cosine.type, cosine.begin, cosine.end) == ('CosineAnnealingLR', 5,
+                                                       100)
     assert cfg.train_cfg.max_epochs == 100
     # 8 x 128 = 1024, the batch lr 1e-3 is given for
     assert cfg.train_dataloader.batch_size * 8 == 1024
@@ -69,26 +76,28 @@ def test_linear_probe_config_has_the_appendix_numbers():
     b = cfg.model.backbone
     assert (b.arch, b.patch_size, b.frozen_stages) == ('base', 16, 12)
     assert b.init_cfg.prefix == 'backbone.'
-    assert cfg.model.neck == dict(type='ClsBatchNormNeck',
-                                  input_features=768, affine=False)
+    assert cfg.model.neck == dict(
+        type='ClsBatchNormNeck', input_features=768, affine=False)
     assert cfg.model.head.type == 'LinearClsHead'
     opt = cfg.optim_wrapper.optimizer
     assert (opt.type, opt.lr, opt.weight_decay) == ('LARS', 3.2, 0.0)
     warmup, cosine = cfg.param_scheduler
     assert (warmup.begin, warmup.end) == (0, 10)
-    assert (cosine.type, cosine.begin, cosine.end) == (
-        'CosineAnnealingLR', 10, 90)
+    assert (cosine.type, cosine.begin, cosine.end) == ('CosineAnnealingLR', 10,
+                                                       90)
     assert cfg.train_cfg.max_epochs == 90
     assert cfg.train_dataloader.batch_size * 8 == 16384
     assert cfg.auto_scale_lr.base_batch_size == 16384
     assert set(types(cfg.train_dataloader.dataset.pipeline)) == {
         'StrictLoadImageFromFile', 'RandomResizedCrop', 'RandomFlip',
-        'PackInputs'}
+        'PackInputs'
+    }
 
 
 @pytest.mark.parametrize('name', [
     FT, LIN, 'vit-base-p16_siameseim-pre_1percent-logreg_in1k.py',
-    'vit-tiny-p4_linear-probe-10e_fashionmnist.py'])
+    'vit-tiny-p4_linear-probe-10e_fashionmnist.py'
+])
 def test_every_config_refuses_a_resnet18_checkpoint(name, tmp_path):
     """The configs' Pretrained is mmsiameseim's strict one: a ResNet-18
     stops the run (mmengine's own loads nothing and trains from random
@@ -99,8 +108,8 @@ def test_every_config_refuses_a_resnet18_checkpoint(name, tmp_path):
     from tests.helpers import save_resnet18_checkpoint
     cfg = load(name)
     init = cfg.model.backbone.init_cfg
-    assert (init.type, init._scope_, init.prefix) == (
-        'Pretrained', 'mmsiameseim', 'backbone.')
+    assert (init.type, init._scope_,
+            init.prefix) == ('Pretrained', 'mmsiameseim', 'backbone.')
     path = tmp_path / 'resnet18.pth'
     save_resnet18_checkpoint(path)
     backbone = cfg.model.backbone
@@ -111,9 +120,11 @@ def test_every_config_refuses_a_resnet18_checkpoint(name, tmp_path):
             backbone.frozen_stages = TINY['num_layers']
     init_default_scope('mmpretrain')
     model = MODELS.build(backbone)
-    with pytest.raises(ValueError, match=f"{path} \\(prefix 'backbone.'\\)"
-                       ': refusing to initialise VisionTransformer.*'
-                       'supplies 0 of the .*backbone.layer1 \\(24\\)'):
+    with pytest.raises(
+            ValueError,
+            match=f"{path} \\(prefix 'backbone.'\\)"
+            ': refusing to initialise VisionTransformer.*'
+            'supplies 0 of the .*backbone.layer1 \\(24\\)'):
         model.init_weights()
 
 
@@ -124,10 +135,12 @@ def test_robustness_configs_test_the_finetuned_model():
         assert cfg.model.head.num_classes == 1000
         ds = cfg.test_dataloader.dataset
         assert ds.class_map_ann_file == 'data/imagenet/meta/train.txt'
-        assert ds.data_root == {'a': 'data/imagenet-a',
-                                'r': 'data/imagenet-r',
-                                'sketch': 'data/imagenet-sketch/sketch',
-                                'c': 'data/imagenet-c'}[variant]
+        assert ds.data_root == {
+            'a': 'data/imagenet-a',
+            'r': 'data/imagenet-r',
+            'sketch': 'data/imagenet-sketch/sketch',
+            'c': 'data/imagenet-c'
+        }[variant]
     assert load(ROBUST['a']).test_evaluator.type == 'ClassSubsetAccuracy'
     assert load(ROBUST['r']).test_evaluator.type == 'ClassSubsetAccuracy'
     assert load(ROBUST['sketch']).test_evaluator.type == 'Accuracy'
@@ -148,8 +161,11 @@ def test_full_size_models_and_optimizers_build():
     init_default_scope('mmpretrain')
     cfg = load(FT)
     model = MODELS.build(cfg.model)
-    groups = {g['param_name']: g for g in build_optim_wrapper(
-        model, cfg.optim_wrapper).optimizer.param_groups}
+    groups = {
+        g['param_name']: g
+        for g in build_optim_wrapper(model,
+                                     cfg.optim_wrapper).optimizer.param_groups
+    }
     assert len(model.backbone.layers) == 12
     scale = {n: g['lr_scale'] for n, g in groups.items()}
     assert scale['backbone.patch_embed.projection.weight'] == \
@@ -164,8 +180,10 @@ def test_full_size_models_and_optimizers_build():
         assert groups[name]['weight_decay'] == 0.0, name
     assert groups['backbone.layers.3.attn.qkv.weight']['weight_decay'] == \
         0.05
-    drop = [m.drop_prob for m in model.backbone.modules()
-            if type(m).__name__ == 'DropPath']
+    drop = [
+        m.drop_prob for m in model.backbone.modules()
+        if type(m).__name__ == 'DropPath'
+    ]
     assert max(drop) == pytest.approx(0.1)  # linearly up to 0.1
 
     cfg = load(LIN)
@@ -200,8 +218,10 @@ def shrink(cfg, smoke, work_dir, test_batch=10):
         loader = cfg.get(key)
         if loader is None:
             continue
-        loader.update(batch_size=4 if key == 'train_dataloader' else
-                      test_batch, num_workers=0, persistent_workers=False)
+        loader.update(
+            batch_size=4 if key == 'train_dataloader' else test_batch,
+            num_workers=0,
+            persistent_workers=False)
         ds = loader.dataset
         for field in ('data_root', 'class_map_ann_file'):
             if field in ds:
@@ -231,8 +251,8 @@ def pretrain_ckpt(tmp_path_factory):
     import mmsiameseim  # noqa: F401
     from tests.helpers import tiny_siameseim_cfg
     torch.manual_seed(0)
-    model = MODELS.build(tiny_siameseim_cfg(img_size=32, patch_size=8,
-                                            dims=TINY['embed_dims']))
+    model = MODELS.build(
+        tiny_siameseim_cfg(img_size=32, patch_size=8, dims=TINY['embed_dims']))
     path = tmp_path_factory.mktemp('pretrain') / 'epoch_1.pth'
     torch.save({'meta': {}, 'state_dict': model.state_dict()}, path)
     return path
@@ -240,8 +260,10 @@ def pretrain_ckpt(tmp_path_factory):
 
 def backbone_state(pretrain_ckpt):
     sd = torch.load(pretrain_ckpt, weights_only=True)['state_dict']
-    return {k[len('backbone.'):]: v for k, v in sd.items()
-            if k.startswith('backbone.')}
+    return {
+        k[len('backbone.'):]: v
+        for k, v in sd.items() if k.startswith('backbone.')
+    }
 
 
 def assert_percent(metrics, key):
@@ -253,8 +275,8 @@ def assert_percent(metrics, key):
 @pytest.fixture(scope='module')
 def finetuned(smoke_imagenet, pretrain_ckpt, tmp_path_factory):
     work_dir = tmp_path_factory.mktemp('ft')
-    cfg = shrink_for_training(load(FT), smoke_imagenet, work_dir,
-                              pretrain_ckpt)
+    cfg = shrink_for_training(
+        load(FT), smoke_imagenet, work_dir, pretrain_ckpt)
     runner = Runner.from_cfg(cfg)
     runner.train()
     return runner, work_dir
@@ -271,16 +293,17 @@ def test_finetune_runs_end_to_end(finetuned, pretrain_ckpt):
         torch.testing.assert_close(ours[k], v, atol=1e-4, rtol=0)
     # layer-wise lr decay reached the optimizer: 4 depths (embed, 2 blocks,
     # head) of base lr x 0.65^k
-    scales = {round(g['lr_scale'], 6)
-              for g in runner.optim_wrapper.optimizer.param_groups}
+    scales = {
+        round(g['lr_scale'], 6)
+        for g in runner.optim_wrapper.optimizer.param_groups
+    }
     assert scales == {round(0.65**k, 6) for k in range(4)}
     assert (work_dir / 'epoch_1.pth').is_file()
 
 
-def test_linear_probe_runs_end_to_end(smoke_imagenet, pretrain_ckpt,
-                                      tmp_path):
-    cfg = shrink_for_training(load(LIN), smoke_imagenet, tmp_path,
-                              pretrain_ckpt)
+def test_linear_probe_runs_end_to_end(smoke_imagenet, pretrain_ckpt, tmp_path):
+    cfg = shrink_for_training(
+        load(LIN), smoke_imagenet, tmp_path, pretrain_ckpt)
     runner = Runner.from_cfg(cfg)
     runner.train()
     assert runner.iter == 2
@@ -290,8 +313,10 @@ def test_linear_probe_runs_end_to_end(smoke_imagenet, pretrain_ckpt,
     ours = runner.model.backbone.state_dict()
     for k, v in backbone_state(pretrain_ckpt).items():
         torch.testing.assert_close(ours[k], v, atol=0, rtol=0)
-    trainable = {n for n, p in runner.model.named_parameters()
-                 if p.requires_grad}
+    trainable = {
+        n
+        for n, p in runner.model.named_parameters() if p.requires_grad
+    }
     assert trainable == {'head.fc.weight', 'head.fc.bias'}
     assert not runner.model.neck.bn.affine
 
@@ -299,8 +324,11 @@ def test_linear_probe_runs_end_to_end(smoke_imagenet, pretrain_ckpt,
 def _test(variant, smoke, finetuned, tmp_path):
     _, ft_dir = finetuned
     # ImageNet-C: 15 corruptions x 5 severities x 10 images
-    cfg = shrink(load(ROBUST[variant]), smoke, tmp_path,
-                 test_batch=75 if variant == 'c' else 10)
+    cfg = shrink(
+        load(ROBUST[variant]),
+        smoke,
+        tmp_path,
+        test_batch=75 if variant == 'c' else 10)
     cfg.load_from = str(ft_dir / 'epoch_1.pth')
     return Runner.from_cfg(cfg).test()
 
@@ -322,8 +350,7 @@ def test_imagenet_sketch(smoke_imagenet, finetuned, tmp_path):
     assert_percent(metrics, 'accuracy/top1')
 
 
-def test_imagenet_c_reports_one_minus_mce(smoke_imagenet, finetuned,
-                                          tmp_path):
+def test_imagenet_c_reports_one_minus_mce(smoke_imagenet, finetuned, tmp_path):
     metrics = _test('c', smoke_imagenet, finetuned, tmp_path)
     print('c', {k: round(v, 2) for k, v in metrics.items()})
     assert_percent(metrics, 'imagenet_c/top1')

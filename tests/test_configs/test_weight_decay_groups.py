@@ -17,11 +17,11 @@ from mmpretrain.registry import MODELS
 
 import mmsiameseim  # noqa: F401
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PRETRAIN = os.path.join(ROOT, 'configs', 'pretrain')
-VIT_B = os.path.join(
-    PRETRAIN, 'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py')
+VIT_B = os.path.join(PRETRAIN,
+                     'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py')
 SIAMESEIM_CONFIGS = sorted(
     glob.glob(os.path.join(PRETRAIN, 'siameseim*.py')) +
     glob.glob(os.path.join(PRETRAIN, 'ablations', 'siameseim*.py')))
@@ -67,8 +67,11 @@ def check_authors_groups(model, decay, base_wd):
     from timm.optim import param_groups_weight_decay
     timm_groups = param_groups_weight_decay(model, weight_decay=base_wd)
     ids = {id(p): n for n, p in model.named_parameters()}
-    timm_decay = {ids[id(p)]: g['weight_decay'] for g in timm_groups
-                  for p in g['params']}
+    timm_decay = {
+        ids[id(p)]: g['weight_decay']
+        for g in timm_groups
+        for p in g['params']
+    }
     assert timm_decay == pytest.approx(decay)
     return frozen
 
@@ -86,25 +89,28 @@ def test_vit_b_optimizer_decays_what_the_authors_decay():
     assert decay['neck.pos_mlp.bias'] == 0.
     # the fixed sin-cos position embedding and the patch embedding are
     # frozen, and the momentum target is never optimised
-    assert {'backbone.pos_embed', 'backbone.patch_embed.projection.weight',
-            'backbone.patch_embed.projection.bias'} <= frozen
+    assert {
+        'backbone.pos_embed', 'backbone.patch_embed.projection.weight',
+        'backbone.patch_embed.projection.bias'
+    } <= frozen
     assert not any(n.startswith('target.') for n in decay)
     assert len(decay) == sum(p.requires_grad for p in model.parameters())
 
 
-@pytest.mark.parametrize('path', SIAMESEIM_CONFIGS,
-                         ids=[os.path.basename(c) for c in SIAMESEIM_CONFIGS])
+@pytest.mark.parametrize(
+    'path',
+    SIAMESEIM_CONFIGS,
+    ids=[os.path.basename(c) for c in SIAMESEIM_CONFIGS])
 def test_every_pretraining_config_uses_the_authors_groups(path):
     vit_b = Config.fromfile(VIT_B).optim_wrapper.paramwise_cfg
     assert Config.fromfile(path).optim_wrapper.paramwise_cfg == vit_b
 
 
-@pytest.mark.parametrize('path', FASHIONMNIST,
-                         ids=[os.path.basename(c) for c in FASHIONMNIST])
+@pytest.mark.parametrize(
+    'path', FASHIONMNIST, ids=[os.path.basename(c) for c in FASHIONMNIST])
 def test_fashionmnist_optimizer_decays_what_the_authors_decay(path):
     cfg = Config.fromfile(path)
     model, decay = decay_by_name(cfg)
     frozen = check_authors_groups(model, decay,
                                   cfg.optim_wrapper.optimizer.weight_decay)
     assert 'backbone.pos_embed' in frozen
-

@@ -7,8 +7,12 @@ import mmsiameseim  # noqa: F401
 
 def test_exact_count_and_blocks():
     np.random.seed(0)
-    gen = TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=14,
-                                num_masking_patches=118, min_num_patches=16))
+    gen = TRANSFORMS.build(
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=14,
+            num_masking_patches=118,
+            min_num_patches=16))
     for _ in range(50):
         mask = gen({})['mask']
         assert mask.dtype == bool and mask.shape == (14, 14)
@@ -17,38 +21,57 @@ def test_exact_count_and_blocks():
 
 def test_without_fixed_count_may_fall_short_but_never_exceeds():
     np.random.seed(1)
-    gen = TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=4,
-                                num_masking_patches=10, min_num_patches=4,
-                                fixed_count=False))
+    gen = TRANSFORMS.build(
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=4,
+            num_masking_patches=10,
+            min_num_patches=4,
+            fixed_count=False))
     counts = [gen({})['mask'].sum() for _ in range(50)]
     assert max(counts) <= 10
 
 
 def test_small_grid_tops_up():
-    gen = TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=4,
-                                num_masking_patches=10, min_num_patches=16))
+    gen = TRANSFORMS.build(
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=4,
+            num_masking_patches=10,
+            min_num_patches=16))
     assert gen({})['mask'].sum() == 10
 
 
 def test_count_larger_than_grid_is_a_config_error():
     with pytest.raises(ValueError, match='does not fit a 8x8 grid'):
-        TRANSFORMS.build(dict(type='BlockwiseMaskGenerator', input_size=8,
-                              num_masking_patches=65))
+        TRANSFORMS.build(
+            dict(
+                type='BlockwiseMaskGenerator',
+                input_size=8,
+                num_masking_patches=65))
 
 
 def test_per_view_transforms_and_packing():
     from mmcv.transforms import Compose
-    pipeline = Compose([TRANSFORMS.build(t) for t in [
-        dict(type='TwoViewRandomResizedCrop', size=16),
-        dict(type='PerViewTransforms', pipelines=[
-            [dict(type='Solarize', thr=0, prob=1.0)],  # inverts view a
-            [],
-        ]),
-        dict(type='BlockwiseMaskGenerator', input_size=4,
-             num_masking_patches=6, min_num_patches=2),
-        dict(type='PackInputs',
-             algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape']),
-    ]])
+    pipeline = Compose([
+        TRANSFORMS.build(t) for t in [
+            dict(type='TwoViewRandomResizedCrop', size=16),
+            dict(
+                type='PerViewTransforms',
+                pipelines=[
+                    [dict(type='Solarize', thr=0, prob=1.0)],  # inverts view a
+                    [],
+                ]),
+            dict(
+                type='BlockwiseMaskGenerator',
+                input_size=4,
+                num_masking_patches=6,
+                min_num_patches=2),
+            dict(
+                type='PackInputs',
+                algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape']),
+        ]
+    ])
     img = np.full((20, 20, 3), 10, np.uint8)
     out = pipeline(dict(img=img, ori_shape=(20, 20)))
     a, b = out['inputs']
@@ -64,15 +87,19 @@ def test_shared_per_view_transforms_give_both_views_one_draw():
     from mmengine.registry import init_default_scope
     init_default_scope('mmpretrain')
     np.random.seed(0)
-    t = TRANSFORMS.build(dict(
-        type='PerViewTransforms', shared=True,
-        pipelines=[[dict(type='Solarize', thr=128, prob=0.5),
-                    dict(type='Brightness', magnitude=0.5, prob=1.0)]]))
+    t = TRANSFORMS.build(
+        dict(
+            type='PerViewTransforms',
+            shared=True,
+            pipelines=[[
+                dict(type='Solarize', thr=128, prob=0.5),
+                dict(type='Brightness', magnitude=0.5, prob=1.0)
+            ]]))
     img = np.random.randint(0, 256, (8, 8, 3), dtype=np.uint8)
     for _ in range(10):
         out = t(dict(img=[img.copy(), img.copy()]))['img']
         assert np.array_equal(out[0], out[1]) and out[0] is not out[1]
         assert not np.array_equal(out[0], img)
     with pytest.raises(ValueError, match='exactly one pipeline'):
-        TRANSFORMS.build(dict(type='PerViewTransforms', shared=True,
-                              pipelines=[[], []]))
+        TRANSFORMS.build(
+            dict(type='PerViewTransforms', shared=True, pipelines=[[], []]))

@@ -33,8 +33,11 @@ def _folder(tmp_path, name, data):
 
 def _build(root, test_mode):
     from mmpretrain.registry import DATASETS
-    return DATASETS.build(dict(type='LocalFashionMNIST',
-                               data_prefix=str(root), test_mode=test_mode))
+    return DATASETS.build(
+        dict(
+            type='LocalFashionMNIST',
+            data_prefix=str(root),
+            test_mode=test_mode))
 
 
 def _refused(root, test_mode, name):
@@ -57,9 +60,9 @@ def _real(name):
         return f.read()
 
 
-@pytest.mark.fault_matrix('datasets', 'empty',
-                          'LocalFashionMNIST: refused naming the file, its '
-                          'size and the usual size, and the set-up step')
+@pytest.mark.fault_matrix(
+    'datasets', 'empty', 'LocalFashionMNIST: refused naming the file, its '
+    'size and the usual size, and the set-up step')
 def test_an_empty_file_is_named_with_the_expected_size(tmp_path):
     """Before: ``invalid literal for int() with base 16: b''``."""
     root = _folder(tmp_path, 't10k-images-idx3-ubyte', b'')
@@ -70,9 +73,9 @@ def test_an_empty_file_is_named_with_the_expected_size(tmp_path):
         'files are damaged' in message
 
 
-@pytest.mark.fault_matrix('datasets', 'truncated',
-                          'LocalFashionMNIST: refused naming the file, the '
-                          'size its header gives and its actual size')
+@pytest.mark.fault_matrix(
+    'datasets', 'truncated', 'LocalFashionMNIST: refused naming the file, the '
+    'size its header gives and its actual size')
 def test_a_truncated_file_is_named_with_both_sizes(tmp_path):
     """Before: ``shape '[60000, 28, 28]' is invalid for input of size
     19999984``."""
@@ -84,14 +87,14 @@ def test_a_truncated_file_is_named_with_both_sizes(tmp_path):
         'truncated. The Fashion-MNIST train files are damaged' in message
 
 
-@pytest.mark.fault_matrix('datasets', 'text',
-                          'LocalFashionMNIST: a text (e.g. an HTML error '
-                          'page) or gzip file under the idx name is refused '
-                          'naming what it is')
+@pytest.mark.fault_matrix(
+    'datasets', 'text', 'LocalFashionMNIST: a text (e.g. an HTML error '
+    'page) or gzip file under the idx name is refused '
+    'naming what it is')
 @pytest.mark.parametrize('content, words', [
     (b'<!DOCTYPE html><html><body>404 Not Found</body></html>\n',
-     "not an idx file of 1-dimensional unsigned byte values: its first 4 "
-     "bytes are 0x3c21444f, 0x00000801 was expected; it is text, starting "
+     'not an idx file of 1-dimensional unsigned byte values: its first 4 '
+     'bytes are 0x3c21444f, 0x00000801 was expected; it is text, starting '
      "'<!DOCTYPE html><html><body>404 Not Found'"),
     ('gzip', 'the file is gzip-compressed; an idx file of 1-dimensional '
      'unsigned byte values was expected (un-gzip it)'),
@@ -115,10 +118,10 @@ def _idx(dims):
     return head + bytes(size)
 
 
-@pytest.mark.fault_matrix('datasets', 'samples',
-                          'LocalFashionMNIST: no samples, or images and '
-                          'labels of different counts: refused naming both '
-                          'files and counts')
+@pytest.mark.fault_matrix(
+    'datasets', 'samples', 'LocalFashionMNIST: no samples, or images and '
+    'labels of different counts: refused naming both '
+    'files and counts')
 @pytest.mark.parametrize('labels', [5000, 0])
 def test_labels_that_do_not_match_the_images_are_refused(tmp_path, labels):
     name = 't10k-labels-idx1-ubyte'

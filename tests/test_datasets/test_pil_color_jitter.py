@@ -41,12 +41,12 @@ def test_output_identical_to_mmpretrain_colorjitter_for_fixed_seeds():
 @pytest.mark.filterwarnings('ignore:Only use')
 def test_each_jitter_alone_matches_too():
     img = next(_crops(1))
-    for kw in (dict(brightness=0.4), dict(contrast=0.4),
-               dict(saturation=0.2), dict(hue=0.1)):
+    for kw in (dict(brightness=0.4), dict(contrast=0.4), dict(saturation=0.2),
+               dict(hue=0.1)):
         ref = TRANSFORMS.build(dict(type='ColorJitter', **kw))
         fast = TRANSFORMS.build(dict(type='PILColorJitter', **kw))
         np.random.seed(3)
         expected = ref(dict(img=img.copy()))['img']
         np.random.seed(3)
-        np.testing.assert_array_equal(fast(dict(img=img.copy()))['img'],
-                                      expected)
+        np.testing.assert_array_equal(
+            fast(dict(img=img.copy()))['img'], expected)

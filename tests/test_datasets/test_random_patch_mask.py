@@ -7,8 +7,11 @@ import mmsiameseim  # noqa: F401
 
 def test_exact_count_uniformly_placed():
     np.random.seed(0)
-    t = TRANSFORMS.build(dict(type='RandomPatchMaskGenerator',
-                              input_size=(4, 6), num_masking_patches=10))
+    t = TRANSFORMS.build(
+        dict(
+            type='RandomPatchMaskGenerator',
+            input_size=(4, 6),
+            num_masking_patches=10))
     hits = np.zeros((4, 6))
     masks = set()
     for _ in range(400):
@@ -24,5 +27,8 @@ def test_exact_count_uniformly_placed():
 
 def test_count_larger_than_grid_is_a_config_error():
     with pytest.raises(ValueError, match='does not fit a 3x3 grid'):
-        TRANSFORMS.build(dict(type='RandomPatchMaskGenerator', input_size=3,
-                              num_masking_patches=10))
+        TRANSFORMS.build(
+            dict(
+                type='RandomPatchMaskGenerator',
+                input_size=3,
+                num_masking_patches=10))

@@ -8,11 +8,16 @@ import mmsiameseim  # noqa: F401
 def _two_views():
     np.random.seed(0)
     results = dict(img=np.random.randint(0, 256, (40, 40), np.uint8))
-    results = TRANSFORMS.build(dict(type='TwoViewRandomResizedCrop',
-                                    size=32, target_size=16))(results)
-    return TRANSFORMS.build(dict(type='BlockwiseMaskGenerator',
-                                 input_size=8, num_masking_patches=20,
-                                 fixed_count=True))(results)
+    results = TRANSFORMS.build(
+        dict(type='TwoViewRandomResizedCrop', size=32, target_size=16))(
+            results)
+    return TRANSFORMS.build(
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=8,
+            num_masking_patches=20,
+            fixed_count=True))(
+                results)
 
 
 @pytest.mark.parametrize('index', [0, 1])

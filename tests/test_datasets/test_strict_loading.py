@@ -25,8 +25,8 @@ def test_corrupt_image_error_names_the_file(tmp_path, damage):
     path = tmp_path / f'{damage}.jpg'
     _jpeg(path)
     data = path.read_bytes()
-    path.write_bytes(data[:len(data) // 2] if damage == 'truncated' else
-                     b'not an image at all')
+    path.write_bytes(data[:len(data) // 2] if damage ==
+                     'truncated' else b'not an image at all')
     loader = TRANSFORMS.build(dict(type='StrictLoadImageFromFile'))
     with pytest.raises(OSError, match=str(path)):
         loader(dict(img_path=str(path)))

@@ -22,8 +22,8 @@ FMNIST = os.path.join(ROOT, 'data', 'fashion_mnist')
 @pytest.fixture(scope='module')
 def smoke_root(tmp_path_factory):
     root = tmp_path_factory.mktemp('smoke')
-    make_datasets(FMNIST, str(root / 'data' / 'smoke_det'), num_train=4,
-                  num_val=3)
+    make_datasets(
+        FMNIST, str(root / 'data' / 'smoke_det'), num_train=4, num_val=3)
     ckpt = root / 'work_dirs' / 'demo' / 'siameseim' / 'epoch_1.pth'
     ckpt.parent.mkdir(parents=True)
     save_demo_pretrain_checkpoint(ckpt)
@@ -31,9 +31,10 @@ def smoke_root(tmp_path_factory):
 
 
 def run(smoke_root, dataset, tmp_path, monkeypatch):
-    cfg = Config.fromfile(os.path.join(
-        SMOKE_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb2-1e_'
-        f'smoke-{dataset}-128.py'))
+    cfg = Config.fromfile(
+        os.path.join(
+            SMOKE_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb2-1e_'
+            f'smoke-{dataset}-128.py'))
     cfg.work_dir = str(tmp_path)
     cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=-1)
     monkeypatch.chdir(smoke_root)  # the config's relative paths
@@ -41,8 +42,10 @@ def run(smoke_root, dataset, tmp_path, monkeypatch):
     runner.train()
     assert runner.iter == 2  # 4 images, batch 2, one epoch
     scalars = runner.message_hub.log_scalars
-    return {k[len('val/'):]: v.current() for k, v in scalars.items()
-            if k.startswith('val/')}
+    return {
+        k[len('val/'):]: v.current()
+        for k, v in scalars.items() if k.startswith('val/')
+    }
 
 
 def assert_metrics(metrics, keys):
@@ -54,14 +57,17 @@ def assert_metrics(metrics, keys):
 def test_coco_mask_rcnn_vitdet_trains_and_evaluates(smoke_root, tmp_path,
                                                     monkeypatch):
     metrics = run(smoke_root, 'coco', tmp_path, monkeypatch)
-    assert_metrics(metrics, ['coco/bbox_mAP', 'coco/bbox_mAP_50',
-                             'coco/segm_mAP', 'coco/segm_mAP_50'])
+    assert_metrics(metrics, [
+        'coco/bbox_mAP', 'coco/bbox_mAP_50', 'coco/segm_mAP',
+        'coco/segm_mAP_50'
+    ])
 
 
 def test_lvis_mask_rcnn_vitdet_trains_and_evaluates(smoke_root, tmp_path,
                                                     monkeypatch):
     metrics = run(smoke_root, 'lvis-v1', tmp_path, monkeypatch)
-    assert_metrics(metrics, ['lvis/bbox_AP', 'lvis/bbox_APr', 'lvis/bbox_APc',
-                             'lvis/bbox_APf', 'lvis/segm_AP',
-                             'lvis/segm_APr'])
+    assert_metrics(metrics, [
+        'lvis/bbox_AP', 'lvis/bbox_APr', 'lvis/bbox_APc', 'lvis/bbox_APf',
+        'lvis/segm_AP', 'lvis/segm_APr'
+    ])
     assert not hasattr(np, 'float')  # the lvis numpy shim was undone

@@ -35,11 +35,11 @@ def test_shared_vitdet_recipe(name, lr):
     bb = cfg.model.backbone
     assert bb.type == 'ViTDetViT'
     # ViT-B/16: 12 layers, 768 hidden, 3072 FFN, 12 heads
-    assert bb.arch == dict(embed_dims=768, num_layers=12, num_heads=12,
-                           feedforward_channels=3072)
+    assert bb.arch == dict(
+        embed_dims=768, num_layers=12, num_heads=12, feedforward_channels=3072)
     assert bb.patch_size == 16 and bb.img_size == 1024
-    assert bb.window_size == 14 and tuple(bb.global_attn_indexes) == (2, 5,
-                                                                      8, 11)
+    assert bb.window_size == 14 and tuple(
+        bb.global_attn_indexes) == (2, 5, 8, 11)
     assert bb.pretrain_img_size == 224
     assert bb.drop_path_rate == 0.1  # stochastic depth
     assert bb.init_cfg.type == 'Pretrained'
@@ -58,8 +58,8 @@ def test_shared_vitdet_recipe(name, lr):
     assert tuple(resize.ratio_range) == (0.1, 2.0)
     crop = pipeline_step(pipe, 'RandomCrop')
     assert tuple(crop.crop_size) == (1024, 1024)
-    assert tuple(cfg.model.data_preprocessor.batch_augments[0].size) == (
-        1024, 1024)
+    assert tuple(cfg.model.data_preprocessor.batch_augments[0].size) == (1024,
+                                                                         1024)
 
     # 100 epochs, batch 64 = 16 GPUs x 4
     assert cfg.train_cfg.type == 'EpochBasedTrainLoop'
@@ -119,5 +119,5 @@ def test_full_size_model_builds_with_vit_b():
     # ViT-B/16 (85.8M without cls token) + the rel-pos tables
     assert 85e6 < n_backbone < 87e6
     assert len(model.backbone.layers) == 12
-    assert [b.window_size for b in model.backbone.layers] == [
-        14, 14, 0, 14, 14, 0, 14, 14, 0, 14, 14, 0]
+    assert [b.window_size for b in model.backbone.layers
+            ] == [14, 14, 0, 14, 14, 0, 14, 14, 0, 14, 14, 0]

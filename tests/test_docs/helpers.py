@@ -36,7 +36,7 @@ def registered_classes():
         for name, cls in registry.module_dict.items():
             module = getattr(cls, '__module__', '')
             if module.startswith('mmsiameseim') and not module.startswith(
-                    ('mmsiameseim.det', 'mmsiameseim.seg')):
+                ('mmsiameseim.det', 'mmsiameseim.seg')):
                 found.append((registry.name, name, cls))
         for child in registry.children.values():
             walk(child)

@@ -63,11 +63,16 @@ class RecordScheduleHook(Hook):
             runner.model) else runner.model
         target = getattr(model, 'target', None)
         momentum = target.current_momentum() if target is not None else None
-        self.records.append(dict(iter=runner.iter,
-                                 lr=runner.optim_wrapper.get_lr()['lr'][0],
-                                 momentum=momentum))
+        self.records.append(
+            dict(
+                iter=runner.iter,
+                lr=runner.optim_wrapper.get_lr()['lr'][0],
+                momentum=momentum))
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None,
+    def after_train_iter(self,
+                         runner,
+                         batch_idx,
+                         data_batch=None,
                          outputs=None):
         path = os.path.join(runner.work_dir,
                             f'schedule_{self.records[0]["iter"]}.json')
@@ -80,7 +85,9 @@ class HangRankHook(Hook):
     """Make ``rank`` stop answering (sleep ``seconds``) as iteration
     ``at_iter`` (1-based) starts."""
 
-    def __init__(self, rank: int = 1, at_iter: int = 2,
+    def __init__(self,
+                 rank: int = 1,
+                 at_iter: int = 2,
                  seconds: float = 300) -> None:
         self.rank, self.at_iter, self.seconds = rank, at_iter, seconds
 
@@ -101,7 +108,10 @@ class SignalSelfHook(Hook):
     def __init__(self, name: str = 'SIGTERM', at_iter: int = 3) -> None:
         self.signal, self.at_iter = signal.Signals[name], at_iter
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None,
+    def after_train_iter(self,
+                         runner,
+                         batch_idx,
+                         data_batch=None,
                          outputs=None):
         if runner.iter + 1 != self.at_iter:
             return

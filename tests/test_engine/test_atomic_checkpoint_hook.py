@@ -20,14 +20,15 @@ from tests.helpers import ROOT
 
 TINY = osp.join(ROOT, 'tests', 'data', 'configs',
                 'siameseim_tiny_fashionmnist.py')
-TRAIN = osp.join(osp.dirname(__import__('mmpretrain').__file__), '.mim',
-                 'tools', 'train.py')
+TRAIN = osp.join(
+    osp.dirname(__import__('mmpretrain').__file__), '.mim', 'tools',
+    'train.py')
 
 
 def _config(tmp_path, kill_name=None):
     hooks = ("dict(type='StopOnNonFiniteLossHook', interval=1),\n"
              "    dict(type='CheckpointHook', by_epoch=False, interval=2,\n"
-             "         save_last=False, max_keep_ckpts=2),\n")
+             '         save_last=False, max_keep_ckpts=2),\n')
     if kill_name:
         hooks += f"    dict(type='KillDuringWriteHook', name={kill_name!r}),\n"
     path = tmp_path / ('kill.py' if kill_name else 'plain.py')
@@ -41,20 +42,25 @@ def _config(tmp_path, kill_name=None):
 
 
 def _train(config, work_dir, *extra):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep +
-               os.environ.get('PYTHONPATH', ''))
+    env = dict(
+        os.environ,
+        PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run(
-        [sys.executable, TRAIN, config, '--work-dir', str(work_dir), *extra],
-        capture_output=True, text=True, env=env, timeout=900)
+        [sys.executable, TRAIN, config, '--work-dir',
+         str(work_dir), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900)
 
 
-@pytest.mark.fault_matrix('train', 'mid_write',
-                          'SIGKILL halfway through a checkpoint write: no '
-                          'partial file under a checkpoint name, '
-                          'last_checkpoint on the newest complete one')
-@pytest.mark.fault_matrix('resume', 'mid_write',
-                          '--resume after a kill mid-write continues from '
-                          'the newest complete checkpoint')
+@pytest.mark.fault_matrix(
+    'train', 'mid_write', 'SIGKILL halfway through a checkpoint write: no '
+    'partial file under a checkpoint name, '
+    'last_checkpoint on the newest complete one')
+@pytest.mark.fault_matrix(
+    'resume', 'mid_write', '--resume after a kill mid-write continues from '
+    'the newest complete checkpoint')
 def test_a_kill_mid_write_leaves_only_complete_checkpoints(tmp_path):
     work_dir = tmp_path / 'run'
     killed = _train(_config(tmp_path, 'iter_6'), work_dir)

@@ -29,7 +29,10 @@ class _CrashAfter(Hook):
     def __init__(self, n):
         self.n = n
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None,
+    def after_train_iter(self,
+                         runner,
+                         batch_idx,
+                         data_batch=None,
                          outputs=None):
         if runner.iter + 1 == self.n:
             raise _Crash
@@ -58,8 +61,8 @@ def _cfg(work_dir, resume=False):
     cfg.work_dir = str(work_dir)
     cfg.resume = resume
     set_training_precision(cfg, 'float32')
-    cfg.train_dataloader.update(batch_size=BATCH, num_workers=0,
-                                persistent_workers=False)
+    cfg.train_dataloader.update(
+        batch_size=BATCH, num_workers=0, persistent_workers=False)
     cfg.train_dataloader.dataset.indices = BATCH * ITERS_PER_EPOCH
     cfg.train_cfg.max_epochs = EPOCHS
     for sched in cfg.param_scheduler:
@@ -80,9 +83,10 @@ def _train(cfg, hook=None):
 
 def _state(runner):
     model = runner.model
-    return dict(weights=model.state_dict(),
-                lr=runner.optim_wrapper.get_lr()['lr'],
-                momentum=model.target.current_momentum())
+    return dict(
+        weights=model.state_dict(),
+        lr=runner.optim_wrapper.get_lr()['lr'],
+        momentum=model.target.current_momentum())
 
 
 @pytest.fixture(scope='module')
@@ -90,11 +94,14 @@ def straight(tmp_path_factory):
     return _state(_train(_cfg(tmp_path_factory.mktemp('straight'))))
 
 
-@pytest.mark.parametrize('crash,checkpoint,steps', [
-    # iteration 6 is the 2nd batch of epoch 2: 4 steps are left, not 5
-    (_CrashAfter(8), 'iter_6.pth', [(6, 1), (7, 2), (8, 3), (9, 4)]),
-    (_CrashAtEpochEnd(), 'epoch_1.pth', [(i, i - 5) for i in range(5, 10)]),
-])
+@pytest.mark.parametrize(
+    'crash,checkpoint,steps',
+    [
+        # iteration 6 is the 2nd batch of epoch 2: 4 steps are left, not 5
+        (_CrashAfter(8), 'iter_6.pth', [(6, 1), (7, 2), (8, 3), (9, 4)]),
+        (_CrashAtEpochEnd(), 'epoch_1.pth', [(i, i - 5)
+                                             for i in range(5, 10)]),
+    ])
 def test_resume_equals_the_uninterrupted_run(straight, tmp_path, crash,
                                              checkpoint, steps):
     with pytest.raises(_Crash):
@@ -104,14 +111,18 @@ def test_resume_equals_the_uninterrupted_run(straight, tmp_path, crash,
     resumed = _state(_train(_cfg(tmp_path, resume=True), counter))
     assert counter.steps == steps
     assert resumed['lr'] == pytest.approx(straight['lr'], abs=1e-12)
-    assert resumed['momentum'] == pytest.approx(straight['momentum'],
-                                                abs=1e-12)
+    assert resumed['momentum'] == pytest.approx(
+        straight['momentum'], abs=1e-12)
     a, b = straight['weights'], resumed['weights']
     assert a.keys() == b.keys()
     assert any(k.startswith('target.module.') for k in a)
     for key in a:
-        torch.testing.assert_close(b[key], a[key], rtol=0, atol=1e-6,
-                                   msg=f'{key} differs after resume')
+        torch.testing.assert_close(
+            b[key],
+            a[key],
+            rtol=0,
+            atol=1e-6,
+            msg=f'{key} differs after resume')
 
 
 def test_a_finished_run_is_not_resumed(tmp_path):
@@ -119,15 +130,14 @@ def test_a_finished_run_is_not_resumed(tmp_path):
     files = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
     with pytest.raises(RuntimeError, match='finished run'):
         _train(_cfg(tmp_path, resume=True))
-    assert sorted(p.name for p in tmp_path.iterdir()
-                  if p.is_file()) == files
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == files
 
 
 def test_no_config_resumes_unless_asked():
     from mmengine.config import Config
     import glob
-    paths = glob.glob(osp.join(ROOT, 'configs', 'pretrain', '**', '*.py'),
-                      recursive=True)
+    paths = glob.glob(
+        osp.join(ROOT, 'configs', 'pretrain', '**', '*.py'), recursive=True)
     paths = [p for p in paths if '_base_' not in p]
     assert paths
     for path in paths:

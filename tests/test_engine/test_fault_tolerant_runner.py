@@ -5,7 +5,8 @@ and every refusal leaves the work dir as it was.
 
 The runner is built like mmpretrain's tools/train.py builds it
 (``RUNNERS.build(cfg)`` on the config's ``runner_type``), on the shrunk
-Fashion-MNIST config (5 iterations an epoch)."""
+Fashion-MNIST config (5 iterations an epoch).
+"""
 import hashlib
 import os
 import os.path as osp
@@ -53,9 +54,9 @@ def _snapshot(folder):
             path = osp.join(root, name)
             with open(path, 'rb') as f:
                 digest = hashlib.sha256(f.read()).hexdigest()
-            files[osp.relpath(path, folder)] = (osp.getsize(path),
-                                                os.stat(path).st_mtime_ns,
-                                                digest)
+            files[osp.relpath(path,
+                              folder)] = (osp.getsize(path),
+                                          os.stat(path).st_mtime_ns, digest)
     return files
 
 
@@ -70,7 +71,10 @@ class _CrashAfter(Hook):
     def __init__(self, n):
         self.n = n
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None,
+    def after_train_iter(self,
+                         runner,
+                         batch_idx,
+                         data_batch=None,
                          outputs=None):
         if runner.iter + 1 == self.n:
             raise _Crash
@@ -92,19 +96,21 @@ def _copy(src, tmp_path):
     return dst
 
 
-@pytest.mark.fault_matrix('resume', 'architecture',
-                          'another width or depth is refused before the '
-                          'first step, naming keys and both shapes; nothing '
-                          'written')
+@pytest.mark.fault_matrix(
+    'resume', 'architecture', 'another width or depth is refused before the '
+    'first step, naming keys and both shapes; nothing '
+    'written')
 @pytest.mark.parametrize('change,expected', [
     (dict(dims=64), [
         'backbone.layers.0.attn.qkv.weight: checkpoint (96, 32), '
         'model (192, 64)',
         'optimizer state exp_avg of backbone.layers.0.attn.qkv.weight: '
-        'checkpoint (96, 32), parameter (192, 64)']),
+        'checkpoint (96, 32), parameter (192, 64)'
+    ]),
     (dict(depth=3), [
         'model tensors are not in the checkpoint: backbone.layers.2.',
-        'param groups, this config builds']),
+        'param groups, this config builds'
+    ]),
 ])
 def test_resume_into_another_model_is_refused(finished, tmp_path, change,
                                               expected):
@@ -127,10 +133,10 @@ def test_resume_into_another_model_is_refused(finished, tmp_path, change,
     assert _snapshot(work_dir) == before
 
 
-@pytest.mark.fault_matrix('train', 'rerun',
-                          'training again into a work dir holding '
-                          'checkpoints is refused, naming them; nothing '
-                          'written; overwrite=True starts over')
+@pytest.mark.fault_matrix(
+    'train', 'rerun', 'training again into a work dir holding '
+    'checkpoints is refused, naming them; nothing '
+    'written; overwrite=True starts over')
 def test_a_second_run_into_a_work_dir_with_checkpoints_is_refused(
         finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
@@ -157,11 +163,11 @@ def test_testing_from_a_checkpoint_of_the_work_dir_is_not_refused(
         finished, tmp_path):
     """tools/test.py builds the same runner on the training work dir."""
     work_dir = _copy(finished, tmp_path)
-    runner = RUNNERS.build(_cfg(work_dir,
-                                load_from=str(work_dir / 'epoch_1.pth')))
+    runner = RUNNERS.build(
+        _cfg(work_dir, load_from=str(work_dir / 'epoch_1.pth')))
     runner.load_or_resume()  # what test() and val() call
-    saved = torch.load(work_dir / 'epoch_1.pth',
-                       weights_only=True)['state_dict']
+    saved = torch.load(
+        work_dir / 'epoch_1.pth', weights_only=True)['state_dict']
     key = 'backbone.layers.0.attn.qkv.weight'
     assert torch.equal(runner.model.state_dict()[key], saved[key])
 
@@ -172,9 +178,9 @@ def test_a_fresh_or_empty_work_dir_trains(tmp_path):
     assert checkpoint_damage(str(tmp_path / 'new' / 'epoch_1.pth')) is None
 
 
-@pytest.mark.fault_matrix('resume', 'changed_run',
-                          'a finished run resumed unchanged is refused, '
-                          'saying how to extend it; nothing written')
+@pytest.mark.fault_matrix(
+    'resume', 'changed_run', 'a finished run resumed unchanged is refused, '
+    'saying how to extend it; nothing written')
 def test_a_finished_run_is_not_resumed(finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
     before = _snapshot(work_dir)
@@ -185,12 +191,12 @@ def test_a_finished_run_is_not_resumed(finished, tmp_path):
     assert _snapshot(work_dir) == before
 
 
-@pytest.mark.fault_matrix('resume', 'changed_run',
-                          'a finished run extended with a larger max_epochs '
-                          'trains on the lr and momentum of a run planned '
-                          'at that length')
-def test_extending_a_finished_run_follows_the_longer_plan(finished,
-                                                          tmp_path):
+@pytest.mark.fault_matrix(
+    'resume', 'changed_run',
+    'a finished run extended with a larger max_epochs '
+    'trains on the lr and momentum of a run planned '
+    'at that length')
+def test_extending_a_finished_run_follows_the_longer_plan(finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
     extended = RecordScheduleHook()
     runner = _train(_cfg(work_dir, resume=True, max_epochs=2), extended)
@@ -206,10 +212,10 @@ def test_extending_a_finished_run_follows_the_longer_plan(finished,
         runner.cfg.param_scheduler[1].eta_min
 
 
-@pytest.mark.fault_matrix('resume', 'changed_run',
-                          'a longer run whose lr schedule is pinned to the '
-                          'old length is refused, naming the scheduler and '
-                          'the options to set')
+@pytest.mark.fault_matrix(
+    'resume', 'changed_run', 'a longer run whose lr schedule is pinned to the '
+    'old length is refused, naming the scheduler and '
+    'the options to set')
 def test_a_longer_run_with_a_pinned_schedule_is_refused(finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
     before = _snapshot(work_dir)
@@ -223,9 +229,9 @@ def test_a_longer_run_with_a_pinned_schedule_is_refused(finished, tmp_path):
     assert _snapshot(work_dir) == before
 
 
-@pytest.mark.fault_matrix('resume', 'changed_run',
-                          'another epoch length (batch size, processes, '
-                          'dataset) is refused, naming both lengths')
+@pytest.mark.fault_matrix(
+    'resume', 'changed_run', 'another epoch length (batch size, processes, '
+    'dataset) is refused, naming both lengths')
 def test_another_epoch_length_is_refused(tmp_path):
     with pytest.raises(_Crash):
         _train(_cfg(tmp_path, max_epochs=2), _CrashAfter(3))
@@ -233,8 +239,8 @@ def test_another_epoch_length_is_refused(tmp_path):
     before = _snapshot(tmp_path)
     cfg = _cfg(tmp_path, resume=True, max_epochs=2)
     cfg.train_dataloader.batch_size = 4
-    with pytest.raises(RunRefused,
-                       match='epochs of 5 iterations, this one has 10'):
+    with pytest.raises(
+            RunRefused, match='epochs of 5 iterations, this one has 10'):
         _train(cfg)
     assert _snapshot(tmp_path) == before
     # unchanged, it resumes and trains the 8 iterations left
@@ -255,12 +261,15 @@ def _damage(path, fault):
 
 
 @pytest.mark.parametrize('fault,named_by', [
-    pytest.param(fault, named_by, marks=pytest.mark.fault_matrix(
-        'resume', fault, f'a {fault} checkpoint given by {named_by} is '
-        'refused naming it and the newest intact checkpoint; nothing '
-        'written'))
-    for fault in ('truncated', 'empty', 'text', 'missing')
-    for named_by in ('--resume PATH', 'last_checkpoint')])
+    pytest.param(
+        fault,
+        named_by,
+        marks=pytest.mark.fault_matrix(
+            'resume', fault, f'a {fault} checkpoint given by {named_by} is '
+            'refused naming it and the newest intact checkpoint; nothing '
+            'written')) for fault in ('truncated', 'empty', 'text', 'missing')
+    for named_by in ('--resume PATH', 'last_checkpoint')
+])
 def test_a_damaged_checkpoint_is_named_with_the_newest_intact_one(
         finished, tmp_path, fault, named_by):
     work_dir = _copy(finished, tmp_path)
@@ -280,9 +289,9 @@ def test_a_damaged_checkpoint_is_named_with_the_newest_intact_one(
     assert _snapshot(work_dir) == before
 
 
-@pytest.mark.fault_matrix('resume', 'empty',
-                          'an empty last_checkpoint is refused naming it '
-                          'and the newest intact checkpoint')
+@pytest.mark.fault_matrix(
+    'resume', 'empty', 'an empty last_checkpoint is refused naming it '
+    'and the newest intact checkpoint')
 def test_an_empty_last_checkpoint_is_named(finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
     (work_dir / 'last_checkpoint').write_text('')
@@ -295,16 +304,15 @@ def test_an_empty_last_checkpoint_is_named(finished, tmp_path):
     assert _snapshot(work_dir) == before
 
 
-def test_resume_without_last_checkpoint_names_the_checkpoints(finished,
-                                                              tmp_path):
+def test_resume_without_last_checkpoint_names_the_checkpoints(
+        finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
     (work_dir / 'last_checkpoint').unlink()
     with pytest.raises(RunRefused, match='no last_checkpoint file'):
         _train(_cfg(work_dir, resume=True, max_epochs=2))
 
 
-def test_a_moved_work_dir_resumes_from_its_own_checkpoint(finished,
-                                                          tmp_path):
+def test_a_moved_work_dir_resumes_from_its_own_checkpoint(finished, tmp_path):
     work_dir = _copy(finished, tmp_path)
     (work_dir / 'last_checkpoint').write_text('/elsewhere/run/iter_4.pth')
     with pytest.raises(_Crash):
@@ -323,27 +331,33 @@ class _FailThirdIterationSave(Hook):
             raise _Crash
 
 
-@pytest.mark.fault_matrix('train', 'mid_write',
-                          'a write that dies keeps max_keep_ckpts intact '
-                          'checkpoints and last_checkpoint on the newest')
+@pytest.mark.fault_matrix(
+    'train', 'mid_write', 'a write that dies keeps max_keep_ckpts intact '
+    'checkpoints and last_checkpoint on the newest')
 def test_a_failed_write_keeps_the_older_checkpoints(tmp_path):
     with pytest.raises(_Crash):
         _train(_cfg(tmp_path, max_epochs=2), _FailThirdIterationSave())
     names = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
     # mmengine deletes iter_2.pth before it writes iter_6.pth
-    assert names == ['epoch_1.pth', 'iter_2.pth', 'iter_4.pth',
-                     'last_checkpoint', 'siameseim_tiny_fashionmnist.py']
+    assert names == [
+        'epoch_1.pth', 'iter_2.pth', 'iter_4.pth', 'last_checkpoint',
+        'siameseim_tiny_fashionmnist.py'
+    ]
     assert (tmp_path / 'last_checkpoint').read_text() == \
         str(tmp_path / 'epoch_1.pth')
-    assert all(checkpoint_damage(str(tmp_path / n)) is None
-               for n in names if n.endswith('.pth'))
+    assert all(
+        checkpoint_damage(str(tmp_path / n)) is None for n in names
+        if n.endswith('.pth'))
 
 
 def test_refused_run_in_a_new_work_dir_leaves_nothing(finished, tmp_path):
     """--resume PATH of another model into a new work dir: the work dir the
     runner created is removed again."""
-    cfg = _cfg(tmp_path / 'new', resume=True, max_epochs=2,
-               load_from=str(finished / 'epoch_1.pth'))
+    cfg = _cfg(
+        tmp_path / 'new',
+        resume=True,
+        max_epochs=2,
+        load_from=str(finished / 'epoch_1.pth'))
     cfg.model.backbone.arch.num_layers = 3
     with pytest.raises(RunRefused):
         _train(cfg)
@@ -357,7 +371,7 @@ def test_the_checks_come_before_any_weight_is_loaded(finished, tmp_path):
     runner = RUNNERS.build(cfg)
     with pytest.raises(RunRefused):
         runner.train()
-    saved = torch.load(work_dir / 'epoch_1.pth',
-                       weights_only=True)['state_dict']
+    saved = torch.load(
+        work_dir / 'epoch_1.pth', weights_only=True)['state_dict']
     key = 'backbone.layers.0.attn.qkv.weight'
     assert not torch.equal(runner.model.state_dict()[key], saved[key])

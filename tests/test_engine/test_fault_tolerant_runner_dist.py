@@ -21,8 +21,9 @@ from tests.helpers import ROOT
 
 TINY = osp.join(ROOT, 'tests', 'data', 'configs',
                 'siameseim_tiny_fashionmnist.py')
-TRAIN = osp.join(osp.dirname(__import__('mmpretrain').__file__), '.mim',
-                 'tools', 'train.py')
+TRAIN = osp.join(
+    osp.dirname(__import__('mmpretrain').__file__), '.mim', 'tools',
+    'train.py')
 TORCHRUN = osp.join(osp.dirname(sys.executable), 'torchrun')
 
 pytestmark = pytest.mark.skipif(
@@ -36,14 +37,19 @@ def _free_port():
 
 
 def _torchrun(config, work_dir, *extra):
-    return [TORCHRUN, '--nproc_per_node', '2', '--master_port',
-            str(_free_port()), TRAIN, config, '--launcher', 'pytorch',
-            '--work-dir', str(work_dir), *extra]
+    return [
+        TORCHRUN, '--nproc_per_node', '2', '--master_port',
+        str(_free_port()), TRAIN, config, '--launcher', 'pytorch',
+        '--work-dir',
+        str(work_dir), *extra
+    ]
 
 
 def _env():
-    return dict(os.environ, PYTHONPATH=ROOT + os.pathsep +
-                os.environ.get('PYTHONPATH', ''), OMP_NUM_THREADS='1')
+    return dict(
+        os.environ,
+        PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''),
+        OMP_NUM_THREADS='1')
 
 
 def _with_hook(tmp_path, hook):
@@ -56,12 +62,16 @@ def _with_hook(tmp_path, hook):
     return str(path)
 
 
-@pytest.mark.fault_matrix('launch', 'signal',
-                          'torchrun --nproc_per_node 2 --launcher pytorch '
-                          'trains on CPU (gloo)')
+@pytest.mark.fault_matrix(
+    'launch', 'signal', 'torchrun --nproc_per_node 2 --launcher pytorch '
+    'trains on CPU (gloo)')
 def test_two_cpu_ranks_train_through_torchrun(tmp_path):
-    out = subprocess.run(_torchrun(TINY, tmp_path), capture_output=True,
-                         text=True, env=_env(), timeout=300)
+    out = subprocess.run(
+        _torchrun(TINY, tmp_path),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300)
     log = out.stdout + out.stderr
     assert out.returncode == 0, log[-3000:]
     # 40 images over 2 ranks at 8 a batch: 3 iterations an epoch
@@ -70,20 +80,25 @@ def test_two_cpu_ranks_train_through_torchrun(tmp_path):
     assert checkpoint_damage(str(tmp_path / 'epoch_1.pth')) is None
 
 
-@pytest.mark.fault_matrix('launch', 'signal',
-                          'a SIGKILLed rank stops the others at once with '
-                          'a message naming it; no hang')
+@pytest.mark.fault_matrix(
+    'launch', 'signal', 'a SIGKILLed rank stops the others at once with '
+    'a message naming it; no hang')
 def test_a_killed_rank_stops_the_other_naming_it(tmp_path):
     config = _with_hook(tmp_path, "dict(type='KillRankHook', rank=1, "
                         'at_iter=2)')
     start = time.monotonic()
-    out = subprocess.run(_torchrun(config, tmp_path), capture_output=True,
-                         text=True, env=_env(), timeout=300)
+    out = subprocess.run(
+        _torchrun(config, tmp_path),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300)
     wall = time.monotonic() - start
     log = out.stdout + out.stderr
     assert out.returncode != 0
-    assert re.search(r'rank 0: stopping at iteration 2: rank 1 \(pid \d+\) '
-                     'died', log), log[-3000:]
+    assert re.search(
+        r'rank 0: stopping at iteration 2: rank 1 \(pid \d+\) '
+        'died', log), log[-3000:]
     # far below the config's 600 s collective timeout: nothing waited on it
     assert wall < 200, wall
 
@@ -92,8 +107,12 @@ def _preempt_through_torchrun(tmp_path):
     """torchrun over 6 epochs of 3 iterations, SIGTERM to torchrun (which
     forwards it to every rank) once iteration 2 is logged."""
     cmd = _torchrun(TINY, tmp_path, '--cfg-options', 'train_cfg.max_epochs=6')
-    run = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, env=_env())
+    run = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env())
     output, sent = [], False
     for line in run.stdout:
         output.append(line)
@@ -104,15 +123,16 @@ def _preempt_through_torchrun(tmp_path):
     return cmd, run.returncode, ''.join(output)
 
 
-@pytest.mark.fault_matrix('launch', 'signal',
-                          'SIGTERM to torchrun: every rank stops after the '
-                          'same iteration, one checkpoint, no rank errors')
+@pytest.mark.fault_matrix(
+    'launch', 'signal', 'SIGTERM to torchrun: every rank stops after the '
+    'same iteration, one checkpoint, no rank errors')
 def test_sigterm_to_the_launcher_stops_every_rank_with_one_checkpoint(
         tmp_path):
     _, code, log = _preempt_through_torchrun(tmp_path)
     assert code != 0
-    stops = re.findall(r'SIGTERM received: stopped after iteration (\d+) of '
-                       r'18 .* saved (\S+);', log)
+    stops = re.findall(
+        r'SIGTERM received: stopped after iteration (\d+) of '
+        r'18 .* saved (\S+);', log)
     assert len(stops) == 1, log[-3000:]  # logged once, by rank 0
     path = stops[0][1]
     assert checkpoint_damage(path) is None
@@ -123,14 +143,18 @@ def test_sigterm_to_the_launcher_stops_every_rank_with_one_checkpoint(
 
 
 @pytest.mark.slow
-@pytest.mark.fault_matrix('launch', 'signal',
-                          'after SIGTERM to torchrun, torchrun ... --resume '
-                          'finishes the run')
+@pytest.mark.fault_matrix(
+    'launch', 'signal', 'after SIGTERM to torchrun, torchrun ... --resume '
+    'finishes the run')
 def test_sigterm_to_the_launcher_then_resume(tmp_path):
     cmd, _, log = _preempt_through_torchrun(tmp_path)
     done = int(re.findall(r'stopped after iteration (\d+)', log)[0])
-    resumed = subprocess.run(cmd + ['--resume'], capture_output=True,
-                             text=True, env=_env(), timeout=300)
+    resumed = subprocess.run(
+        cmd + ['--resume'],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300)
     log = resumed.stdout + resumed.stderr
     assert resumed.returncode == 0, log[-3000:]
     assert f'resumed epoch: {done // 3}, iter: {done}' in log
@@ -138,17 +162,21 @@ def test_sigterm_to_the_launcher_then_resume(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.fault_matrix('launch', 'signal',
-                          'a rank that hangs: the others stop after '
-                          "env_cfg.dist_cfg.timeout seconds")
+@pytest.mark.fault_matrix(
+    'launch', 'signal', 'a rank that hangs: the others stop after '
+    'env_cfg.dist_cfg.timeout seconds')
 def test_a_hung_rank_is_bounded_by_the_timeout(tmp_path):
-    config = _with_hook(tmp_path, "dict(type='HangRankHook', rank=1, "
-                        'at_iter=2, seconds=300)')
+    config = _with_hook(
+        tmp_path, "dict(type='HangRankHook', rank=1, "
+        'at_iter=2, seconds=300)')
     start = time.monotonic()
     out = subprocess.run(
         _torchrun(config, tmp_path, '--cfg-options',
                   'env_cfg.dist_cfg.timeout=20'),
-        capture_output=True, text=True, env=_env(), timeout=400)
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=400)
     log = out.stdout + out.stderr
     assert out.returncode != 0
     assert 'rank 0: stopping at iteration 2' in log, log[-3000:]

@@ -28,8 +28,8 @@ def _combinations():
     """One config per distinct (schedulers, lr, epochs) of the shipped
     pretraining configs."""
     seen = {}
-    for path in sorted(glob.glob(osp.join(PRETRAIN, '**', '*.py'),
-                                 recursive=True)):
+    for path in sorted(
+            glob.glob(osp.join(PRETRAIN, '**', '*.py'), recursive=True)):
         if '_base_' in path:
             continue
         cfg = Config.fromfile(path)
@@ -45,11 +45,12 @@ def _lr_run(cfg, epoch_length, max_epochs):
     scheduler that has none is the loop's ``max_epochs``) and stepped as
     ``ParamSchedulerHook`` steps them."""
     lr = cfg.optim_wrapper.optimizer.lr
-    optim = OptimWrapper(torch.optim.SGD(
-        [torch.nn.Parameter(torch.zeros(1))], lr=lr))
+    optim = OptimWrapper(
+        torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=lr))
     loop = object.__new__(EpochBasedTrainLoop)
     stub = types.SimpleNamespace(
-        _train_loop=loop, max_epochs=max_epochs,
+        _train_loop=loop,
+        max_epochs=max_epochs,
         max_iters=max_epochs * epoch_length,
         train_dataloader=range(epoch_length),
         logger=types.SimpleNamespace(debug=lambda *a: None))
@@ -86,19 +87,22 @@ def _assert_reaches_lr_and_ends_at_eta_min(cfg, lrs, final):
 def test_the_shipped_combinations_are_found():
     found = _combinations()
     assert any('fashionmnist' in p for p in found)
-    assert any('400e' in p for p in found) and any('1600e' in p
-                                                   for p in found)
+    assert any('400e' in p for p in found) and any('1600e' in p for p in found)
 
 
-@pytest.mark.fault_matrix('train', 'schedule',
-                          'any epoch length and epoch count reaches the '
-                          'configured lr and ends at eta_min')
+@pytest.mark.fault_matrix(
+    'train', 'schedule', 'any epoch length and epoch count reaches the '
+    'configured lr and ends at eta_min')
 @pytest.mark.parametrize('config', _combinations())
 def test_every_epoch_length_reaches_the_lr_and_ends_at_eta_min(config):
     cfg = Config.fromfile(osp.join(PRETRAIN, config))
     warmup_epochs = cfg.param_scheduler[0].end
-    counts = sorted({max(1, int(warmup_epochs) + 1), int(warmup_epochs) + 2,
-                     int(2 * warmup_epochs) + 3})
+    counts = sorted({
+        max(1,
+            int(warmup_epochs) + 1),
+        int(warmup_epochs) + 2,
+        int(2 * warmup_epochs) + 3
+    })
     for epoch_length in EPOCH_LENGTHS:
         for max_epochs in counts:
             lrs, final = _lr_run(cfg, epoch_length, max_epochs)
@@ -118,10 +122,10 @@ def _build(type_, epoch_length, **kw):
 
 @pytest.mark.parametrize('epoch_length', [1, 3, 8])
 def test_warmup_and_cosine_keep_at_least_one_iteration(epoch_length):
-    warmup = _build('MinIterLinearLR', epoch_length, start_factor=1e-3,
-                    begin=0, end=0.1)
-    cosine = _build('MinIterCosineAnnealingLR', epoch_length, T_max=0.9,
-                    begin=0.1, end=1)
+    warmup = _build(
+        'MinIterLinearLR', epoch_length, start_factor=1e-3, begin=0, end=0.1)
+    cosine = _build(
+        'MinIterCosineAnnealingLR', epoch_length, T_max=0.9, begin=0.1, end=1)
     assert (warmup.begin, warmup.end) == (0, 1)
     assert cosine.end == epoch_length
     assert cosine.begin == min(1, epoch_length - 1)
@@ -141,8 +145,8 @@ def test_same_as_mmengine_where_it_reaches_its_end_value():
     """On whole-iteration boundaries the cosine is mmengine's, iteration by
     iteration, plus eta_min after its last step."""
     from mmengine.optim import CosineAnnealingLR
-    ours = _build('MinIterCosineAnnealingLR', 100, begin=2, end=40,
-                  eta_min=0.01)
+    ours = _build(
+        'MinIterCosineAnnealingLR', 100, begin=2, end=40, eta_min=0.01)
     optim = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.)
     theirs = CosineAnnealingLR.build_iter_from_epoch(
         optim, begin=2, end=40, eta_min=0.01, epoch_length=100)
@@ -158,8 +162,7 @@ def test_same_as_mmengine_where_it_reaches_its_end_value():
 
 
 def test_an_open_end_is_kept():
-    warmup = _build('MinIterLinearLR', 10, start_factor=0.5, begin=0,
-                    end=INF)
+    warmup = _build('MinIterLinearLR', 10, start_factor=0.5, begin=0, end=INF)
     assert warmup.end == INF
 
 
@@ -172,9 +175,9 @@ class _RecordLr(Hook):
         self.lrs.append(runner.optim_wrapper.get_lr()['lr'][0])
 
 
-@pytest.mark.fault_matrix('train', 'schedule',
-                          'a 3-iteration epoch trains at the configured lr '
-                          'and ends at eta_min (real Runner)')
+@pytest.mark.fault_matrix(
+    'train', 'schedule', 'a 3-iteration epoch trains at the configured lr '
+    'and ends at eta_min (real Runner)')
 def test_tiny_fashion_mnist_run_reaches_the_lr_and_ends_at_eta_min(tmp_path):
     """The Fashion-MNIST config on 3 iterations per epoch, 2 epochs, through
     the runner of the config (it once failed with "end should be larger
@@ -188,10 +191,10 @@ def test_tiny_fashion_mnist_run_reaches_the_lr_and_ends_at_eta_min(tmp_path):
     runner.register_hook(record)
     runner.train()
     assert runner.iter == 6
-    assert max(record.lrs) == pytest.approx(cfg.optim_wrapper.optimizer.lr,
-                                            rel=1e-12)
-    assert record.lrs[0] == pytest.approx(
-        cfg.optim_wrapper.optimizer.lr * cfg.param_scheduler[0].start_factor)
+    assert max(record.lrs) == pytest.approx(
+        cfg.optim_wrapper.optimizer.lr, rel=1e-12)
+    assert record.lrs[0] == pytest.approx(cfg.optim_wrapper.optimizer.lr *
+                                          cfg.param_scheduler[0].start_factor)
     assert runner.optim_wrapper.get_lr()['lr'][0] == \
         cfg.param_scheduler[1].eta_min
     assert record.lrs == pytest.approx(_lr_run(cfg, 3, 2)[0], rel=1e-12)

@@ -14,13 +14,14 @@ from mmsiameseim.evaluation import (batch_features, set_training_precision,
                                     weighted_knn_accuracy)
 from tests.helpers import logged
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-CONFIG = os.path.join(ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-p4_'
-                      '1xb64-bf16-coslr-1e_fashionmnist.py')
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIG = os.path.join(
+    ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-p4_'
+    '1xb64-bf16-coslr-1e_fashionmnist.py')
 pytestmark = pytest.mark.skipif(
-    not os.path.exists(os.path.join(ROOT, 'data', 'fashion_mnist',
-                                    't10k-labels-idx1-ubyte')),
+    not os.path.exists(
+        os.path.join(ROOT, 'data', 'fashion_mnist', 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 
 
@@ -62,11 +63,16 @@ def _api_knn(runner, hook, backbone):
     model.eval()
     feats = {}
     for name in ('bank', 'query'):
-        xs, ys = zip(*[batch_features(model, b, backbone, hook.precision)
-                       for b in hook.loaders[name]])
+        xs, ys = zip(*[
+            batch_features(model, b, backbone, hook.precision)
+            for b in hook.loaders[name]
+        ])
         feats[name] = torch.cat(xs), torch.cat(ys)
-    return weighted_knn_accuracy(*feats['bank'], *feats['query'], k=hook.k,
-                                 temperature=hook.temperature)
+    return weighted_knn_accuracy(
+        *feats['bank'],
+        *feats['query'],
+        k=hook.k,
+        temperature=hook.temperature)
 
 
 def test_logs_top1_top5_every_interval_and_equals_the_api(tmp_path):
@@ -92,8 +98,12 @@ def test_logs_top1_top5_every_interval_and_equals_the_api(tmp_path):
 
 
 def test_by_epoch_interval_and_no_round_before_training(tmp_path):
-    runner = _runner(tmp_path, interval=1, by_epoch=True,
-                     before_train=False, max_samples=48)
+    runner = _runner(
+        tmp_path,
+        interval=1,
+        by_epoch=True,
+        before_train=False,
+        max_samples=48)
     runner.train()
     recs = _knn_records(runner)
     assert [r['step'] for r in recs] == [4]
@@ -102,8 +112,8 @@ def test_by_epoch_interval_and_no_round_before_training(tmp_path):
 
 
 def test_target_encoder_is_the_momentum_backbone(tmp_path):
-    runner = _runner(tmp_path, interval=4, encoder='target',
-                     before_train=False)
+    runner = _runner(
+        tmp_path, interval=4, encoder='target', before_train=False)
     runner.train()
     rec = _knn_records(runner)[-1]
     hook = _hook(runner)
@@ -117,22 +127,20 @@ def test_target_encoder_is_the_momentum_backbone(tmp_path):
 
 
 def test_cap_on_samples_and_time_is_respected_and_logged(tmp_path):
-    runner = _runner(tmp_path, interval=4, max_samples=20,
-                     before_train=False)
+    runner = _runner(tmp_path, interval=4, max_samples=20, before_train=False)
     runner.train()
     rec = _knn_records(runner)[-1]
     # whole batches of 16 until 20 are reached, then cut to 20
     assert (rec['knn/bank'], rec['knn/queries'], rec['knn/capped']) == \
         (20, 20, 1)
-    runner = _runner(tmp_path / 'time', interval=4, max_seconds=0,
-                     before_train=False)
+    runner = _runner(
+        tmp_path / 'time', interval=4, max_seconds=0, before_train=False)
     runner.train()
     rec = _knn_records(runner)[-1]
     # past the deadline after the first batch of each set
     assert (rec['knn/bank'], rec['knn/queries'], rec['knn/capped']) == \
         (16, 16, 1)
-    with open(os.path.join(runner.log_dir,
-                           f'{runner.timestamp}.log')) as f:
+    with open(os.path.join(runner.log_dir, f'{runner.timestamp}.log')) as f:
         log = f.read()
     assert 'round at step 4 capped' in log
     assert 'used 16/48 bank and 16/24 query samples' in log
@@ -142,10 +150,12 @@ def test_cap_on_samples_and_time_is_respected_and_logged(tmp_path):
 def test_bad_options_are_refused():
     with pytest.raises(ValueError, match='encoder'):
         OnlineKNNHook({}, {}, encoder='ema')
-    with pytest.raises(ValueError, match="OnlineKNNHook precision='fp32': "
-                       r"choose from \['float32', 'bfloat16', 'float16'\] "
-                       r"\('fp32' is a tools' --precision flag; configs and "
-                       "the Python API take 'float32'"):
+    with pytest.raises(
+            ValueError,
+            match="OnlineKNNHook precision='fp32': "
+            r"choose from \['float32', 'bfloat16', 'float16'\] "
+            r"\('fp32' is a tools' --precision flag; configs and "
+            "the Python API take 'float32'"):
         OnlineKNNHook({}, {}, precision='fp32')
     with pytest.raises(ValueError, match='k=0 must be >= 1'):
         OnlineKNNHook({}, {}, k=0)
@@ -165,19 +175,19 @@ def test_the_imagenet_configs_commented_example_builds(tmp_path):
     assert all(line.startswith('# ') or line == '#' for line in example)
     cfg = tmp_path / 'with_knn.py'
     base = os.path.join(ROOT, 'configs', 'pretrain', name)
-    cfg.write_text(f'_base_ = {base!r}\n' +
-                   '\n'.join(line[2:] for line in example))
+    cfg.write_text(f'_base_ = {base!r}\n' + '\n'.join(line[2:]
+                                                      for line in example))
     hooks = Config.fromfile(str(cfg)).custom_hooks
-    runtime = Config.fromfile(os.path.join(
-        ROOT, 'configs', 'pretrain', '_base_', 'runtime.py')).custom_hooks
+    runtime = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'pretrain', '_base_',
+                     'runtime.py')).custom_hooks
     assert hooks[:len(runtime)] == runtime
     hook = HOOKS.build(hooks[-1])
     assert isinstance(hook, OnlineKNNHook) and hook.encoder == 'target'
 
 
 def _log(runner):
-    with open(os.path.join(runner.log_dir,
-                           f'{runner.timestamp}.log')) as f:
+    with open(os.path.join(runner.log_dir, f'{runner.timestamp}.log')) as f:
         return f.read()
 
 
@@ -185,18 +195,22 @@ def _checkpoints(runner):
     return [f for f in os.listdir(runner.work_dir) if f.endswith('.pth')]
 
 
-@pytest.mark.fault_matrix('knn_hook', 'samples',
-                          'an empty bank or query set: refused at start-up '
-                          '(before_train), naming the dataloader option; no '
-                          'iteration trained')
+@pytest.mark.fault_matrix(
+    'knn_hook', 'samples', 'an empty bank or query set: refused at start-up '
+    '(before_train), naming the dataloader option; no '
+    'iteration trained')
 @pytest.mark.parametrize('empty', ['bank', 'query'])
-def test_an_empty_set_is_refused_before_the_first_iteration(tmp_path,
-                                                            empty):
-    """Issue 24 item 11. Before: training ran to the first round, which
-    failed with 'torch.cat(): expected a non-empty list of Tensors'."""
-    runner = _runner(tmp_path, interval=4, before_train=False,
-                     **{f'{empty}_dataloader': dict(dataset=dict(
-                         indices=0))})
+def test_an_empty_set_is_refused_before_the_first_iteration(tmp_path, empty):
+    """Issue 24 item 11.
+
+    Before: training ran to the first round, which failed with
+    'torch.cat(): expected a non-empty list of Tensors'.
+    """
+    runner = _runner(
+        tmp_path,
+        interval=4,
+        before_train=False,
+        **{f'{empty}_dataloader': dict(dataset=dict(indices=0))})
     with pytest.raises(ValueError) as err:
         runner.train()
     assert str(err.value).startswith(
@@ -208,14 +222,21 @@ def test_an_empty_set_is_refused_before_the_first_iteration(tmp_path,
     assert runner.iter == 0 and _checkpoints(runner) == []
 
 
-@pytest.mark.fault_matrix('knn_hook', 'samples',
-                          'a bank smaller than k: used, all of it voting; '
-                          'the start-up log and every round say the k used')
+@pytest.mark.fault_matrix(
+    'knn_hook', 'samples', 'a bank smaller than k: used, all of it voting; '
+    'the start-up log and every round say the k used')
 def test_a_bank_smaller_than_k_is_used_and_the_k_used_is_logged(tmp_path):
-    """Issue 24 item 11. Before: the log said k=20 for a 12-sample bank."""
-    runner = _runner(tmp_path, log_level='INFO', interval=4,
-                     before_train=False, k=20,
-                     bank_dataloader=dict(dataset=dict(indices=12)))
+    """Issue 24 item 11.
+
+    Before: the log said k=20 for a 12-sample bank.
+    """
+    runner = _runner(
+        tmp_path,
+        log_level='INFO',
+        interval=4,
+        before_train=False,
+        k=20,
+        bank_dataloader=dict(dataset=dict(indices=12)))
     runner.train()
     log = _log(runner)
     assert 'OnlineKNNHook: the bank has 12 samples, fewer than k=20: every ' \
@@ -230,12 +251,17 @@ def test_a_bank_smaller_than_k_is_used_and_the_k_used_is_logged(tmp_path):
 
 
 @pytest.mark.parametrize('fault', [
-    pytest.param('missing', marks=pytest.mark.fault_matrix(
-        'knn_hook', 'missing', 'missing data of the bank or queries: named '
-        'with the set-up step at start-up, before any iteration')),
-    pytest.param('truncated', marks=pytest.mark.fault_matrix(
-        'knn_hook', 'truncated', 'a cut data file of the bank or queries: '
-        'named with both sizes at start-up, before any iteration')),
+    pytest.param(
+        'missing',
+        marks=pytest.mark.fault_matrix(
+            'knn_hook', 'missing',
+            'missing data of the bank or queries: named '
+            'with the set-up step at start-up, before any iteration')),
+    pytest.param(
+        'truncated',
+        marks=pytest.mark.fault_matrix(
+            'knn_hook', 'truncated', 'a cut data file of the bank or queries: '
+            'named with both sizes at start-up, before any iteration')),
 ])
 def test_bad_bank_data_is_named_at_start_up(tmp_path, fault):
     """Before: named only at the first round, after training."""
@@ -250,9 +276,11 @@ def test_bad_bank_data_is_named_at_start_up(tmp_path, fault):
         with open(os.path.join(real, 'train-labels-idx1-ubyte'), 'rb') as f:
             (data / 'train-labels-idx1-ubyte').write_bytes(f.read()[:1000])
     before = snapshot(data)
-    runner = _runner(tmp_path / 'run', interval=4, before_train=False,
-                     bank_dataloader=dict(dataset=dict(
-                         data_prefix=str(data))))
+    runner = _runner(
+        tmp_path / 'run',
+        interval=4,
+        before_train=False,
+        bank_dataloader=dict(dataset=dict(data_prefix=str(data))))
     error, words = (FileNotFoundError, f'Fashion-MNIST is not in {data}') \
         if fault == 'missing' else (ValueError, '1,000 bytes, but its header '
                                     'describes 60000 unsigned byte values')
@@ -262,22 +290,29 @@ def test_bad_bank_data_is_named_at_start_up(tmp_path, fault):
     assert snapshot(data) == before
 
 
-@pytest.mark.fault_matrix('knn_hook', 'architecture',
-                          "a target_backbone the model lacks: refused at "
-                          'start-up naming the option and the model')
+@pytest.mark.fault_matrix(
+    'knn_hook', 'architecture',
+    'a target_backbone the model lacks: refused at '
+    'start-up naming the option and the model')
 def test_a_wrong_target_backbone_is_refused_at_start_up(tmp_path):
-    runner = _runner(tmp_path, interval=4, before_train=False,
-                     encoder='target',
-                     target_backbone='momentum_encoder.module.0')
-    with pytest.raises(AttributeError, match="has no module 'momentum_"
-                       "encoder.module.0' \\(target_backbone\\)"):
+    runner = _runner(
+        tmp_path,
+        interval=4,
+        before_train=False,
+        encoder='target',
+        target_backbone='momentum_encoder.module.0')
+    with pytest.raises(
+            AttributeError,
+            match="has no module 'momentum_"
+            "encoder.module.0' \\(target_backbone\\)"):
         runner.train()
     assert runner.iter == 0
 
 
-@pytest.mark.fault_matrix('knn_hook', 'nonfinite',
-                          'features holding NaN/inf (diverged weights): the '
-                          'round is skipped with a warning, no number logged')
+@pytest.mark.fault_matrix(
+    'knn_hook', 'nonfinite',
+    'features holding NaN/inf (diverged weights): the '
+    'round is skipped with a warning, no number logged')
 def test_a_round_on_nonfinite_features_is_skipped_with_a_warning(tmp_path):
     runner = _runner(tmp_path, interval=4)
     hook = _hook(runner)

@@ -30,20 +30,26 @@ class _Model(torch.nn.Module):
 def _dataset(n):
     g = torch.Generator().manual_seed(n)
     x = torch.randn(n, 4, generator=g)
-    return [dict(inputs=x[i], data_samples=DataSample(
-        metainfo=dict(sample_idx=i)).set_gt_label(i % 2)) for i in range(n)]
+    return [
+        dict(
+            inputs=x[i],
+            data_samples=DataSample(metainfo=dict(sample_idx=i)).set_gt_label(
+                i % 2)) for i in range(n)
+    ]
 
 
 def _loader(n):
     data = _dataset(n)
-    return DataLoader(data, batch_size=2, collate_fn=default_collate,
-                      sampler=DefaultSampler(data, shuffle=False))
+    return DataLoader(
+        data,
+        batch_size=2,
+        collate_fn=default_collate,
+        sampler=DefaultSampler(data, shuffle=False))
 
 
 def _worker(rank, port, out):
     torch.distributed.init_process_group(
-        'gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank,
-        world_size=2)
+        'gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=2)
     hook = OnlineKNNHook({}, {})
     hook.loaders = dict(bank=_loader(5), query=_loader(3))
     model = _Model()
@@ -59,8 +65,9 @@ def test_two_ranks_gather_every_sample_once():
         port = s.getsockname()[1]
     ctx = mp.get_context('spawn')
     out = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(r, port, out))
-             for r in range(2)]
+    procs = [
+        ctx.Process(target=_worker, args=(r, port, out)) for r in range(2)
+    ]
     for p in procs:
         p.start()
     x, y, capped = out.get(timeout=120)

@@ -25,43 +25,51 @@ from tests.test_engine.fault_hooks import SignalSelfHook
 
 TINY = osp.join(ROOT, 'tests', 'data', 'configs',
                 'siameseim_tiny_fashionmnist.py')
-TRAIN = osp.join(osp.dirname(__import__('mmpretrain').__file__), '.mim',
-                 'tools', 'train.py')
+TRAIN = osp.join(
+    osp.dirname(__import__('mmpretrain').__file__), '.mim', 'tools',
+    'train.py')
 EPOCHS = 4  # 20 iterations: the signal arrives long before the end
 
 
 def _command(work_dir, *extra):
-    return [sys.executable, TRAIN, TINY, '--work-dir', str(work_dir),
-            '--cfg-options', f'train_cfg.max_epochs={EPOCHS}', *extra]
+    return [
+        sys.executable, TRAIN, TINY, '--work-dir',
+        str(work_dir), '--cfg-options', f'train_cfg.max_epochs={EPOCHS}',
+        *extra
+    ]
 
 
 def _env():
-    return dict(os.environ, PYTHONPATH=ROOT + os.pathsep +
-                os.environ.get('PYTHONPATH', ''))
+    return dict(
+        os.environ,
+        PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
 
 
-@pytest.mark.fault_matrix('train', 'signal',
-                          'SIGTERM: the iteration finishes, iter_N.pth is '
-                          'written and logged, exit status 143')
-@pytest.mark.fault_matrix('resume', 'signal',
-                          '--resume after SIGTERM trains exactly the '
-                          'iterations left, to the uninterrupted weights')
+@pytest.mark.fault_matrix(
+    'train', 'signal', 'SIGTERM: the iteration finishes, iter_N.pth is '
+    'written and logged, exit status 143')
+@pytest.mark.fault_matrix(
+    'resume', 'signal', '--resume after SIGTERM trains exactly the '
+    'iterations left, to the uninterrupted weights')
 def test_sigterm_saves_a_checkpoint_and_resume_trains_the_rest(tmp_path):
-    run = subprocess.Popen(_command(tmp_path), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, env=_env())
+    run = subprocess.Popen(
+        _command(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env())
     output, sent = [], None
     for line in run.stdout:
         output.append(line)
-        if sent is None and re.search(r'Epoch\(train\) \[1\]\[\s*2/5\]',
-                                      line):
+        if sent is None and re.search(r'Epoch\(train\) \[1\]\[\s*2/5\]', line):
             run.send_signal(signal.SIGTERM)
             sent = time.monotonic()
-    assert run.wait(timeout=120) == 128 + signal.SIGTERM, ''.join(
-        output)[-3000:]
+    assert run.wait(
+        timeout=120) == 128 + signal.SIGTERM, ''.join(output)[-3000:]
     log = ''.join(output)
-    stop = re.search(r'SIGTERM received: stopped after iteration (\d+) of '
-                     rf'{5 * EPOCHS} .* saved (\S+); exiting with status 143',
-                     log)
+    stop = re.search(
+        r'SIGTERM received: stopped after iteration (\d+) of '
+        rf'{5 * EPOCHS} .* saved (\S+); exiting with status 143', log)
     assert stop, log[-3000:]
     done, path = int(stop.group(1)), stop.group(2)
     assert done < 5 * EPOCHS and path == str(tmp_path / f'iter_{done}.pth')
@@ -69,9 +77,12 @@ def test_sigterm_saves_a_checkpoint_and_resume_trains_the_rest(tmp_path):
     assert (tmp_path / 'last_checkpoint').read_text() == path
     assert not [p for p in os.listdir(tmp_path) if p.endswith('.partial')]
 
-    resumed = subprocess.run(_command(tmp_path, '--resume'),
-                             capture_output=True, text=True, env=_env(),
-                             timeout=300)
+    resumed = subprocess.run(
+        _command(tmp_path, '--resume'),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     trained = re.findall(r'Epoch\(train\) \[(\d+)\]\[\s*(\d+)/5\]',
                          resumed.stdout + resumed.stderr)
@@ -83,11 +94,15 @@ def test_sigterm_saves_a_checkpoint_and_resume_trains_the_rest(tmp_path):
     straight.train_cfg.max_epochs = EPOCHS
     runner = RUNNERS.build(straight)
     runner.train()
-    final = torch.load(tmp_path / f'epoch_{EPOCHS}.pth',
-                       weights_only=True)['state_dict']
+    final = torch.load(
+        tmp_path / f'epoch_{EPOCHS}.pth', weights_only=True)['state_dict']
     for key, value in runner.model.state_dict().items():
-        torch.testing.assert_close(final[key], value, rtol=0, atol=1e-5,
-                                   msg=f'{key} differs after the resume')
+        torch.testing.assert_close(
+            final[key],
+            value,
+            rtol=0,
+            atol=1e-5,
+            msg=f'{key} differs after the resume')
 
 
 def _cfg(work_dir, **options):
@@ -98,9 +113,9 @@ def _cfg(work_dir, **options):
     return cfg
 
 
-@pytest.mark.fault_matrix('train', 'signal',
-                          "SIGUSR1 (slurm's --signal): checkpoint at the "
-                          'iteration, exit 138; handlers restored')
+@pytest.mark.fault_matrix(
+    'train', 'signal', "SIGUSR1 (slurm's --signal): checkpoint at the "
+    'iteration, exit 138; handlers restored')
 def test_sigusr1_in_the_middle_of_an_epoch(tmp_path):
     before = signal.getsignal(signal.SIGUSR1)
     runner = RUNNERS.build(_cfg(tmp_path))
@@ -116,13 +131,13 @@ def test_sigusr1_in_the_middle_of_an_epoch(tmp_path):
     assert signal.getsignal(signal.SIGUSR1) == before
 
 
-def test_a_signal_on_a_regular_checkpoint_iteration_writes_it_once(
-        tmp_path):
+def test_a_signal_on_a_regular_checkpoint_iteration_writes_it_once(tmp_path):
     runner = RUNNERS.build(_cfg(tmp_path, preemption=dict(exit_code=3)))
     saves = []
     runner.register_hook(SignalSelfHook('SIGTERM', 4))
 
     class _CountSaves(Hook):
+
         def before_save_checkpoint(self, runner, checkpoint):
             saves.append(checkpoint['meta']['iter'])
 
@@ -146,8 +161,8 @@ def test_without_an_iteration_checkpoint_hook_it_writes_its_own(tmp_path):
 
 def test_preemption_none_leaves_signals_alone(tmp_path):
     runner = RUNNERS.build(_cfg(tmp_path, preemption=None))
-    assert not any(isinstance(h, PreemptionCheckpointHook)
-                   for h in runner.hooks)
+    assert not any(
+        isinstance(h, PreemptionCheckpointHook) for h in runner.hooks)
 
 
 def test_bad_settings_are_named():

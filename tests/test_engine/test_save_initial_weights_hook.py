@@ -17,8 +17,10 @@ class _RecordFirstStep(Hook):
 
     def before_train_iter(self, runner, batch_idx, data_batch=None):
         if self.before_step_1 is None:
-            self.before_step_1 = {k: v.detach().clone() for k, v in
-                                  runner.model.state_dict().items()}
+            self.before_step_1 = {
+                k: v.detach().clone()
+                for k, v in runner.model.state_dict().items()
+            }
 
 
 def _runner(work_dir, iters, resume=False, hooks=()):
@@ -33,8 +35,9 @@ def _runner(work_dir, iters, resume=False, hooks=()):
         train_cfg=dict(by_epoch=False, max_iters=iters),
         optim_wrapper=dict(optimizer=dict(type='AdamW', lr=1e-2)),
         custom_hooks=[dict(type='SaveInitialWeightsHook'), *hooks],
-        default_hooks=dict(checkpoint=dict(type='CheckpointHook',
-                                           interval=1, by_epoch=False)),
+        default_hooks=dict(
+            checkpoint=dict(type='CheckpointHook', interval=1,
+                            by_epoch=False)),
         randomness=dict(seed=0),
         resume=resume,
         default_scope='mmpretrain')
@@ -44,8 +47,8 @@ def test_saves_the_weights_the_first_step_starts_from(tmp_path):
     record = _RecordFirstStep()
     runner = _runner(tmp_path, 2, hooks=[record])
     runner.train()
-    saved = torch.load(tmp_path / 'initial_weights.pth',
-                       weights_only=True)['state_dict']
+    saved = torch.load(
+        tmp_path / 'initial_weights.pth', weights_only=True)['state_dict']
     after = runner.model.state_dict()
     assert set(saved) == set(record.before_step_1)
     for key, value in record.before_step_1.items():

@@ -31,9 +31,11 @@ needs_data = pytest.mark.skipif(
     not osp.isfile(osp.join(DATA, 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 # a few images of each set: every stage runs, in seconds
-TINY = dict(knn=dict(k=20, temperature=0.07, train_samples=100),
-            linear=dict(train_samples=100, epochs=1),
-            fewshot=dict(fraction=0.0005, folds=2), test_samples=100)
+TINY = dict(
+    knn=dict(k=20, temperature=0.07, train_samples=100),
+    linear=dict(train_samples=100, epochs=1),
+    fewshot=dict(fraction=0.0005, folds=2),
+    test_samples=100)
 
 
 def _protocol(work_dir, **overrides):
@@ -48,8 +50,8 @@ def _probe_checkpoint(path, dims=128):
     cfg = Config.fromfile(PROBE)
     model_cfg = cfg.model
     model_cfg.backbone.init_cfg = None
-    model_cfg.backbone.arch.update(embed_dims=dims,
-                                   feedforward_channels=dims * 4)
+    model_cfg.backbone.arch.update(
+        embed_dims=dims, feedforward_channels=dims * 4)
     model_cfg.neck.input_features = model_cfg.head.in_channels = dims
     model = MODELS.build(model_cfg)
     state = model.state_dict()
@@ -83,8 +85,10 @@ def _no_network(monkeypatch):
 def test_the_api_runs_from_any_directory_without_downloading(
         tmp_path, monkeypatch):
     """Issue 24 item 8, the README's example run outside the repository.
+
     Before: the probe config's mmpretrain ``FashionMNIST`` with a relative
-    data_root started a download and left an empty folder behind."""
+    data_root started a download and left an empty folder behind.
+    """
     cwd = tmp_path / 'elsewhere'
     cwd.mkdir()
     monkeypatch.chdir(cwd)
@@ -98,7 +102,7 @@ def test_every_dataset_of_a_probe_config_reads_local_files_only(tmp_path):
     cfg = tmp_path / 'probe.py'
     cfg.write_text(
         f'_base_ = {PROBE!r}\n'
-        "train_dataloader = dict(dataset=dict(_delete_=True, "
+        'train_dataloader = dict(dataset=dict(_delete_=True, '
         "type='FashionMNIST', data_prefix='data/fashion_mnist/'))\n"
         "val_dataloader = dict(dataset=dict(_delete_=True, type='CIFAR10', "
         "data_prefix='data/cifar10'))\n")
@@ -110,12 +114,13 @@ def test_every_dataset_of_a_probe_config_reads_local_files_only(tmp_path):
 
 
 @needs_data
-@pytest.mark.fault_matrix('evaluation', 'missing',
-                          'missing data: LocalFashionMNIST names the folder '
-                          'and the set-up step; never downloads, nothing '
-                          'written')
-def test_missing_data_is_named_and_nothing_is_downloaded(tmp_path,
-                                                         monkeypatch):
+@pytest.mark.fault_matrix(
+    'evaluation', 'missing',
+    'missing data: LocalFashionMNIST names the folder '
+    'and the set-up step; never downloads, nothing '
+    'written')
+def test_missing_data_is_named_and_nothing_is_downloaded(
+        tmp_path, monkeypatch):
     _no_network(monkeypatch)
     empty = tmp_path / 'no_data'
     empty.mkdir()
@@ -129,33 +134,41 @@ def test_missing_data_is_named_and_nothing_is_downloaded(tmp_path,
 
 
 @needs_data
-@pytest.mark.fault_matrix('evaluation', 'missing',
-                          'missing checkpoint or probe config: refused '
-                          'naming it, before any data is read')
+@pytest.mark.fault_matrix(
+    'evaluation', 'missing', 'missing checkpoint or probe config: refused '
+    'naming it, before any data is read')
 def test_a_missing_checkpoint_or_config_is_named(tmp_path):
     protocol = _protocol(tmp_path / 'eval')
     absent = tmp_path / 'epoch_1.pth'
-    with pytest.raises(FileNotFoundError, match=f'checkpoint {absent} not '
-                       'found'):
+    with pytest.raises(
+            FileNotFoundError, match=f'checkpoint {absent} not '
+            'found'):
         protocol.evaluate('mine', str(absent))
     assert snapshot(tmp_path) == {}  # no file written
-    with pytest.raises(FileNotFoundError,
-                       match="probe_config 'configs/x.py' not found"):
-        FrozenBackboneProtocol('configs/x.py', str(tmp_path / 'eval2'),
-                               **TINY)
+    with pytest.raises(
+            FileNotFoundError, match="probe_config 'configs/x.py' not found"):
+        FrozenBackboneProtocol('configs/x.py', str(tmp_path / 'eval2'), **TINY)
     assert not (tmp_path / 'eval2').exists()
 
 
 @pytest.mark.parametrize('fault', [
-    pytest.param('empty', marks=pytest.mark.fault_matrix(
-        'evaluation', 'empty', 'refused: the checkpoint cannot be read as a '
-        'PyTorch checkpoint, torch.load\'s error quoted')),
-    pytest.param('truncated', marks=pytest.mark.fault_matrix(
-        'evaluation', 'truncated', 'refused: the checkpoint cannot be read '
-        'as a PyTorch checkpoint, torch.load\'s error quoted')),
-    pytest.param('text', marks=pytest.mark.fault_matrix(
-        'evaluation', 'text', 'refused: not a PyTorch checkpoint, "it is '
-        'text, starting ..."')),
+    pytest.param(
+        'empty',
+        marks=pytest.mark.fault_matrix(
+            'evaluation', 'empty',
+            'refused: the checkpoint cannot be read as a '
+            'PyTorch checkpoint, torch.load\'s error quoted')),
+    pytest.param(
+        'truncated',
+        marks=pytest.mark.fault_matrix(
+            'evaluation', 'truncated',
+            'refused: the checkpoint cannot be read '
+            'as a PyTorch checkpoint, torch.load\'s error quoted')),
+    pytest.param(
+        'text',
+        marks=pytest.mark.fault_matrix(
+            'evaluation', 'text', 'refused: not a PyTorch checkpoint, "it is '
+            'text, starting ..."')),
 ])
 def test_an_unreadable_checkpoint_is_named(tmp_path, fault):
     path = tmp_path / 'epoch_1.pth'
@@ -178,12 +191,15 @@ def test_an_unreadable_checkpoint_is_named(tmp_path, fault):
 
 
 @needs_data
-@pytest.mark.fault_matrix('evaluation', 'nonfinite',
-                          'refused: the file and each NaN/inf tensor named '
-                          '(the strict Pretrained init); no result written')
+@pytest.mark.fault_matrix(
+    'evaluation', 'nonfinite',
+    'refused: the file and each NaN/inf tensor named '
+    '(the strict Pretrained init); no result written')
 def test_nonfinite_weights_are_refused_naming_file_and_tensors(tmp_path):
-    """Issue 24 item 7. Before: loaded, and a kNN accuracy computed on NaN
-    features was returned."""
+    """Issue 24 item 7.
+
+    Before: loaded, and a kNN accuracy computed on NaN features was returned.
+    """
     path = tmp_path / 'diverged.pth'
     state = _probe_checkpoint(path)
     state['backbone.layers.2.ffn.layers.1.weight'][0, 0] = float('nan')
@@ -201,25 +217,27 @@ def test_nonfinite_weights_are_refused_naming_file_and_tensors(tmp_path):
     assert snapshot(tmp_path) == before  # no subsets, no result
 
 
-@pytest.mark.fault_matrix('evaluation', 'nonfinite',
-                          'kNN and few-shot on features holding NaN/inf '
-                          '(e.g. a precision overflow): refused, counted')
+@pytest.mark.fault_matrix(
+    'evaluation', 'nonfinite', 'kNN and few-shot on features holding NaN/inf '
+    '(e.g. a precision overflow): refused, counted')
 def test_nonfinite_features_are_refused():
     feats = torch.randn(6, 4)
     feats[2, 1] = float('nan')
     labels = torch.tensor([0, 1, 0, 1, 0, 1])
-    with pytest.raises(ValueError, match='train_feats: 1 of 6 feature '
-                       'vectors hold NaN or inf'):
+    with pytest.raises(
+            ValueError,
+            match='train_feats: 1 of 6 feature '
+            'vectors hold NaN or inf'):
         weighted_knn_accuracy(feats, labels, torch.randn(2, 4),
                               torch.tensor([0, 1]))
     with pytest.raises(ValueError, match='test_feats: 1 of 6 feature'):
-        logistic_regression_accuracy(torch.randn(6, 4), labels, feats,
-                                     labels)
+        logistic_regression_accuracy(torch.randn(6, 4), labels, feats, labels)
 
 
-@pytest.mark.fault_matrix('evaluation', 'architecture',
-                          'a backbone of another width: refused naming the '
-                          'file, the tensors and both shapes')
+@pytest.mark.fault_matrix(
+    'evaluation', 'architecture',
+    'a backbone of another width: refused naming the '
+    'file, the tensors and both shapes')
 def test_a_checkpoint_of_another_width_is_refused(tmp_path):
     path = tmp_path / 'narrow.pth'
     _probe_checkpoint(path, dims=64)
@@ -235,10 +253,11 @@ def test_a_checkpoint_of_another_width_is_refused(tmp_path):
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.fault_matrix('evaluation', 'samples',
-                          'kNN: no sample on a side refused; fewer training '
-                          'samples than k: all of them vote, the k used is '
-                          'returned')
+@pytest.mark.fault_matrix(
+    'evaluation', 'samples',
+    'kNN: no sample on a side refused; fewer training '
+    'samples than k: all of them vote, the k used is '
+    'returned')
 def test_knn_with_no_samples_is_refused_and_a_small_bank_clamps_k():
     bank, labels = torch.eye(3), torch.tensor([0, 1, 2])
     with pytest.raises(ValueError, match='train_feats: no samples'):
@@ -249,26 +268,27 @@ def test_knn_with_no_samples_is_refused_and_a_small_bank_clamps_k():
     assert res == dict(top1=100.0, top5=100.0, k=3)
 
 
-@pytest.mark.fault_matrix('evaluation', 'samples',
-                          'few-shot: one class, or a class with one '
-                          'labelled sample: refused naming the classes')
+@pytest.mark.fault_matrix(
+    'evaluation', 'samples', 'few-shot: one class, or a class with one '
+    'labelled sample: refused naming the classes')
 def test_fewshot_needs_two_classes_and_two_samples_of_each():
     x = torch.randn(7, 4)
-    with pytest.raises(ValueError, match=r'classes \[2\] with a single '
-                       'one'):
-        logistic_regression_accuracy(x, torch.tensor([0, 0, 1, 1, 2, 0, 1]),
-                                     x, torch.zeros(7, dtype=torch.long))
+    with pytest.raises(
+            ValueError, match=r'classes \[2\] with a single '
+            'one'):
+        logistic_regression_accuracy(x, torch.tensor([0, 0, 1, 1, 2, 0, 1]), x,
+                                     torch.zeros(7, dtype=torch.long))
     with pytest.raises(ValueError, match='labelled samples of 1 classes'):
         logistic_regression_accuracy(x, torch.zeros(7, dtype=torch.long), x,
                                      torch.zeros(7, dtype=torch.long))
 
 
 @needs_data
-@pytest.mark.fault_matrix('evaluation', 'samples',
-                          'FrozenBackboneProtocol: more samples than the '
-                          'data has, too few few-shot labels, or counts '
-                          '< 1: refused naming the option, before any '
-                          'feature')
+@pytest.mark.fault_matrix(
+    'evaluation', 'samples', 'FrozenBackboneProtocol: more samples than the '
+    'data has, too few few-shot labels, or counts '
+    '< 1: refused naming the option, before any '
+    'feature')
 @pytest.mark.parametrize('overrides, words', [
     (dict(knn=dict(k=20, temperature=0.07, train_samples=70000)),
      'knn.train_samples=70000, but the training set (LocalFashionMNIST in '),
@@ -286,10 +306,11 @@ def test_counts_the_data_cannot_give_are_refused_naming_the_option(
         _protocol(tmp_path / 'eval', linear=dict(train_samples=9, epochs=0))
 
 
-@pytest.mark.fault_matrix('evaluation', 'mid_write',
-                          'feature cache: written under a temporary name; '
-                          'a kill mid-write leaves no cache file and the '
-                          'next call extracts again')
+@pytest.mark.fault_matrix(
+    'evaluation', 'mid_write',
+    'feature cache: written under a temporary name; '
+    'a kill mid-write leaves no cache file and the '
+    'next call extracts again')
 def test_a_kill_while_caching_features_leaves_no_cache_entry(
         tmp_path, monkeypatch):
     calls = []
@@ -315,10 +336,12 @@ def test_a_kill_while_caching_features_leaves_no_cache_entry(
     assert len(calls) == 2
 
 
-@pytest.mark.fault_matrix('evaluation', 'truncated',
-                          'a damaged feature-cache file: a warning names it, '
-                          'the features are extracted again')
+@pytest.mark.fault_matrix(
+    'evaluation', 'truncated',
+    'a damaged feature-cache file: a warning names it, '
+    'the features are extracted again')
 def test_a_damaged_cache_file_is_named_and_not_used(tmp_path):
+
     def extract():
         return torch.ones(4, 2), torch.arange(4)
 
@@ -326,8 +349,8 @@ def test_a_damaged_cache_file_is_named_and_not_used(tmp_path):
     [path] = list(tmp_path.iterdir())
     path.write_bytes(path.read_bytes()[:50])
     with logged() as log:
-        feats, _ = cached_features(str(tmp_path), 'test', dict(ckpt='a'),
-                                   extract)
+        feats, _ = cached_features(
+            str(tmp_path), 'test', dict(ckpt='a'), extract)
     assert torch.equal(feats, torch.ones(4, 2))
     out = log.getvalue()
     assert f'feature cache {path} cannot be read (' in out
@@ -341,9 +364,10 @@ def _copy(evaluated, tmp_path):
 
 
 @needs_data
-@pytest.mark.fault_matrix('evaluation', 'mid_write',
-                          'results JSON: written under a temporary name; a '
-                          'kill mid-write keeps the earlier file as it was')
+@pytest.mark.fault_matrix(
+    'evaluation', 'mid_write',
+    'results JSON: written under a temporary name; a '
+    'kill mid-write keeps the earlier file as it was')
 def test_a_kill_while_writing_results_keeps_the_earlier_file(
         evaluated, tmp_path, monkeypatch):
     work_dir = _copy(evaluated, tmp_path)
@@ -377,14 +401,16 @@ def test_a_result_is_reused_only_under_its_settings(tmp_path):
         dict(knn=70.5)
     # the checkpoint rewritten (a new run into the same path)
     os.utime(ckpt, ns=(1, 1))
-    with pytest.raises(ValueError, match=r'r.json was computed with other '
-                       r'settings: checkpoint.mtime_ns: \d+ there, 1 now'):
-        load_result(path, dict(settings, checkpoint=file_identity(
-            str(ckpt))))
+    with pytest.raises(
+            ValueError,
+            match=r'r.json was computed with other '
+            r'settings: checkpoint.mtime_ns: \d+ there, 1 now'):
+        load_result(path, dict(settings, checkpoint=file_identity(str(ckpt))))
     # a file of an earlier version, and a damaged one
     (tmp_path / 'old.json').write_text('{"knn": 70.5}')
-    with pytest.raises(ValueError, match='old.json holds no record of its '
-                       'settings'):
+    with pytest.raises(
+            ValueError, match='old.json holds no record of its '
+            'settings'):
         load_result(str(tmp_path / 'old.json'), settings)
     (tmp_path / 'cut.json').write_text('{"settings": {"knn"')
     with pytest.raises(ValueError, match='cut.json: not a results file'):
@@ -392,17 +418,18 @@ def test_a_result_is_reused_only_under_its_settings(tmp_path):
 
 
 @needs_data
-@pytest.mark.fault_matrix('evaluation', 'changed_run',
-                          'results or subsets of other settings (options, '
-                          'checkpoint file, config): refused naming the '
-                          'file and each difference; files untouched')
+@pytest.mark.fault_matrix(
+    'evaluation', 'changed_run',
+    'results or subsets of other settings (options, '
+    'checkpoint file, config): refused naming the '
+    'file and each difference; files untouched')
 @pytest.mark.parametrize('overrides, name, file, words', [
-    (dict(knn=dict(k=10, temperature=0.07, train_samples=100)),
-     'random_init', 'results/random_init.json', 'knn.k: 20 there, 10 now'),
+    (dict(knn=dict(k=10, temperature=0.07, train_samples=100)), 'random_init',
+     'results/random_init.json', 'knn.k: 20 there, 10 now'),
     (dict(precision='bfloat16'), 'random_init', 'results/random_init.json',
      'precision: float32 there, bfloat16 now'),
-    (dict(linear=dict(train_samples=200, epochs=1)), 'another',
-     'subsets.npz', 'linear_train_samples: 100 there, 200 now'),
+    (dict(linear=dict(train_samples=200, epochs=1)), 'another', 'subsets.npz',
+     'linear_train_samples: 100 there, 200 now'),
 ])
 def test_results_of_other_settings_are_not_reused(evaluated, tmp_path,
                                                   overrides, name, file,

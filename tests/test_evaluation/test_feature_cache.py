@@ -20,8 +20,8 @@ def test_features_are_extracted_once_per_key(tmp_path, capsys):
     assert 'cached the train features in' in out
     assert 'loaded cached features of 5 train images from' in out
     # other weights, or no cache folder: extracted again
-    cached_features(str(tmp_path), 'train', dict(key, checkpoint='b.pth'),
-                    extract)
+    cached_features(
+        str(tmp_path), 'train', dict(key, checkpoint='b.pth'), extract)
     cached_features(None, 'train', key, extract)
     assert len(calls) == 3
     assert sorted(p.suffix for p in tmp_path.iterdir()) == ['.npz', '.npz']

@@ -8,8 +8,8 @@ from mmsiameseim.evaluation import (class_balanced_subset,
 
 def _clusters(n_per_class=30, classes=4, dims=8, noise=0.3, seed=0):
     """Samples around fixed class centres; ``seed`` draws the noise."""
-    centres = torch.randn(classes, dims,
-                          generator=torch.Generator().manual_seed(123)) * 3
+    centres = torch.randn(
+        classes, dims, generator=torch.Generator().manual_seed(123)) * 3
     g = torch.Generator().manual_seed(seed)
     y = torch.arange(classes).repeat_interleave(n_per_class)
     x = centres[y] + noise * torch.randn(len(y), dims, generator=g)
@@ -25,11 +25,12 @@ def test_knn_separable_clusters_and_vote_weighting():
     train = torch.tensor([[1., 0.], [0., 1.], [0.1, 1.]])
     labels = torch.tensor([1, 0, 0])
     test = torch.tensor([[1., 0.01]])
-    res = weighted_knn_accuracy(train, labels, test, torch.tensor([1]), k=3,
-                                temperature=0.07)
+    res = weighted_knn_accuracy(
+        train, labels, test, torch.tensor([1]), k=3, temperature=0.07)
     assert res['top1'] == 100.0
-    res = weighted_knn_accuracy(train, labels, test, torch.tensor([1]), k=3,
-                                temperature=1000.)  # ~uniform votes
+    res = weighted_knn_accuracy(
+        train, labels, test, torch.tensor([1]), k=3,
+        temperature=1000.)  # ~uniform votes
     assert res['top1'] == 0.0
 
 

@@ -8,13 +8,13 @@ from mmengine.config import Config
 from mmsiameseim.evaluation import FrozenBackboneProtocol
 from mmsiameseim_lab.visualization import plot_knn_curve, read_knn_scalars
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_protocol_text_is_written_from_its_settings(tmp_path):
-    demo = Config.fromfile(os.path.join(ROOT, 'configs', 'demo',
-                                        'fashionmnist_demo.py'))
+    demo = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'demo', 'fashionmnist_demo.py'))
     protocol = FrozenBackboneProtocol.from_cfg(
         demo.evaluation, work_dir=str(tmp_path), precision='float32')
     text = '\n'.join(protocol.describe())
@@ -22,11 +22,12 @@ def test_protocol_text_is_written_from_its_settings(tmp_path):
     assert '3 epoch(s) on 20000 training images' in text
     assert '1.0% of the training labels' in text
     assert '3-fold CV' in text and 'all the test images, in float32' in text
-    smoke = Config.fromfile(os.path.join(ROOT, 'configs', 'demo',
-                                         'fashionmnist_demo_smoke.py'))
+    smoke = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'demo', 'fashionmnist_demo_smoke.py'))
     protocol = FrozenBackboneProtocol.from_cfg(
-        smoke.evaluation, work_dir=str(tmp_path), knn=dict(
-            smoke.evaluation.knn, k=5))
+        smoke.evaluation,
+        work_dir=str(tmp_path),
+        knn=dict(smoke.evaluation.knn, k=5))
     text = '\n'.join(protocol.describe())
     assert 'k=5, T=0.07, on 400 random' in text
     assert 'the first 300 test images' in text
@@ -39,10 +40,14 @@ def test_knn_curve_reads_every_run_of_a_work_dir(tmp_path):
         vis.mkdir(parents=True)
         with open(vis / 'scalars.json', 'w') as f:
             for step in steps:
-                f.write(json.dumps({'knn/top1': 50. + step / 10,
-                                    'knn/top5': 90., 'knn/bank': 5000,
-                                    'knn/queries': 1000, 'step': step})
-                        + '\n')
+                f.write(
+                    json.dumps({
+                        'knn/top1': 50. + step / 10,
+                        'knn/top5': 90.,
+                        'knn/bank': 5000,
+                        'knn/queries': 1000,
+                        'step': step
+                    }) + '\n')
             # the logger's training records are not kNN rounds
             f.write(json.dumps({'loss': 1., 'iter': 10, 'step': 10}) + '\n')
     recs = read_knn_scalars(str(tmp_path))

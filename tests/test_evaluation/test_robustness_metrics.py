@@ -7,17 +7,24 @@ from mmsiameseim.evaluation import ClassSubsetAccuracy, ImageNetCorruptionError
 
 def sample(scores, label, **meta):
     scores = torch.tensor(scores, dtype=torch.float)
-    return dict(pred_score=scores, pred_label=scores.argmax().view(1),
-                gt_label=torch.tensor([label]), **meta)
+    return dict(
+        pred_score=scores,
+        pred_label=scores.argmax().view(1),
+        gt_label=torch.tensor([label]),
+        **meta)
 
 
 def test_subset_accuracy_takes_the_argmax_over_the_subset_only():
     metric = ClassSubsetAccuracy()
     metric.dataset_meta = dict(class_subset=[1, 3])
     # class 0 wins over all 4 classes but is outside the subset
-    metric.process(None, [sample([9, 2, 0, 1], 1),   # subset argmax 1: right
-                          sample([9, 1, 0, 2], 1),   # subset argmax 3: wrong
-                          sample([0, 1, 0, 5], 3)])  # right
+    metric.process(
+        None,
+        [
+            sample([9, 2, 0, 1], 1),  # subset argmax 1: right
+            sample([9, 1, 0, 2], 1),  # subset argmax 3: wrong
+            sample([0, 1, 0, 5], 3)
+        ])  # right
     res = metric.evaluate(3)
     assert res['subset_accuracy/top1'] == pytest.approx(200 / 3)
     assert res['subset_accuracy/num_classes'] == 2
@@ -36,8 +43,7 @@ def test_subset_accuracy_explicit_subset_and_errors():
 
 def test_mce_is_the_mean_of_alexnet_normalised_errors():
     alexnet = dict(noise=0.8, blur=0.5)
-    metric = ImageNetCorruptionError(alexnet_errors=alexnet,
-                                     severities=(1, 2))
+    metric = ImageNetCorruptionError(alexnet_errors=alexnet, severities=(1, 2))
     right, wrong = [5, 0], [0, 5]
     samples = [
         # noise: severity 1 all right, severity 2 half wrong -> error 0.25
@@ -67,8 +73,8 @@ def test_mce_refuses_incomplete_or_unlabelled_input():
     metric.process(None, [sample([1, 0], 0, corruption='noise', severity=1)])
     with pytest.raises(ValueError, match='no samples'):
         metric.evaluate(1)
-    other = ImageNetCorruptionError(alexnet_errors=dict(noise=0.8),
-                                    severities=(1, ))
+    other = ImageNetCorruptionError(
+        alexnet_errors=dict(noise=0.8), severities=(1, ))
     other.process(None, [sample([1, 0], 0, corruption='fog', severity=1)])
     with pytest.raises(KeyError, match='fog'):
         other.evaluate(1)

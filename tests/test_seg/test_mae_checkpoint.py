@@ -13,9 +13,9 @@ def _pretrain_checkpoint(path, in_channels=3, extra=None):
     import mmsiameseim  # noqa: F401
     from mmpretrain.registry import MODELS
     torch.manual_seed(0)
-    model = MODELS.build(tiny_siameseim_cfg(img_size=32, patch_size=PATCH,
-                                            dims=DIMS,
-                                            in_channels=in_channels))
+    model = MODELS.build(
+        tiny_siameseim_cfg(
+            img_size=32, patch_size=PATCH, dims=DIMS, in_channels=in_channels))
     model.init_weights()
     state = model.state_dict()
     state.update(extra or {})
@@ -27,12 +27,19 @@ def _seg_backbone(checkpoint, img_size=32, in_channels=3, **kwargs):
     import mmsiameseim.seg  # noqa: F401
     from mmseg.registry import MODELS
     cfg = dict(
-        type='SiameseIMMAE', img_size=(img_size, img_size), patch_size=PATCH,
-        in_channels=in_channels, embed_dims=DIMS, num_layers=LAYERS,
-        num_heads=HEADS, mlp_ratio=2, init_values=1.0, out_indices=[0, 1],
+        type='SiameseIMMAE',
+        img_size=(img_size, img_size),
+        patch_size=PATCH,
+        in_channels=in_channels,
+        embed_dims=DIMS,
+        num_layers=LAYERS,
+        num_heads=HEADS,
+        mlp_ratio=2,
+        init_values=1.0,
+        out_indices=[0, 1],
         norm_cfg=dict(type='LN', eps=1e-6),
-        init_cfg=dict(type='Pretrained', checkpoint=str(checkpoint),
-                      prefix='backbone.'))
+        init_cfg=dict(
+            type='Pretrained', checkpoint=str(checkpoint), prefix='backbone.'))
     cfg.update(kwargs)
     return MODELS.build(cfg)
 
@@ -48,8 +55,7 @@ def test_every_backbone_weight_lands_and_features_match_the_plain_vit(
     ours = {k[9:]: v for k, v in state.items() if k.startswith('backbone.')}
     assert len(ours) == 4 + 12 * LAYERS
     for key, value in ours.items():
-        torch.testing.assert_close(loaded[key], value, rtol=0, atol=0,
-                                   msg=key)
+        torch.testing.assert_close(loaded[key], value, rtol=0, atol=0, msg=key)
     for layer in backbone.layers:
         assert torch.equal(layer.gamma_1, torch.ones(DIMS))
         assert torch.equal(layer.gamma_2, torch.ones(DIMS))
@@ -59,19 +65,24 @@ def test_every_backbone_weight_lands_and_features_match_the_plain_vit(
     # pretrained ViT, loaded into mmpretrain's VisionTransformer.
     from mmpretrain.models import VisionTransformer
     vit = VisionTransformer(
-        arch=dict(embed_dims=DIMS, num_layers=LAYERS, num_heads=HEADS,
-                  feedforward_channels=DIMS * 2),
-        img_size=32, patch_size=PATCH, final_norm=False, out_type='featmap',
+        arch=dict(
+            embed_dims=DIMS,
+            num_layers=LAYERS,
+            num_heads=HEADS,
+            feedforward_channels=DIMS * 2),
+        img_size=32,
+        patch_size=PATCH,
+        final_norm=False,
+        out_type='featmap',
         out_indices=(0, 1),
-        init_cfg=dict(type='Pretrained', checkpoint=str(ckpt),
-                      prefix='backbone.'))
+        init_cfg=dict(
+            type='Pretrained', checkpoint=str(ckpt), prefix='backbone.'))
     vit.init_weights()
     backbone.eval(), vit.eval()
     x = torch.randn(2, 3, 32, 32)
     with torch.no_grad():
         for ours_out, vit_out in zip(backbone(x), vit(x)):
-            torch.testing.assert_close(ours_out, vit_out, rtol=1e-5,
-                                       atol=1e-5)
+            torch.testing.assert_close(ours_out, vit_out, rtol=1e-5, atol=1e-5)
 
 
 def test_report_resizes_pos_embed_adapts_gray_input_and_lists_new_keys(
@@ -84,14 +95,17 @@ def test_report_resizes_pos_embed_adapts_gray_input_and_lists_new_keys(
 
     assert sorted(report.adapted) == [
         'patch_embed.projection.weight (32, 1, 8, 8) -> (32, 3, 8, 8)',
-        'pos_embed (1, 17, 32) -> (1, 65, 32)']
+        'pos_embed (1, 17, 32) -> (1, 65, 32)'
+    ]
     assert len(report.loaded) == 2 + 12 * LAYERS
     assert report.dropped == []
     assert report.ignored and not any(
         k.startswith('backbone.') for k in report.ignored)
-    assert sorted({k.split('.')[-1] for k in report.new}) == [
-        'gamma_1', 'gamma_2', 'relative_position_bias_table',
-        'relative_position_index']
+    assert sorted({k.split('.')[-1]
+                   for k in report.new}) == [
+                       'gamma_1', 'gamma_2', 'relative_position_bias_table',
+                       'relative_position_index'
+                   ]
     assert len(report.new) == 4 * LAYERS
 
     gray = state['backbone.patch_embed.projection.weight']
@@ -100,8 +114,9 @@ def test_report_resizes_pos_embed_adapts_gray_input_and_lists_new_keys(
     # Same response to a gray RGB image as the 1-channel weights to gray.
     img = torch.rand(1, 1, 8, 8)
     torch.testing.assert_close(
-        torch.nn.functional.conv2d(img.repeat(1, 3, 1, 1),
-                                   converted['patch_embed.projection.weight']),
+        torch.nn.functional.conv2d(
+            img.repeat(1, 3, 1, 1),
+            converted['patch_embed.projection.weight']),
         torch.nn.functional.conv2d(img, gray))
     pos = converted['pos_embed']
     torch.testing.assert_close(pos[:, 0], state['backbone.pos_embed'][:, 0])
@@ -118,8 +133,10 @@ def test_report_resizes_pos_embed_adapts_gray_input_and_lists_new_keys(
 def test_final_norm_of_the_checkpoint_is_reported_as_dropped(tmp_path):
     from mmsiameseim.seg import siameseim_to_mmseg_mae
     ckpt = tmp_path / 'with_norm.pth'
-    extra = {'backbone.ln1.weight': torch.ones(DIMS),
-             'backbone.ln1.bias': torch.zeros(DIMS)}
+    extra = {
+        'backbone.ln1.weight': torch.ones(DIMS),
+        'backbone.ln1.bias': torch.zeros(DIMS)
+    }
     state = _pretrain_checkpoint(ckpt, extra=extra)
     backbone = _seg_backbone(ckpt)  # final_norm=False, as mmseg's MAE
     _, report = siameseim_to_mmseg_mae(state, backbone.state_dict())
@@ -129,12 +146,16 @@ def test_final_norm_of_the_checkpoint_is_reported_as_dropped(tmp_path):
 def test_bad_checkpoints_fail_with_the_key_at_fault(tmp_path):
     ckpt = tmp_path / 'pretrain.pth'
     _pretrain_checkpoint(ckpt)
-    with pytest.raises(ValueError, match=r'backbone\.cls_token: checkpoint '
-                       r'shape \(1, 1, 32\) does not fit the model.s '
-                       r'\(1, 1, 64\)'):
+    with pytest.raises(
+            ValueError,
+            match=r'backbone\.cls_token: checkpoint '
+            r'shape \(1, 1, 32\) does not fit the model.s '
+            r'\(1, 1, 64\)'):
         _seg_backbone(ckpt, embed_dims=64, num_heads=2).init_weights()
-    with pytest.raises(ValueError, match=r'supplies 28 of the 40 weights.*'
-                       r'missing 12: layers\.2\.'):
+    with pytest.raises(
+            ValueError,
+            match=r'supplies 28 of the 40 weights.*'
+            r'missing 12: layers\.2\.'):
         _seg_backbone(ckpt, num_layers=3).init_weights()
     with pytest.raises(ValueError, match='init_cfg.checkpoint is empty'):
         _seg_backbone('').init_weights()
@@ -162,10 +183,12 @@ def test_partial_load_only_when_allowed(tmp_path, capsys):
     ckpt = tmp_path / 'pretrain.pth'
     state = _pretrain_checkpoint(ckpt)
     MMLogger.get_instance('test_seg_partial')
-    backbone = _seg_backbone(ckpt, num_layers=3, out_indices=[2],
-                             init_cfg=dict(type='Pretrained',
-                                           checkpoint=str(ckpt),
-                                           allow_partial=True))
+    backbone = _seg_backbone(
+        ckpt,
+        num_layers=3,
+        out_indices=[2],
+        init_cfg=dict(
+            type='Pretrained', checkpoint=str(ckpt), allow_partial=True))
     backbone.init_weights()
     logged = capsys.readouterr()
     assert 'allow_partial: mmseg MAE loads 28 of the 40 weights' in \

@@ -5,8 +5,8 @@ import os
 import pytest
 from mmengine import Config
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG = os.path.join(
     ROOT, 'configs', 'benchmarks', 'mmseg',
     'upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py')
@@ -18,8 +18,8 @@ def cfg():
 
 
 def test_backbone_is_vit_base_16_with_relative_positions(cfg):
-    assert cfg.custom_imports == dict(imports=['mmsiameseim.seg'],
-                                      allow_failed_imports=False)
+    assert cfg.custom_imports == dict(
+        imports=['mmsiameseim.seg'], allow_failed_imports=False)
     backbone = cfg.model.backbone
     assert backbone.type == 'SiameseIMMAE'  # mmseg MAE: relative pos. bias
     assert (backbone.num_layers, backbone.embed_dims, backbone.num_heads,
@@ -27,8 +27,8 @@ def test_backbone_is_vit_base_16_with_relative_positions(cfg):
     assert backbone.img_size == (512, 512)
     assert backbone.drop_path_rate == 0.1
     assert backbone.norm_cfg == dict(type='LN', eps=1e-6)
-    assert backbone.init_cfg == dict(type='Pretrained', checkpoint='',
-                                     prefix='backbone.')
+    assert backbone.init_cfg == dict(
+        type='Pretrained', checkpoint='', prefix='backbone.')
     assert cfg.model.decode_head.type == 'UPerHead'
     assert cfg.model.decode_head.num_classes == 150
     assert cfg.model.auxiliary_head.num_classes == 150
@@ -51,11 +51,10 @@ def test_schedule_batch_optimizer_and_sliding_test(cfg):
     assert cfg.train_cfg.max_iters == 160000
     wrapper = cfg.optim_wrapper
     assert wrapper.type == 'AmpOptimWrapper'
-    assert wrapper.optimizer == dict(type='AdamW', lr=1e-4,
-                                     betas=(0.9, 0.999), weight_decay=0.05)
+    assert wrapper.optimizer == dict(
+        type='AdamW', lr=1e-4, betas=(0.9, 0.999), weight_decay=0.05)
     assert wrapper.constructor == 'LayerDecayOptimizerConstructor'
-    assert wrapper.paramwise_cfg == dict(num_layers=12,
-                                         layer_decay_rate=0.65)
+    assert wrapper.paramwise_cfg == dict(num_layers=12, layer_decay_rate=0.65)
     warmup, decay = cfg.param_scheduler
     assert (warmup.type, warmup.by_epoch, warmup.begin, warmup.end) == \
         ('LinearLR', False, 0, 1500)
@@ -63,8 +62,8 @@ def test_schedule_batch_optimizer_and_sliding_test(cfg):
     assert (decay.type, decay.power, decay.eta_min, decay.by_epoch,
             decay.begin, decay.end) == ('PolyLR', 1.0, 0.0, False, 1500,
                                         160000)
-    assert cfg.model.test_cfg == dict(mode='slide', crop_size=(512, 512),
-                                      stride=(341, 341))
+    assert cfg.model.test_cfg == dict(
+        mode='slide', crop_size=(512, 512), stride=(341, 341))
 
 
 @pytest.mark.slow
@@ -77,9 +76,9 @@ def test_full_size_model_loads_a_vit_b_siameseim_checkpoint(cfg, tmp_path):
     from mmpretrain.registry import MODELS as PRETRAIN_MODELS
     from mmseg.registry import MODELS
     from mmseg.utils import register_all_modules
-    pretrain = Config.fromfile(os.path.join(
-        ROOT, 'configs', 'pretrain',
-        'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'))
+    pretrain = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'pretrain',
+                     'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'))
     siameseim = PRETRAIN_MODELS.build(pretrain.model)
     siameseim.init_weights()
     state = siameseim.state_dict()

@@ -43,8 +43,8 @@ def test_two_iterations_from_a_siameseim_checkpoint_then_miou(
     # which takes ~8 s for mmseg's config on these CPUs: skip the formatting.
     monkeypatch.setattr('mmengine.config.config.FormatCode',
                         lambda text, **kwargs: (text, False))
-    make_smoke_ade20k(FASHION, str(tmp_path / 'data' / 'smoke'),
-                      num_train=4, num_val=2)
+    make_smoke_ade20k(
+        FASHION, str(tmp_path / 'data' / 'smoke'), num_train=4, num_val=2)
     ckpt = 'work_dirs/demo/siameseim/epoch_1.pth'
     (tmp_path / ckpt).parent.mkdir(parents=True)
     _fashion_mnist_pretrain_checkpoint(tmp_path / ckpt)
@@ -59,8 +59,11 @@ def test_two_iterations_from_a_siameseim_checkpoint_then_miou(
     assert (f'SiameseIM -> mmseg MAE {ckpt}: 50 loaded, 2 adapted, 16 new '
             '(model init), 0 dropped') in log
     assert 'Iter(train) [2/2]' in log
-    scalars = [json.loads(line) for line in open(glob.glob(
-        str(tmp_path / 'work' / '*' / 'vis_data' / 'scalars.json'))[0])]
+    scalars = [
+        json.loads(line) for line in open(
+            glob.glob(
+                str(tmp_path / 'work' / '*' / 'vis_data' / 'scalars.json'))[0])
+    ]
     val = [s for s in scalars if 'mIoU' in s]
     assert len(val) == 1 and val[0]['step'] == 2
     for metric in ('aAcc', 'mIoU', 'mAcc'):
@@ -68,9 +71,11 @@ def test_two_iterations_from_a_siameseim_checkpoint_then_miou(
 
     # Layer-wise lr decay 0.65 over the 4 blocks: block i gets
     # 0.65 ** (4 - i), the heads 1.
-    groups = {name: g['lr_scale']
-              for g in runner.optim_wrapper.optimizer.param_groups
-              for name in g['param_names']}
+    groups = {
+        name: g['lr_scale']
+        for g in runner.optim_wrapper.optimizer.param_groups
+        for name in g['param_names']
+    }
     for i in range(4):
         assert math.isclose(groups[f'backbone.layers.{i}.attn.qkv.weight'],
                             0.65**(4 - i))

@@ -1,8 +1,9 @@
 """tools/authors_siameseim.py: the authors' step behind our benchmark.
 
 Their code is not shipped; a stand-in checkout (their module layout, their
-constructor and forward signatures, and the three imports that broke on
-today's torch, numpy and timm) proves the loading and the call."""
+constructor and forward signatures, and the three imports that broke on today's
+torch, numpy and timm) proves the loading and the call.
+"""
 import json
 import os
 import subprocess
@@ -15,13 +16,15 @@ import torch
 
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOLS = os.path.join(ROOT, 'tools')
 
 STAND_IN = {
-    'util/__init__.py': '',
-    'util/misc.py': '''
+    'util/__init__.py':
+    '',
+    'util/misc.py':
+    '''
         import torch.nn as nn
         from torch._six import inf  # gone since torch 2.0
 
@@ -29,7 +32,8 @@ STAND_IN = {
         class LayerNorm(nn.LayerNorm):
             pass
         ''',
-    'models_sim.py': '''
+    'models_sim.py':
+    '''
         import numpy as np
         import torch
         import torch.nn as nn
@@ -93,8 +97,8 @@ def test_rel_pos_is_their_tuple_for_the_parity_fixture(parity_fixture):
         if want.dtype == torch.bool:
             assert torch.equal(got, want), name
         else:
-            torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6,
-                                       msg=name)
+            torch.testing.assert_close(
+                got, want, rtol=1e-6, atol=1e-6, msg=name)
     assert data['x1'].shape == data['x2'].shape == (4, 3, 32, 32)
     assert torch.equal(data['mask'], mask)
 
@@ -105,15 +109,18 @@ def test_a_folder_without_their_code_is_named(tmp_path):
 
 
 def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
-    out = subprocess.run(
-        [sys.executable, os.path.join(TOOLS, 'benchmark_pretrain.py'),
-         '--arch', 'deit-t', '--img-size', '32', '--batch', '2', '--steps',
-         '1', '--warmup', '1', '--gemm-size', '256',
-         '--models', 'siameseim,official',
-         '--official-repo', stand_in_repo, '--precision', 'fp32,bf16',
-         '--json'],
-        capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=ROOT))
+    out = subprocess.run([
+        sys.executable,
+        os.path.join(TOOLS, 'benchmark_pretrain.py'), '--arch', 'deit-t',
+        '--img-size', '32', '--batch', '2', '--steps', '1', '--warmup', '1',
+        '--gemm-size', '256', '--models', 'siameseim,official',
+        '--official-repo', stand_in_repo, '--precision', 'fp32,bf16', '--json'
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=600,
+                         env=dict(
+                             os.environ, OMP_NUM_THREADS='1', PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     # their autocast is torch.cuda.amp: no bf16 row, and the log says so
     assert 'no bf16 row for official' in out.stderr
@@ -130,11 +137,16 @@ def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
 
 
 def test_official_without_a_checkout_is_refused(tmp_path):
-    out = subprocess.run(
-        [sys.executable, os.path.join(TOOLS, 'benchmark_pretrain.py'),
-         '--models', 'siameseim,official', '--official-repo', str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
-        env=dict(os.environ, PYTHONPATH=ROOT))
+    out = subprocess.run([
+        sys.executable,
+        os.path.join(TOOLS, 'benchmark_pretrain.py'), '--models',
+        'siameseim,official', '--official-repo',
+        str(tmp_path)
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=60,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 2
     assert '--models official needs --official-repo' in out.stderr
     assert 'no models_sim.py' in out.stderr

@@ -3,17 +3,20 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'benchmark_attention.py')
 
 
 def test_tiny_run_times_every_call_of_a_step():
-    out = subprocess.run(
-        [sys.executable, TOOL, '--arch', 'deit-t', '--batch', '2', '--img-size',
-         '32', '--patch-size', '8', '--masked', '10', '--repeats', '2',
-         '--json'], capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, PYTHONPATH=ROOT))
+    out = subprocess.run([
+        sys.executable, TOOL, '--arch', 'deit-t', '--batch', '2', '--img-size',
+        '32', '--patch-size', '8', '--masked', '10', '--repeats', '2', '--json'
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=120,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     rows = json.loads(out.stdout.strip().splitlines()[-1])['rows']
     by = {r['call']: r for r in rows}
@@ -32,7 +35,9 @@ def test_tiny_run_times_every_call_of_a_step():
 
 def test_bad_mask_count_is_named():
     out = subprocess.run([sys.executable, TOOL, '--masked', '196'],
-                         capture_output=True, text=True, timeout=60,
+                         capture_output=True,
+                         text=True,
+                         timeout=60,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 2
     assert '--masked must be in [0, 196)' in out.stderr

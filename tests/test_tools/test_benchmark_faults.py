@@ -16,8 +16,8 @@ from tests.user_files import snapshot
 PROBE = osp.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
                  'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
 needs_data = pytest.mark.skipif(
-    not osp.isfile(osp.join(ROOT, 'data', 'fashion_mnist',
-                            't10k-labels-idx1-ubyte')),
+    not osp.isfile(
+        osp.join(ROOT, 'data', 'fashion_mnist', 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 
 
@@ -29,10 +29,10 @@ def _usage_error(capsys, tool, argv, entry='main'):
     return capsys.readouterr().err
 
 
-@pytest.mark.fault_matrix('benchmarks', 'samples',
-                          'a count or size below 1 (--batch, --steps, '
-                          '--images, --tokens, --k, --train-samples ...): '
-                          'refused by argparse naming the option (exit 2)')
+@pytest.mark.fault_matrix(
+    'benchmarks', 'samples', 'a count or size below 1 (--batch, --steps, '
+    '--images, --tokens, --k, --train-samples ...): '
+    'refused by argparse naming the option (exit 2)')
 @pytest.mark.parametrize('tool, argv, entry, words', [
     ('benchmark_pretrain.py', ['--batch', '0'], 'parse_args',
      'argument --batch: at least 1, got 0'),
@@ -47,20 +47,21 @@ def _usage_error(capsys, tool, argv, entry='main'):
     ('benchmarks/knn_eval.py', [PROBE, '--train-samples', '0'], 'main',
      '--train-samples 0: at least 1 (leave it out for the whole training '
      'set)'),
-    ('benchmarks/knn_eval.py', [PROBE, '--k', '0'], 'main',
-     '--k 0: at least 1'),
+    ('benchmarks/knn_eval.py', [PROBE, '--k', '0'
+                                ], 'main', '--k 0: at least 1'),
 ])
-def test_counts_below_one_are_refused_naming_the_option(capsys, tool, argv,
-                                                        entry, words):
+def test_counts_below_one_are_refused_naming_the_option(
+        capsys, tool, argv, entry, words):
     """Before: --batch 0 failed inside a worker, --train-samples 0 silently
     used the whole training set."""
     assert words in _usage_error(capsys, tool, argv, entry)
 
 
-@pytest.mark.fault_matrix('benchmarks', 'architecture',
-                          'an image size that is not a whole number of '
-                          'patches, or an unknown arch: refused naming the '
-                          'option (exit 2)')
+@pytest.mark.fault_matrix(
+    'benchmarks', 'architecture',
+    'an image size that is not a whole number of '
+    'patches, or an unknown arch: refused naming the '
+    'option (exit 2)')
 @pytest.mark.parametrize('tool, argv, entry, words', [
     ('benchmark_pretrain.py', ['--img-size', '100'], 'parse_args',
      '--img-size 100: a multiple of the patch size 16 was expected'),
@@ -75,20 +76,30 @@ def test_a_model_shape_that_cannot_be_built_is_refused(capsys, tool, argv,
 
 
 @pytest.mark.parametrize('fault, content', [
-    pytest.param('missing', None, marks=pytest.mark.fault_matrix(
-        'benchmarks', 'missing', '--pretrain-json or --config missing: '
-        'refused naming the file')),
-    pytest.param('empty', '', marks=pytest.mark.fault_matrix(
-        'benchmarks', 'empty', '--pretrain-json empty: refused naming the '
-        'file and what it should hold')),
-    pytest.param('truncated', '{"rows": [{"model": "siameseim", "images_',
-                 marks=pytest.mark.fault_matrix(
-                     'benchmarks', 'truncated', '--pretrain-json cut short: '
-                     'refused naming the file and the JSON error')),
-    pytest.param('text', 'siameseim 3.35 img/s\n',
-                 marks=pytest.mark.fault_matrix(
-                     'benchmarks', 'text', '--pretrain-json not JSON: '
-                     'refused naming the file and the JSON error')),
+    pytest.param(
+        'missing',
+        None,
+        marks=pytest.mark.fault_matrix(
+            'benchmarks', 'missing', '--pretrain-json or --config missing: '
+            'refused naming the file')),
+    pytest.param(
+        'empty',
+        '',
+        marks=pytest.mark.fault_matrix(
+            'benchmarks', 'empty', '--pretrain-json empty: refused naming the '
+            'file and what it should hold')),
+    pytest.param(
+        'truncated',
+        '{"rows": [{"model": "siameseim", "images_',
+        marks=pytest.mark.fault_matrix(
+            'benchmarks', 'truncated', '--pretrain-json cut short: '
+            'refused naming the file and the JSON error')),
+    pytest.param(
+        'text',
+        'siameseim 3.35 img/s\n',
+        marks=pytest.mark.fault_matrix(
+            'benchmarks', 'text', '--pretrain-json not JSON: '
+            'refused naming the file and the JSON error')),
 ])
 def test_a_bad_pretrain_json_is_named(tmp_path, fault, content):
     """Before: an empty file gave an IndexError traceback."""
@@ -106,7 +117,8 @@ def test_a_bad_pretrain_json_is_named(tmp_path, fault, content):
 
 def test_a_missing_pipeline_config_is_named(capsys, tmp_path):
     assert f'--config {tmp_path}/x.py: no such file' in _usage_error(
-        capsys, 'benchmark_pipeline.py', ['--config', str(tmp_path / 'x.py')])
+        capsys, 'benchmark_pipeline.py',
+        ['--config', str(tmp_path / 'x.py')])
 
 
 def _probe_checkpoint(path, dims=128, nan=False):
@@ -122,16 +134,22 @@ def _probe_checkpoint(path, dims=128, nan=False):
 
 
 @pytest.mark.parametrize('dims, nan, words', [
-    pytest.param(128, True, "refusing weights that are not finite: 1 of ",
-                 marks=pytest.mark.fault_matrix(
-                     'benchmarks', 'nonfinite', 'knn_eval / fewshot_eval: '
-                     'refused naming the file and each NaN/inf tensor '
-                     '(exit 1)')),
-    pytest.param(64, False, 'its tensors do not fit VisionTransformer',
-                 marks=pytest.mark.fault_matrix(
-                     'benchmarks', 'architecture', 'knn_eval / fewshot_eval: '
-                     'a backbone of another width refused naming the '
-                     'tensors and both shapes (exit 1)')),
+    pytest.param(
+        128,
+        True,
+        'refusing weights that are not finite: 1 of ',
+        marks=pytest.mark.fault_matrix(
+            'benchmarks', 'nonfinite', 'knn_eval / fewshot_eval: '
+            'refused naming the file and each NaN/inf tensor '
+            '(exit 1)')),
+    pytest.param(
+        64,
+        False,
+        'its tensors do not fit VisionTransformer',
+        marks=pytest.mark.fault_matrix(
+            'benchmarks', 'architecture', 'knn_eval / fewshot_eval: '
+            'a backbone of another width refused naming the '
+            'tensors and both shapes (exit 1)')),
 ])
 def test_knn_eval_refuses_a_checkpoint_it_cannot_use(tmp_path, dims, nan,
                                                      words):
@@ -139,9 +157,11 @@ def test_knn_eval_refuses_a_checkpoint_it_cannot_use(tmp_path, dims, nan,
     _probe_checkpoint(ckpt, dims, nan)
     before = snapshot(tmp_path)
     with pytest.raises(SystemExit) as exit_:
-        load_tool('benchmarks/knn_eval.py').main(
-            [PROBE, '--checkpoint', str(ckpt), '--out',
-             str(tmp_path / 'res.json')])
+        load_tool('benchmarks/knn_eval.py').main([
+            PROBE, '--checkpoint',
+            str(ckpt), '--out',
+            str(tmp_path / 'res.json')
+        ])
     message = str(exit_.value.code)
     assert message.startswith(f"error: {ckpt} (prefix 'backbone.'): ")
     assert words in message
@@ -149,18 +169,21 @@ def test_knn_eval_refuses_a_checkpoint_it_cannot_use(tmp_path, dims, nan,
 
 
 @needs_data
-@pytest.mark.fault_matrix('benchmarks', 'mid_write',
-                          'knn_eval / fewshot_eval --out: written under a '
-                          'temporary name; a kill mid-write keeps the '
-                          'earlier file')
-def test_a_kill_while_writing_out_keeps_the_earlier_file(tmp_path,
-                                                         monkeypatch):
+@pytest.mark.fault_matrix(
+    'benchmarks', 'mid_write',
+    'knn_eval / fewshot_eval --out: written under a '
+    'temporary name; a kill mid-write keeps the '
+    'earlier file')
+def test_a_kill_while_writing_out_keeps_the_earlier_file(
+        tmp_path, monkeypatch):
     config = tmp_path / 'tiny.py'
     config.write_text(f'_base_ = {PROBE!r}\n'
                       'test_dataloader = dict(dataset=dict(indices=30))\n')
     out = tmp_path / 'res.json'
-    argv = [str(config), '--train-samples', '20', '--k', '50', '--out',
-            str(out)]
+    argv = [
+        str(config), '--train-samples', '20', '--k', '50', '--out',
+        str(out)
+    ]
     main = load_tool('benchmarks/knn_eval.py').main
     main(argv)
     result = json.loads(out.read_text())

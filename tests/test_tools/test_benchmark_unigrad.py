@@ -7,8 +7,8 @@ import pytest
 
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'benchmark_unigrad.py')
 
 
@@ -17,11 +17,14 @@ def _tool():
 
 
 def test_tiny_run_gives_rows_and_table():
-    out = subprocess.run(
-        [sys.executable, TOOL, '--batch', '2', '--tokens', '8',
-         '--channels', '16', '--repeats', '2', '--step-seconds', '0.5',
-         '--json'], capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, PYTHONPATH=ROOT))
+    out = subprocess.run([
+        sys.executable, TOOL, '--batch', '2', '--tokens', '8', '--channels',
+        '16', '--repeats', '2', '--step-seconds', '0.5', '--json'
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=120,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     rows = res['rows']
@@ -31,8 +34,8 @@ def test_tiny_run_gives_rows_and_table():
         assert (row['batch'], row['tokens'], row['channels']) == (2, 8, 16)
         assert 0 < row['fwd_bwd_ms_min'] <= row['fwd_bwd_ms_median'] \
             <= row['fwd_bwd_ms_max']
-        assert row['pct_of_step'] == pytest.approx(
-            row['fwd_bwd_ms_median'] / 5)
+        assert row['pct_of_step'] == pytest.approx(row['fwd_bwd_ms_median'] /
+                                                   5)
         assert row['extra_mem_kind'] == 'peak RSS growth'
         assert isinstance(row['extra_mem_mb'], float)
     lines = _tool().format_table(rows, 0.5, 2).splitlines()

@@ -9,16 +9,21 @@ import torch
 
 from tests.helpers import load_tool, tiny_siameseim_cfg
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOLS = os.path.join(ROOT, 'tools', 'model_converters')
 ARCH = dict(embed_dims=32, num_layers=2, num_heads=2, feedforward_channels=64)
 
 
 def _run(tool, src, dst):
     return subprocess.run(
-        [sys.executable, os.path.join(TOOLS, tool), str(src), str(dst)],
-        capture_output=True, text=True, timeout=300)
+        [sys.executable,
+         os.path.join(TOOLS, tool),
+         str(src),
+         str(dst)],
+        capture_output=True,
+        text=True,
+        timeout=300)
 
 
 @pytest.fixture(scope='module')
@@ -27,6 +32,7 @@ def pretrain_ckpt(tmp_path_factory):
     target is moved away from the online weights so that exporting the
     wrong branch would show."""
     from mmpretrain.registry import MODELS
+
     import mmsiameseim  # noqa: F401
     model = MODELS.build(tiny_siameseim_cfg())
     model.init_weights()
@@ -34,8 +40,7 @@ def pretrain_ckpt(tmp_path_factory):
         for p in model.target.module.backbone.parameters():
             p.add_(1.)
     path = tmp_path_factory.mktemp('ckpt') / 'epoch_1.pth'
-    torch.save({'meta': {'epoch': 1}, 'state_dict': model.state_dict()},
-               path)
+    torch.save({'meta': {'epoch': 1}, 'state_dict': model.state_dict()}, path)
     backbone = model.backbone
     backbone.eval()
     return path, backbone
@@ -49,8 +54,13 @@ def _tool(name):
 
 def _mmpretrain_vit(**kwargs):
     from mmpretrain.models import VisionTransformer
-    vit = VisionTransformer(arch=ARCH, img_size=32, patch_size=8,
-                            final_norm=False, out_type='raw', **kwargs)
+    vit = VisionTransformer(
+        arch=ARCH,
+        img_size=32,
+        patch_size=8,
+        final_norm=False,
+        out_type='raw',
+        **kwargs)
     vit.eval()
     return vit
 
@@ -58,8 +68,14 @@ def _mmpretrain_vit(**kwargs):
 def _timm_vit(dims=32, heads=2, mlp_ratio=2):
     import timm
     return timm.models.vision_transformer.VisionTransformer(
-        img_size=32, patch_size=8, embed_dim=dims, depth=2, num_heads=heads,
-        mlp_ratio=mlp_ratio, num_classes=0, final_norm=False).eval()
+        img_size=32,
+        patch_size=8,
+        embed_dim=dims,
+        depth=2,
+        num_heads=heads,
+        mlp_ratio=mlp_ratio,
+        num_classes=0,
+        final_norm=False).eval()
 
 
 def test_ours_to_mmpretrain_and_timm_give_the_same_features(
@@ -76,17 +92,19 @@ def test_ours_to_mmpretrain_and_timm_give_the_same_features(
     vit = _mmpretrain_vit()
     vit.load_state_dict({k[9:]: v for k, v in state.items()}, strict=True)
     # and through the init_cfg every config of ours uses
-    via_init = _mmpretrain_vit(init_cfg=dict(
-        type='Pretrained', checkpoint=str(tmp_path / 'mmp.pth'),
-        prefix='backbone.'))
+    via_init = _mmpretrain_vit(
+        init_cfg=dict(
+            type='Pretrained',
+            checkpoint=str(tmp_path / 'mmp.pth'),
+            prefix='backbone.'))
     via_init.init_weights()
 
     out = _run('mmsiameseim_to_timm.py', src, tmp_path / 'timm.pth')
     assert out.returncode == 0, out.stderr[-2000:]
     assert 'not provided: head.*, norm.* (final norm)' in out.stdout
     timm_vit = _timm_vit()
-    timm_vit.load_state_dict(torch.load(tmp_path / 'timm.pth',
-                                        weights_only=True), strict=True)
+    timm_vit.load_state_dict(
+        torch.load(tmp_path / 'timm.pth', weights_only=True), strict=True)
 
     x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
@@ -102,19 +120,23 @@ def test_official_checkpoint_goes_through_both_exporters(
     src = tmp_path / 'official.pth'
     torch.save({'model': official}, src)
     # in this process: each CLI already ran as a command above
-    _tool('mmsiameseim_to_mmpretrain.py').main([str(src),
-                                                str(tmp_path / 'mmp.pth')])
+    _tool('mmsiameseim_to_mmpretrain.py').main(
+        [str(src), str(tmp_path / 'mmp.pth')])
     printed = capsys.readouterr().out
     assert 'source: official SiameseIM' in printed
     assert "['decoder_pos_embed', 'mm_mask_token']" in printed
-    _tool('mmsiameseim_to_timm.py').main([str(src),
-                                          str(tmp_path / 'timm.pth')])
+    _tool('mmsiameseim_to_timm.py').main(
+        [str(src), str(tmp_path / 'timm.pth')])
 
     from mmpretrain.models import VisionTransformer
     vit = VisionTransformer(
-        arch=dict(embed_dims=64, num_layers=2, num_heads=4,
-                  feedforward_channels=256),
-        img_size=32, patch_size=8, final_norm=False, out_type='raw')
+        arch=dict(
+            embed_dims=64, num_layers=2, num_heads=4,
+            feedforward_channels=256),
+        img_size=32,
+        patch_size=8,
+        final_norm=False,
+        out_type='raw')
     vit.eval()
     state = torch.load(tmp_path / 'mmp.pth', weights_only=True)['state_dict']
     vit.load_state_dict({k[9:]: v for k, v in state.items()}, strict=True)
@@ -129,8 +151,8 @@ def test_official_checkpoint_goes_through_both_exporters(
         torch.testing.assert_close(timm_vit.forward_features(x), vit(x)[0])
 
 
-@pytest.mark.parametrize('tool', ['mmsiameseim_to_mmpretrain.py',
-                                  'mmsiameseim_to_timm.py'])
+@pytest.mark.parametrize(
+    'tool', ['mmsiameseim_to_mmpretrain.py', 'mmsiameseim_to_timm.py'])
 def test_wrong_checkpoints_are_refused_naming_keys(tmp_path, tool):
     main = _tool(tool).main
     random_dict = tmp_path / 'random.pth'
@@ -143,10 +165,15 @@ def test_wrong_checkpoints_are_refused_naming_keys(tmp_path, tool):
 
     # a ResNet detector: backbone.* present but not a ViT
     detector = tmp_path / 'faster_rcnn.pth'
-    torch.save({'meta': {}, 'state_dict': {
-        'backbone.conv1.weight': torch.zeros(64, 3, 7, 7),
-        'backbone.layer1.0.conv1.weight': torch.zeros(64, 64, 1, 1),
-        'rpn_head.rpn_conv.weight': torch.zeros(1)}}, detector)
+    torch.save(
+        {
+            'meta': {},
+            'state_dict': {
+                'backbone.conv1.weight': torch.zeros(64, 3, 7, 7),
+                'backbone.layer1.0.conv1.weight': torch.zeros(64, 64, 1, 1),
+                'rpn_head.rpn_conv.weight': torch.zeros(1)
+            }
+        }, detector)
     with pytest.raises(SystemExit) as exit_:
         main([str(detector), str(tmp_path / 'out.pth')])
     message = str(exit_.value.code)
@@ -163,4 +190,3 @@ def test_wrong_checkpoints_are_refused_naming_keys(tmp_path, tool):
         main([str(tmp_path / 'absent.pth'), str(tmp_path / 'out.pth')])
     assert 'No such file' in str(exit_.value.code)
     assert not (tmp_path / 'out.pth').exists()
-

@@ -15,8 +15,8 @@ from tests.user_files import snapshot
 TOOLS = {
     'mmsiameseim_to_mmpretrain.py': ('ours', []),
     'mmsiameseim_to_timm.py': ('ours', []),
-    'official_to_mmsiameseim.py': (
-        'official', ['--num-heads', '4', '--decoder-num-heads', '4']),
+    'official_to_mmsiameseim.py':
+    ('official', ['--num-heads', '4', '--decoder-num-heads', '4']),
 }
 # a tensor of the encoder in each kind's own key names
 NAMES = {
@@ -34,8 +34,14 @@ def states(parity_fixture):
     import mmsiameseim  # noqa: F401
     model = MODELS.build(tiny_siameseim_cfg())
     model.init_weights()
-    return dict(ours={'meta': {'epoch': 1}, 'state_dict': model.state_dict()},
-                official={'model': parity_fixture['official_state_dict']})
+    return dict(
+        ours={
+            'meta': {
+                'epoch': 1
+            },
+            'state_dict': model.state_dict()
+        },
+        official={'model': parity_fixture['official_state_dict']})
 
 
 def _convert(tool, src, dst):
@@ -43,8 +49,9 @@ def _convert(tool, src, dst):
     success)."""
     extra = TOOLS[tool][1]
     try:
-        load_tool(os.path.join('model_converters', tool)).main(
-            [str(src), str(dst), *extra])
+        load_tool(os.path.join('model_converters',
+                               tool)).main([str(src),
+                                            str(dst), *extra])
     except SystemExit as e:
         return str(e.code)
     return None
@@ -54,16 +61,19 @@ def _weights(ckpt):
     return ckpt.get('state_dict', ckpt.get('model'))
 
 
-@pytest.mark.fault_matrix('converters', 'nonfinite',
-                          'refused: the file and each NaN/inf tensor named '
-                          'with its counts; no output')
+@pytest.mark.fault_matrix(
+    'converters', 'nonfinite',
+    'refused: the file and each NaN/inf tensor named '
+    'with its counts; no output')
 @pytest.mark.parametrize('tool', sorted(TOOLS))
 def test_nonfinite_weights_are_refused_naming_file_and_tensors(
         tmp_path, states, tool):
     """Before: converted, exit status 0."""
     kind = TOOLS[tool][0]
-    ckpt = {k: dict(v) if isinstance(v, dict) else v
-            for k, v in states[kind].items()}
+    ckpt = {
+        k: dict(v) if isinstance(v, dict) else v
+        for k, v in states[kind].items()
+    }
     weights = _weights(ckpt)
     nan_key, inf_key = NAMES[kind]
     weights[nan_key] = weights[nan_key].clone()
@@ -97,18 +107,26 @@ def _damaged(kind, fault, src, states):
 
 
 @pytest.mark.parametrize('fault', [
-    pytest.param('missing', marks=pytest.mark.fault_matrix(
-        'converters', 'missing', 'refused naming the file (No such file); '
-        'no output')),
-    pytest.param('empty', marks=pytest.mark.fault_matrix(
-        'converters', 'empty', 'refused: the file cannot be read as a '
-        'PyTorch checkpoint (torch.load\'s error quoted); no output')),
-    pytest.param('truncated', marks=pytest.mark.fault_matrix(
-        'converters', 'truncated', 'refused: the file cannot be read as a '
-        'PyTorch checkpoint (torch.load\'s error quoted); no output')),
-    pytest.param('text', marks=pytest.mark.fault_matrix(
-        'converters', 'text', 'refused: not a PyTorch checkpoint, "it is '
-        'text, starting ..."; no output')),
+    pytest.param(
+        'missing',
+        marks=pytest.mark.fault_matrix(
+            'converters', 'missing', 'refused naming the file (No such file); '
+            'no output')),
+    pytest.param(
+        'empty',
+        marks=pytest.mark.fault_matrix(
+            'converters', 'empty', 'refused: the file cannot be read as a '
+            'PyTorch checkpoint (torch.load\'s error quoted); no output')),
+    pytest.param(
+        'truncated',
+        marks=pytest.mark.fault_matrix(
+            'converters', 'truncated', 'refused: the file cannot be read as a '
+            'PyTorch checkpoint (torch.load\'s error quoted); no output')),
+    pytest.param(
+        'text',
+        marks=pytest.mark.fault_matrix(
+            'converters', 'text', 'refused: not a PyTorch checkpoint, "it is '
+            'text, starting ..."; no output')),
 ])
 @pytest.mark.parametrize('tool', sorted(TOOLS))
 def test_unreadable_inputs_are_named_and_nothing_is_written(
@@ -128,9 +146,10 @@ def test_unreadable_inputs_are_named_and_nothing_is_written(
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.fault_matrix('converters', 'architecture',
-                          'refused: the file, the keys expected and the '
-                          'keys it holds, in its own names; no output')
+@pytest.mark.fault_matrix(
+    'converters', 'architecture',
+    'refused: the file, the keys expected and the '
+    'keys it holds, in its own names; no output')
 @pytest.mark.parametrize('tool', sorted(TOOLS))
 def test_another_architecture_is_refused_naming_expected_and_found(
         tmp_path, tool):
@@ -144,9 +163,10 @@ def test_another_architecture_is_refused_naming_expected_and_found(
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.fault_matrix('converters', 'architecture',
-                          'an official checkpoint whose widths disagree: '
-                          'refused naming each tensor and both shapes')
+@pytest.mark.fault_matrix(
+    'converters', 'architecture',
+    'an official checkpoint whose widths disagree: '
+    'refused naming each tensor and both shapes')
 def test_official_tensor_of_another_width_is_named_with_both_shapes(
         tmp_path, states):
     ckpt = {'model': dict(states['official']['model'])}
@@ -161,9 +181,9 @@ def test_official_tensor_of_another_width_is_named_with_both_shapes(
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.fault_matrix('converters', 'mid_write',
-                          'the output is written to a temporary file and '
-                          'renamed: an earlier output keeps its bytes')
+@pytest.mark.fault_matrix(
+    'converters', 'mid_write', 'the output is written to a temporary file and '
+    'renamed: an earlier output keeps its bytes')
 @pytest.mark.parametrize('tool', sorted(TOOLS))
 def test_a_kill_mid_write_leaves_the_earlier_output(tmp_path, states, tool,
                                                     monkeypatch):

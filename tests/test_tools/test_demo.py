@@ -9,16 +9,20 @@ import pytest
 
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
 
 
 def _demo(work_dir, *extra):
-    return subprocess.run(
-        [sys.executable, os.path.join(ROOT, 'tools', 'demo.py'), '--smoke',
-         '--work-dir', str(work_dir), *extra],
-        capture_output=True, text=True, timeout=900)
+    return subprocess.run([
+        sys.executable,
+        os.path.join(ROOT, 'tools', 'demo.py'), '--smoke', '--work-dir',
+        str(work_dir), *extra
+    ],
+                          capture_output=True,
+                          text=True,
+                          timeout=900)
 
 
 @pytest.mark.skipif(
@@ -43,8 +47,8 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     # the floor is the run's own start, saved before its first step
     assert (tmp_path / 'siameseim' / 'initial_weights.pth').exists()
     for name in ('siameseim', 'siameseim_initial_weights', 'random_init'):
-        res = json.loads((tmp_path / 'results' / f'{name}.json').read_text(
-        ))['result']
+        res = json.loads(
+            (tmp_path / 'results' / f'{name}.json').read_text())['result']
         for key in ('knn', 'linear', 'fewshot'):
             assert 0 <= res[key] <= 100
     for fig in ('training_curves.png', 'knn_curve.png', 'accuracy.png',
@@ -79,28 +83,32 @@ def test_missing_dataset_gives_one_clear_message(tmp_path):
 @pytest.mark.skipif(
     not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
-@pytest.mark.fault_matrix('demo', 'changed_run',
-                          'evaluation stage rerun with other settings '
-                          '(--cfg-options evaluation.*) into the same '
-                          '--work-dir: refused naming the results file and '
-                          'each difference; the results are kept')
-def test_a_rerun_with_other_evaluation_settings_is_refused(tmp_path,
-                                                          monkeypatch):
+@pytest.mark.fault_matrix(
+    'demo', 'changed_run', 'evaluation stage rerun with other settings '
+    '(--cfg-options evaluation.*) into the same '
+    '--work-dir: refused naming the results file and '
+    'each difference; the results are kept')
+def test_a_rerun_with_other_evaluation_settings_is_refused(
+        tmp_path, monkeypatch):
     """Before: the results of k=20 were reported as those of k=5."""
     from tests.user_files import snapshot
     monkeypatch.chdir(ROOT)  # as tools/demo.py runs
     demo = load_tool('demo.py')
-    tiny = ['evaluation.knn.train_samples=100',
-            'evaluation.linear.train_samples=100',
-            'evaluation.fewshot.fraction=0.0005', 'evaluation.fewshot.folds=2',
-            'evaluation.test_samples=100']
+    tiny = [
+        'evaluation.knn.train_samples=100',
+        'evaluation.linear.train_samples=100',
+        'evaluation.fewshot.fraction=0.0005', 'evaluation.fewshot.folds=2',
+        'evaluation.test_samples=100'
+    ]
 
     def evaluate(*options):
-        args = demo.parse_args(['--smoke', '--work-dir', str(tmp_path),
-                                '--cfg-options', *tiny, *options])
-        return demo.build_protocol(demo.load_demo_config(args),
-                                   args.work_dir, args.data_root).evaluate(
-                                       'random_init', None)
+        args = demo.parse_args([
+            '--smoke', '--work-dir',
+            str(tmp_path), '--cfg-options', *tiny, *options
+        ])
+        return demo.build_protocol(
+            demo.load_demo_config(args), args.work_dir,
+            args.data_root).evaluate('random_init', None)
 
     first = evaluate()
     before = snapshot(tmp_path)
@@ -117,8 +125,7 @@ def _run_cfg(demo, tmp_path, method, argv=()):
     args = demo.parse_args(['--work-dir', str(tmp_path), *argv])
     demo_cfg = demo.load_demo_config(args)
     path = demo.pretrain_config_path(method, demo_cfg)
-    return demo.pretrain_run_cfg(demo_cfg, path, str(tmp_path / method),
-                                 args)
+    return demo.pretrain_run_cfg(demo_cfg, path, str(tmp_path / method), args)
 
 
 @pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
@@ -153,12 +160,14 @@ def test_smoke_settings_come_from_the_smoke_config(tmp_path):
 
 
 @pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
-def test_pretraining_resumes_exactly_from_iteration_checkpoints(tmp_path,
-                                                                method):
+def test_pretraining_resumes_exactly_from_iteration_checkpoints(
+        tmp_path, method):
     """An interrupted demo continues from its last iteration checkpoint with
     the exact-resume loop (tests/test_engine/test_exact_resume_loop.py)."""
     cfg = _run_cfg(load_tool('demo.py'), tmp_path, method)
     assert cfg.train_cfg.type == 'ExactResumeEpochBasedTrainLoop'
-    iteration_ckpts = [h for h in cfg.custom_hooks
-                       if h.type == 'CheckpointHook' and not h.by_epoch]
+    iteration_ckpts = [
+        h for h in cfg.custom_hooks
+        if h.type == 'CheckpointHook' and not h.by_epoch
+    ]
     assert [h.interval for h in iteration_ckpts] == [200]

@@ -9,8 +9,8 @@ import torch
 
 from tests.helpers import load_tool, make_tiny_imagenet, tiny_siameseim_cfg
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'benchmarks', 'fewshot_eval.py')
 CONFIG = os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
                       'vit-base-p16_siameseim-pre_1percent-logreg_in1k.py')
@@ -21,6 +21,7 @@ def setup(tmp_path):
     """Data, a tiny pretraining checkpoint and the benchmark config scaled
     down to it (same datasets, pipeline steps and classifier settings)."""
     from mmpretrain.registry import MODELS
+
     import mmsiameseim  # noqa: F401
     data = tmp_path / 'imagenet'
     make_tiny_imagenet(data, per_class_train=6, listed_per_class=4)
@@ -60,13 +61,20 @@ def test_extracts_once_then_sweeps_c_from_the_cache(setup, monkeypatch,
                                                     capsys):
     tmp_path, data, ckpt, config = setup
     cache = tmp_path / 'cache'
-    args = [str(config), '--checkpoint', str(ckpt), '--data-root', str(data),
-            '--subset-list', str(data / '1percent.txt'),
-            '--cache-dir', str(cache)]
-    out = subprocess.run(
-        [sys.executable, TOOL, *args, '--c-grid', '0.1,10',
-         '--out', str(tmp_path / 'first.json')],
-        capture_output=True, text=True, timeout=300)
+    args = [
+        str(config), '--checkpoint',
+        str(ckpt), '--data-root',
+        str(data), '--subset-list',
+        str(data / '1percent.txt'), '--cache-dir',
+        str(cache)
+    ]
+    out = subprocess.run([
+        sys.executable, TOOL, *args, '--c-grid', '0.1,10', '--out',
+        str(tmp_path / 'first.json')
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     assert 'extracting train features of 12 images' in out.stdout
     assert 'extracting test features of 12 images' in out.stdout
@@ -85,8 +93,10 @@ def test_extracts_once_then_sweeps_c_from_the_cache(setup, monkeypatch,
         raise AssertionError('features were extracted again')
 
     monkeypatch.setattr(evaluation, 'extract_features', no_extraction)
-    _tool_main()([*args, '--c-grid', '1,100,1000', '--cv-folds', '2',
-                  '--out', str(tmp_path / 'second.json')])
+    _tool_main()([
+        *args, '--c-grid', '1,100,1000', '--cv-folds', '2', '--out',
+        str(tmp_path / 'second.json')
+    ])
     printed = capsys.readouterr().out
     assert 'loaded cached features of 12 train images' in printed
     assert 'loaded cached features of 12 test images' in printed
@@ -101,8 +111,11 @@ def test_missing_listed_image_is_a_clear_error(setup, capsys):
     missing = data / 'train' / listed[0].split('_')[0] / listed[0]
     missing.unlink()
     with pytest.raises(SystemExit) as exit_:
-        _tool_main()([str(config), '--checkpoint', str(ckpt), '--data-root',
-                      str(data), '--cache-dir', 'none'])
+        _tool_main()([
+            str(config), '--checkpoint',
+            str(ckpt), '--data-root',
+            str(data), '--cache-dir', 'none'
+        ])
     assert str(exit_.value.code) == (
         f'error: 1 of the 12 images listed in {data}/1percent.txt are '
         f'missing, the first: {missing}')
@@ -110,24 +123,32 @@ def test_missing_listed_image_is_a_clear_error(setup, capsys):
 
 def test_random_init_features_are_not_cached(setup, capsys):
     tmp_path, data, _, config = setup
-    _tool_main()([str(config), '--data-root', str(data), '--cache-dir',
-                  str(tmp_path / 'cache'), '--c-grid', '1'])
+    _tool_main()([
+        str(config), '--data-root',
+        str(data), '--cache-dir',
+        str(tmp_path / 'cache'), '--c-grid', '1'
+    ])
     printed = capsys.readouterr().out
     assert 'no checkpoint: a randomly initialised backbone' in printed
     assert 'few-shot top-1' in printed
     assert not (tmp_path / 'cache').exists()
 
 
-@pytest.mark.fault_matrix('benchmarks', 'changed_run',
-                          'fewshot_eval: cached features are keyed by the '
-                          'checkpoint file (path, size, mtime), model, '
-                          'pipeline and images: a new checkpoint at the same '
-                          'path is extracted again')
+@pytest.mark.fault_matrix(
+    'benchmarks', 'changed_run',
+    'fewshot_eval: cached features are keyed by the '
+    'checkpoint file (path, size, mtime), model, '
+    'pipeline and images: a new checkpoint at the same '
+    'path is extracted again')
 def test_a_rewritten_checkpoint_is_not_served_from_the_cache(setup, capsys):
     tmp_path, data, ckpt, config = setup
     cache = tmp_path / 'cache'
-    args = [str(config), '--checkpoint', str(ckpt), '--data-root', str(data),
-            '--cache-dir', str(cache), '--c-grid', '1']
+    args = [
+        str(config), '--checkpoint',
+        str(ckpt), '--data-root',
+        str(data), '--cache-dir',
+        str(cache), '--c-grid', '1'
+    ]
     _tool_main()(args)
     assert 'extracting train features' in capsys.readouterr().out
     os.utime(ckpt, ns=(1, 1))  # another run wrote the same path

@@ -1,6 +1,9 @@
 """tools/gpu_check.py on a CPU: as far as it honestly goes without a GPU
 (the no-CUDA exit, the plan and its dry run, the budget and time boxes of
-the job runner on trivial commands). Nothing here is a measurement."""
+the job runner on trivial commands).
+
+Nothing here is a measurement.
+"""
 import json
 import os
 import sys

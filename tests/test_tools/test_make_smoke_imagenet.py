@@ -5,8 +5,8 @@ import sys
 
 import cv2
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'dataset_converters',
                     'make_smoke_imagenet.py')
 # the tool's own folder comes first on its sys.path: import this checkout
@@ -39,19 +39,27 @@ def test_every_layout_is_written(smoke_imagenet):
     assert abs(a - b).mean() > 5
 
 
-def test_rerun_is_a_no_op_and_missing_input_is_named(smoke_imagenet,
-                                                     tmp_path):
+def test_rerun_is_a_no_op_and_missing_input_is_named(smoke_imagenet, tmp_path):
     fmnist = os.path.join(ROOT, 'data', 'fashion_mnist')
-    again = subprocess.run(
-        [sys.executable, TOOL, '--fashion-mnist', fmnist, '--out',
-         str(smoke_imagenet)], capture_output=True, text=True, timeout=120,
-        env=ENV)
+    again = subprocess.run([
+        sys.executable, TOOL, '--fashion-mnist', fmnist, '--out',
+        str(smoke_imagenet)
+    ],
+                           capture_output=True,
+                           text=True,
+                           timeout=120,
+                           env=ENV)
     assert again.returncode == 0, again.stderr[-2000:]
     assert 'up to date' in again.stdout
-    missing = subprocess.run(
-        [sys.executable, TOOL, '--fashion-mnist', str(tmp_path), '--out',
-         str(tmp_path / 'out')], capture_output=True, text=True, timeout=120,
-        env=ENV)
+    missing = subprocess.run([
+        sys.executable, TOOL, '--fashion-mnist',
+        str(tmp_path), '--out',
+        str(tmp_path / 'out')
+    ],
+                             capture_output=True,
+                             text=True,
+                             timeout=120,
+                             env=ENV)
     assert missing.returncode != 0
     assert 'train-images-idx3-ubyte' in missing.stderr
     assert '--fashion-mnist' in missing.stderr

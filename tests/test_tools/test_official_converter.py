@@ -5,15 +5,19 @@ import sys
 import pytest
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, 'tools', 'model_converters',
                     'official_to_mmsiameseim.py')
 
 
 def _convert(src, dst, *extra):
-    return subprocess.run([sys.executable, TOOL, str(src), str(dst), *extra],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, TOOL,
+         str(src), str(dst), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300)
 
 
 def test_official_checkpoint_converts_and_feeds_a_plain_vit(
@@ -29,17 +33,24 @@ def test_official_checkpoint_converts_and_feeds_a_plain_vit(
 
     from mmpretrain.models import VisionTransformer
     vit = VisionTransformer(
-        arch=dict(embed_dims=64, num_layers=2, num_heads=4,
-                  feedforward_channels=256),
-        img_size=32, patch_size=8, final_norm=False,
-        init_cfg=dict(type='Pretrained', checkpoint=str(tmp_path / 'ours.pth'),
-                      prefix='backbone.'))
+        arch=dict(
+            embed_dims=64, num_layers=2, num_heads=4,
+            feedforward_channels=256),
+        img_size=32,
+        patch_size=8,
+        final_norm=False,
+        init_cfg=dict(
+            type='Pretrained',
+            checkpoint=str(tmp_path / 'ours.pth'),
+            prefix='backbone.'))
     vit.init_weights()
     torch.testing.assert_close(
         vit.layers[1].attn.qkv.weight,
         parity_fixture['official_state_dict']['blocks.1.attn.qkv.weight'])
-    backbone = {k[9:]: v for k, v in state.items()
-                if k.startswith('backbone.')}
+    backbone = {
+        k[9:]: v
+        for k, v in state.items() if k.startswith('backbone.')
+    }
     result = vit.load_state_dict(backbone, strict=False)
     assert result.missing_keys == [] and result.unexpected_keys == []
 
@@ -72,10 +83,10 @@ def test_a_text_file_is_named_with_what_was_expected_and_found(tmp_path):
     assert not (tmp_path / 'out.pth').exists()
 
 
-@pytest.mark.parametrize('drop', ['blocks.1.norm1.weight',
-                                  'predictor_decoder_blocks.0.mlp.fc2.bias',
-                                  'mm_blocks.0.attn.proj.weight',
-                                  'decoder_pos_mlp.bias'])
+@pytest.mark.parametrize('drop', [
+    'blocks.1.norm1.weight', 'predictor_decoder_blocks.0.mlp.fc2.bias',
+    'mm_blocks.0.attn.proj.weight', 'decoder_pos_mlp.bias'
+])
 def test_a_missing_official_key_is_named_as_in_the_users_file(
         tmp_path, parity_fixture, drop):
     """Before: reported under our converted name (backbone.layers.1.ln1...)
@@ -89,8 +100,11 @@ def test_a_missing_official_key_is_named_as_in_the_users_file(
     from tests.helpers import load_tool
     tool = load_tool('model_converters/official_to_mmsiameseim.py')
     with pytest.raises(SystemExit) as exit_:
-        tool.main([str(src), str(tmp_path / 'out.pth'), '--num-heads', '4',
-                   '--decoder-num-heads', '4'])
+        tool.main([
+            str(src),
+            str(tmp_path / 'out.pth'), '--num-heads', '4',
+            '--decoder-num-heads', '4'
+        ])
     message = str(exit_.value.code)
     assert message.startswith(f'{src}: the official checkpoint does not '
                               'match the SiameseIM its shapes describe')

@@ -210,11 +210,13 @@ def test_heavy_config_passes_preflight_at_real_size(config, cache_dir):
     check_record(record, os.path.join(ROOT, config))
 
 
-@pytest.mark.parametrize('constructor,bias_decay', [
-    ('LearningRateDecayOptimWrapperConstructor', 0.),
-    ('ViTLayerDecayOptimWrapperConstructor', 0.05),  # ViTDet decays biases
-    ('LayerDecayOptimizerConstructor', 0.),
-])
+@pytest.mark.parametrize(
+    'constructor,bias_decay',
+    [
+        ('LearningRateDecayOptimWrapperConstructor', 0.),
+        ('ViTLayerDecayOptimWrapperConstructor', 0.05),  # ViTDet decays biases
+        ('LayerDecayOptimizerConstructor', 0.),
+    ])
 def test_each_layer_decay_recipe_has_its_own_no_decay_set(
         constructor, bias_decay):
     from mmsiameseim_lab.preflight.checks import expected_decay
@@ -223,5 +225,5 @@ def test_each_layer_decay_recipe_has_its_own_no_decay_set(
                           paramwise) == bias_decay
     assert expected_decay('backbone.layers.0.ln1.weight', 1, True, 0.05,
                           constructor, paramwise) == 0.
-    assert expected_decay('backbone.layers.0.attn.qkv.weight', 2, False,
-                          0.05, constructor, paramwise) == 0.05
+    assert expected_decay('backbone.layers.0.attn.qkv.weight', 2, False, 0.05,
+                          constructor, paramwise) == 0.05

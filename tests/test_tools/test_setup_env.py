@@ -6,17 +6,21 @@ import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, 'tools', 'setup_env.sh')
 
 
 def _dry_run(target):
-    out = subprocess.run(['make', '-n', target], cwd=ROOT,
-                         capture_output=True, text=True)
+    out = subprocess.run(['make', '-n', target],
+                         cwd=ROOT,
+                         capture_output=True,
+                         text=True)
     assert out.returncode == 0, out.stderr
-    return [line for line in out.stdout.splitlines()
-            if 'tools/setup_env.sh' in line]
+    return [
+        line for line in out.stdout.splitlines()
+        if 'tools/setup_env.sh' in line
+    ]
 
 
 @pytest.mark.skipif(shutil.which('make') is None, reason='no make')
@@ -27,7 +31,8 @@ def test_make_stages():
 
 
 def test_unknown_option_is_named():
-    out = subprocess.run(['bash', SCRIPT, '--ful'], capture_output=True,
+    out = subprocess.run(['bash', SCRIPT, '--ful'],
+                         capture_output=True,
                          text=True)
     assert out.returncode == 2
     assert "unknown option '--ful'" in out.stderr
@@ -36,12 +41,14 @@ def test_unknown_option_is_named():
 def test_check_without_venv_creates_nothing(tmp_path):
     """--check only verifies: in a clone without .venv it says what to run
     and names the failed step."""
-    shutil.copytree(os.path.join(ROOT, 'requirements'),
-                    tmp_path / 'requirements')
+    shutil.copytree(
+        os.path.join(ROOT, 'requirements'), tmp_path / 'requirements')
     (tmp_path / 'tools').mkdir()
     shutil.copy(SCRIPT, tmp_path / 'tools')
-    out = subprocess.run(['bash', str(tmp_path / 'tools' / 'setup_env.sh'),
-                          '--check'], capture_output=True, text=True)
+    out = subprocess.run(
+        ['bash', str(tmp_path / 'tools' / 'setup_env.sh'), '--check'],
+        capture_output=True,
+        text=True)
     assert out.returncode != 0
     assert "run 'bash tools/setup_env.sh' first" in out.stderr
     assert 'FAILED at step: virtual environment in .venv' in out.stderr

@@ -1,6 +1,9 @@
 """tools/side_by_side.py: the shared settings, the training subset and the
-table. (Training the authors' side needs a clone of their code; the tool
-was run against one for the README's table.)"""
+table.
+
+(Training the authors' side needs a clone of their code; the tool was run
+against one for the README's table.)
+"""
 import os
 import subprocess
 import sys
@@ -10,10 +13,11 @@ from mmengine.config import Config
 
 from mmsiameseim_lab.demo import format_seed_table
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-OURS_CFG = os.path.join(ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-'
-                        'p4_1xb64-bf16-coslr-1e_fashionmnist.py')
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OURS_CFG = os.path.join(
+    ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-'
+    'p4_1xb64-bf16-coslr-1e_fashionmnist.py')
 
 
 @pytest.fixture
@@ -61,10 +65,17 @@ def test_our_run_uses_the_subset_seed_and_fp32(tools, tmp_path):
 
 
 def test_table_gives_mean_spread_and_every_run():
-    runs = [dict(impl=impl, seed=seed, knn=k, linear=k + 1, fewshot=k - 1,
-                 images_per_s=100. + seed, wall_s=60.)
-            for impl, k0 in (('ours', 70.), ('authors', 60.))
-            for seed, k in enumerate((k0, k0 + 2, k0 + 4))]
+    runs = [
+        dict(
+            impl=impl,
+            seed=seed,
+            knn=k,
+            linear=k + 1,
+            fewshot=k - 1,
+            images_per_s=100. + seed,
+            wall_s=60.) for impl, k0 in (('ours', 70.), ('authors', 60.))
+        for seed, k in enumerate((k0, k0 + 2, k0 + 4))
+    ]
     table = format_seed_table(
         runs, dict(ours='ours (mmsiameseim)', authors="the authors' code"),
         ['scored on 5000 test images'])
@@ -77,10 +88,14 @@ def test_table_gives_mean_spread_and_every_run():
 
 
 def test_a_folder_without_their_code_is_refused(tmp_path):
-    out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, 'tools', 'side_by_side.py'),
-         '--official-repo', str(tmp_path)], capture_output=True, text=True,
-        timeout=300)
+    out = subprocess.run([
+        sys.executable,
+        os.path.join(ROOT, 'tools', 'side_by_side.py'), '--official-repo',
+        str(tmp_path)
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
     assert out.returncode != 0
     assert 'no models_sim.py' in out.stderr
 
@@ -95,6 +110,7 @@ def test_results_file_written_when_every_run_finished(tools, tmp_path,
     tool = tools[0]
 
     class Protocol:
+
         def evaluate(self, impl, checkpoint, model):
             return dict(knn=70.0, linear=71.0, fewshot=50.0)
 
@@ -105,13 +121,16 @@ def test_results_file_written_when_every_run_finished(tools, tmp_path,
     monkeypatch.setattr(tool, 'check_dataset', lambda root: None)
     monkeypatch.setattr(tool, 'build_protocol', lambda *a: Protocol())
     monkeypatch.setattr(
-        mmsiameseim_lab.demo, 'pretrain_once', lambda cfg: seen.append(
-            cfg.work_dir) or dict(checkpoint='x.pth', images_per_s=100.0,
-                                  wall_s=60.0))
+        mmsiameseim_lab.demo, 'pretrain_once',
+        lambda cfg: seen.append(cfg.work_dir) or dict(
+            checkpoint='x.pth', images_per_s=100.0, wall_s=60.0))
     rdir = tmp_path / 'results'
-    tool.main(['--impls', 'ours', '--seeds', '0,1', '--train-images', '64',
-               '--work-dir', str(tmp_path / 'wd'), '--results-dir',
-               str(rdir)])
+    tool.main([
+        '--impls', 'ours', '--seeds', '0,1', '--train-images', '64',
+        '--work-dir',
+        str(tmp_path / 'wd'), '--results-dir',
+        str(rdir)
+    ])
     assert len(seen) == 2
     results = read_results('side_by_side', str(rdir))
     data = results['data']

@@ -36,25 +36,37 @@ from mmengine.config import Config, DictAction
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config')
-    parser.add_argument('--checkpoint', default=None,
-                        help='backbone under backbone.; none = random init')
-    parser.add_argument('--data-root', default=None,
-                        help='ImageNet root of both splits (overrides config)')
-    parser.add_argument('--subset-list', default=None,
-                        help='the 1percent.txt list (overrides config)')
-    parser.add_argument('--cache-dir', default='work_dirs/fewshot_features',
-                        help="feature cache; 'none' disables it")
-    parser.add_argument('--c-grid', default=None,
-                        help='comma-separated inverse L2 strengths C '
-                        '(default: fewshot_cfg.c_grid)')
+    parser.add_argument(
+        '--checkpoint',
+        default=None,
+        help='backbone under backbone.; none = random init')
+    parser.add_argument(
+        '--data-root',
+        default=None,
+        help='ImageNet root of both splits (overrides config)')
+    parser.add_argument(
+        '--subset-list',
+        default=None,
+        help='the 1percent.txt list (overrides config)')
+    parser.add_argument(
+        '--cache-dir',
+        default='work_dirs/fewshot_features',
+        help="feature cache; 'none' disables it")
+    parser.add_argument(
+        '--c-grid',
+        default=None,
+        help='comma-separated inverse L2 strengths C '
+        '(default: fewshot_cfg.c_grid)')
     parser.add_argument('--cv-folds', type=int, default=None)
     parser.add_argument('--batch-size', type=int, default=None)
-    parser.add_argument('--device', default=None,
-                        help='default: cuda if available, else cpu')
-    parser.add_argument('--precision', default='fp32',
-                        choices=['fp32', 'bf16', 'fp16'],
-                        help='feature extraction: fp32 (no autocast) or '
-                        'bf16 / fp16 autocast')
+    parser.add_argument(
+        '--device', default=None, help='default: cuda if available, else cpu')
+    parser.add_argument(
+        '--precision',
+        default='fp32',
+        choices=['fp32', 'bf16', 'fp16'],
+        help='feature extraction: fp32 (no autocast) or '
+        'bf16 / fp16 autocast')
     parser.add_argument('--out', default=None, help='write results as JSON')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     return parser.parse_args(argv)
@@ -110,28 +122,33 @@ def run(args):
         samples = DATASETS.build(
             dict(dataset_cfg, pipeline=[], serialize_data=False)).data_list
         print(f'{split}: {len(samples)} images')
-        key = dict(checkpoint=ckpt_id, model=cfg.model.to_dict(),
-                   precision=precision,
-                   pipeline=dataset_cfg['pipeline'],
-                   samples=cache_digest(
-                       [(s['img_path'], s['gt_label']) for s in samples]))
+        key = dict(
+            checkpoint=ckpt_id,
+            model=cfg.model.to_dict(),
+            precision=precision,
+            pipeline=dataset_cfg['pipeline'],
+            samples=cache_digest([(s['img_path'], s['gt_label'])
+                                  for s in samples]))
 
         def extract(loader=loader, dataset_cfg=dataset_cfg, split=split):
             nonlocal model
             if model is None:
-                model = build_frozen_backbone_model(
-                    cfg, args.checkpoint).to(device)
+                model = build_frozen_backbone_model(cfg,
+                                                    args.checkpoint).to(device)
             return extract_features(
-                model, dataset_cfg, dataset_cfg['pipeline'],
+                model,
+                dataset_cfg,
+                dataset_cfg['pipeline'],
                 batch_size=args.batch_size or loader.get('batch_size', 128),
-                desc=f'{split} features', precision=precision)
+                desc=f'{split} features',
+                precision=precision)
 
         features[split] = cached_features(cache_dir, split, key, extract)
 
     (x, y), (xt, yt) = features['train'], features['test']
     lambdas = [1. / (c * len(y)) for c in c_grid]
-    res = logistic_regression_accuracy(x, y, xt, yt, l2_strengths=lambdas,
-                                       folds=folds)
+    res = logistic_regression_accuracy(
+        x, y, xt, yt, l2_strengths=lambdas, folds=folds)
     best_c = c_grid[lambdas.index(res['l2'])]
     print(f'\n{"C":>10} | {"lambda":>10} | CV top-1 on the subset '
           f'({folds} folds)')
@@ -141,11 +158,17 @@ def run(args):
     print(f'\nfew-shot top-1 {res["top1"]:.2f} % (C={best_c:g}, '
           f'{len(y)} labelled / {len(yt)} test images)')
     if args.out:
-        result = dict(top1=res['top1'], best_c=best_c,
-                      cv_top1={str(c): res['cv_top1'][lam]
-                               for c, lam in zip(c_grid, lambdas)},
-                      cv_folds=folds, train_samples=len(y),
-                      test_samples=len(yt), checkpoint=args.checkpoint)
+        result = dict(
+            top1=res['top1'],
+            best_c=best_c,
+            cv_top1={
+                str(c): res['cv_top1'][lam]
+                for c, lam in zip(c_grid, lambdas)
+            },
+            cv_folds=folds,
+            train_samples=len(y),
+            test_samples=len(yt),
+            checkpoint=args.checkpoint)
         os.makedirs(osp.dirname(osp.abspath(args.out)), exist_ok=True)
         atomic_json(args.out, result)
 

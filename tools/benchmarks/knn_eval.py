@@ -26,15 +26,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config')
     parser.add_argument('--checkpoint', default=None)
-    parser.add_argument('--train-samples', type=int, default=None,
-                        help='random subset of the training set')
+    parser.add_argument(
+        '--train-samples',
+        type=int,
+        default=None,
+        help='random subset of the training set')
     parser.add_argument('--k', type=int, default=20)
     parser.add_argument('--temperature', type=float, default=0.07)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--precision', default='fp32',
-                        choices=['fp32', 'bf16', 'fp16'],
-                        help='feature extraction: fp32 (no autocast) or '
-                        'bf16 / fp16 autocast')
+    parser.add_argument(
+        '--precision',
+        default='fp32',
+        choices=['fp32', 'bf16', 'fp16'],
+        help='feature extraction: fp32 (no autocast) or '
+        'bf16 / fp16 autocast')
     parser.add_argument('--out', default=None, help='write results as JSON')
     args = parser.parse_args(argv)
     if args.k < 1:
@@ -68,23 +73,33 @@ def run(args):
         n = len(DATASETS.build(dict(train_cfg, pipeline=[], lazy_init=False)))
         rng = np.random.default_rng(args.seed)
         indices = np.sort(rng.choice(n, min(n, args.train_samples), False))
-    tr_x, tr_y = extract_features(model, train_cfg, pipeline, indices,
-                                  desc='train features',
-                                  precision=precision)
-    te_x, te_y = extract_features(model, cfg.test_dataloader.dataset,
-                                  pipeline, desc='test features',
-                                  precision=precision)
+    tr_x, tr_y = extract_features(
+        model,
+        train_cfg,
+        pipeline,
+        indices,
+        desc='train features',
+        precision=precision)
+    te_x, te_y = extract_features(
+        model,
+        cfg.test_dataloader.dataset,
+        pipeline,
+        desc='test features',
+        precision=precision)
     result = weighted_knn_accuracy(tr_x, tr_y, te_x, te_y, args.k,
                                    args.temperature)
     if result['k'] < args.k:
         print(f'k={args.k} asked, {result["k"]} used: the training set has '
               f'{len(tr_y)} images')
-    result.update(k_asked=args.k, temperature=args.temperature,
-                  train_samples=len(tr_y), test_samples=len(te_y),
-                  precision=precision,
-                  checkpoint=args.checkpoint)
+    result.update(
+        k_asked=args.k,
+        temperature=args.temperature,
+        train_samples=len(tr_y),
+        test_samples=len(te_y),
+        precision=precision,
+        checkpoint=args.checkpoint)
     print(f"kNN top-1 {result['top1']:.2f} %  top-5 {result['top5']:.2f} % "
-          f"({len(tr_y)} train / {len(te_y)} test images)")
+          f'({len(tr_y)} train / {len(te_y)} test images)')
     if args.out:
         atomic_json(args.out, result)
 

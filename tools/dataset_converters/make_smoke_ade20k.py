@@ -17,10 +17,14 @@ from mmsiameseim_lab.smoke.ade20k import make_smoke_ade20k
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--fashion-mnist', default='data/fashion_mnist',
-                        help='directory of the un-gzipped Fashion-MNIST files')
-    parser.add_argument('--out', default='data/smoke',
-                        help='writes OUT/ade/ADEChallengeData2016')
+    parser.add_argument(
+        '--fashion-mnist',
+        default='data/fashion_mnist',
+        help='directory of the un-gzipped Fashion-MNIST files')
+    parser.add_argument(
+        '--out',
+        default='data/smoke',
+        help='writes OUT/ade/ADEChallengeData2016')
     parser.add_argument('--num-train', type=int, default=64)
     parser.add_argument('--num-val', type=int, default=16)
     parser.add_argument('--seed', type=int, default=0)

@@ -26,17 +26,20 @@ SMOKE_CONFIGS = 'configs/benchmarks/mmdet/smoke/mask-rcnn_vitdet-tiny-p4-' \
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--fashion-mnist', default='data/fashion_mnist',
-                        help='folder with the un-gzipped Fashion-MNIST files')
+    parser.add_argument(
+        '--fashion-mnist',
+        default='data/fashion_mnist',
+        help='folder with the un-gzipped Fashion-MNIST files')
     parser.add_argument('--out', default='data/smoke_det')
     parser.add_argument('--num-train', type=int, default=8)
     parser.add_argument('--num-val', type=int, default=4)
     parser.add_argument('--img-size', type=int, default=128)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--checkpoint',
-                        help='pretraining checkpoint for the printed smoke '
-                        'commands (the configs\' own: the demo\'s, '
-                        'work_dirs/demo/siameseim/epoch_1.pth)')
+    parser.add_argument(
+        '--checkpoint',
+        help='pretraining checkpoint for the printed smoke '
+        'commands (the configs\' own: the demo\'s, '
+        'work_dirs/demo/siameseim/epoch_1.pth)')
     args = parser.parse_args(argv)
     try:
         make_datasets(args.fashion_mnist, args.out, args.num_train,

@@ -20,18 +20,24 @@ def main(argv=None):
     parser.add_argument('--out', default='data/smoke')
     parser.add_argument('--img-size', type=int, default=32)
     parser.add_argument('--train-per-class', type=int, default=4)
-    parser.add_argument('--test-per-class', type=int, default=2,
-                        help='per class in val, A, R and Sketch')
-    parser.add_argument('--c-per-class', type=int, default=1,
-                        help='per class, corruption and severity')
+    parser.add_argument(
+        '--test-per-class',
+        type=int,
+        default=2,
+        help='per class in val, A, R and Sketch')
+    parser.add_argument(
+        '--c-per-class',
+        type=int,
+        default=1,
+        help='per class, corruption and severity')
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
     for k in ('img_size', 'train_per_class', 'test_per_class', 'c_per_class'):
         if getattr(args, k) < 1:
             parser.error(f'--{k.replace("_", "-")} must be >= 1')
-    written = make_smoke_imagenet(
-        args.fashion_mnist, args.out, args.img_size, args.train_per_class,
-        args.test_per_class, args.c_per_class, args.seed)
+    written = make_smoke_imagenet(args.fashion_mnist, args.out, args.img_size,
+                                  args.train_per_class, args.test_per_class,
+                                  args.c_per_class, args.seed)
     if not written:
         print(f'{args.out} is up to date')
     return 0

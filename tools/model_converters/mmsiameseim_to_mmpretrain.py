@@ -28,18 +28,22 @@ def main(argv=None):
                                           to_mmpretrain_backbone)
     try:
         state, report = to_mmpretrain_backbone(args.src)
-        save_converted(dict(state_dict=state,
-                            meta=dict(converted_from=os.path.basename(
-                                args.src), source=report['source'],
-                                arch=report['arch'])), args.src, args.dst)
+        save_converted(
+            dict(
+                state_dict=state,
+                meta=dict(
+                    converted_from=os.path.basename(args.src),
+                    source=report['source'],
+                    arch=report['arch'])), args.src, args.dst)
     except (ValueError, FileNotFoundError) as e:  # the message names a file
-        sys.exit(str(e) if str(e).startswith((args.src, args.dst)) else
-                 f'{args.src}: {e}')
+        sys.exit(
+            str(e) if str(e).startswith((args.src,
+                                         args.dst)) else f'{args.src}: {e}')
     print(format_report(report))
     arch = report['arch']
-    print(f"wrote {args.dst}; load it with VisionTransformer(arch=dict("
+    print(f'wrote {args.dst}; load it with VisionTransformer(arch=dict('
           f"embed_dims={arch['embed_dims']}, num_layers={arch['num_layers']}"
-          f", num_heads=<heads>, feedforward_channels="
+          f', num_heads=<heads>, feedforward_channels='
           f"{arch['feedforward_channels']}), img_size={arch['img_size']}, "
           f"patch_size={arch['patch_size']}, in_channels="
           f"{arch['in_channels']}, final_norm={arch['final_norm']}, "

@@ -32,16 +32,17 @@ def main(argv=None):
         state, report = to_timm_vit(args.src)
         save_converted(state, args.src, args.dst)
     except (ValueError, FileNotFoundError) as e:  # the message names a file
-        sys.exit(str(e) if str(e).startswith((args.src, args.dst)) else
-                 f'{args.src}: {e}')
+        sys.exit(
+            str(e) if str(e).startswith((args.src,
+                                         args.dst)) else f'{args.src}: {e}')
     print(format_report(report))
     arch = report['arch']
     name = 'vit_base_patch16_224' if (
         arch['embed_dims'], arch['num_layers'], arch['patch_size'],
         arch['img_size'], arch['in_channels']) == (768, 12, 16, 224, 3) \
         else None
-    model = (f"timm.create_model('{name}', num_classes=0" if name else
-             'timm.models.vision_transformer.VisionTransformer('
+    model = (f"timm.create_model('{name}', num_classes=0"
+             if name else 'timm.models.vision_transformer.VisionTransformer('
              f"img_size={arch['img_size']}, patch_size={arch['patch_size']}"
              f", in_chans={arch['in_channels']}, embed_dim="
              f"{arch['embed_dims']}, depth={arch['num_layers']}, "

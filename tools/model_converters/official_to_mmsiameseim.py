@@ -22,10 +22,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     parser.add_argument('src', help='official checkpoint')
     parser.add_argument('dst', help='output checkpoint')
-    parser.add_argument('--num-heads', type=int, default=12,
-                        help='encoder heads (ViT-B/L: 12/16)')
-    parser.add_argument('--decoder-num-heads', type=int, default=16,
-                        help='projector/predictor heads (released: 16)')
+    parser.add_argument(
+        '--num-heads',
+        type=int,
+        default=12,
+        help='encoder heads (ViT-B/L: 12/16)')
+    parser.add_argument(
+        '--decoder-num-heads',
+        type=int,
+        default=16,
+        help='projector/predictor heads (released: 16)')
     args = parser.parse_args(argv)
 
     import mmsiameseim  # noqa: F401
@@ -44,13 +50,16 @@ def main(argv=None):
         cfg = siameseim_cfg_from_official_arch(arch, args.num_heads,
                                                args.decoder_num_heads)
         save_converted(
-            dict(state_dict=model.state_dict(),
-                 meta=dict(converted_from=os.path.basename(args.src),
-                           model_cfg=repr(cfg))), args.src, args.dst)
+            dict(
+                state_dict=model.state_dict(),
+                meta=dict(
+                    converted_from=os.path.basename(args.src),
+                    model_cfg=repr(cfg))), args.src, args.dst)
     except (ValueError, FileNotFoundError) as e:
         # the file, what was expected and what it holds, in its own names
-        sys.exit(str(e) if str(e).startswith((args.src, args.dst)) else
-                 f'{args.src}: {e}')
+        sys.exit(
+            str(e) if str(e).startswith((args.src,
+                                         args.dst)) else f'{args.src}: {e}')
     n_backbone = sum(k.startswith('backbone.') for k in model.state_dict())
     print(f'wrote {args.dst}: {len(model.state_dict())} tensors '
           f'({n_backbone} backbone.*), arch {arch}')

@@ -15,18 +15,21 @@ model = dict(backbone=dict(init_cfg=None))
 test_pipeline = [
     dict(type='StrictLoadImageFromFile'),
     dict(type='CenterCrop', crop_size=224),
-    dict(type='PackInputs',
-         meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape',
-                    'corruption', 'severity')),
+    dict(
+        type='PackInputs',
+        meta_keys=('sample_idx', 'img_path', 'ori_shape', 'img_shape',
+                   'corruption', 'severity')),
 ]
 test_dataloader = dict(
     _delete_=True,
     batch_size=256,
     num_workers=8,
     sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(type='ImageNetC', data_root='data/imagenet-c',
-                 class_map_ann_file={{_base_.class_map_ann_file}},
-                 pipeline=test_pipeline))
+    dataset=dict(
+        type='ImageNetC',
+        data_root='data/imagenet-c',
+        class_map_ann_file={{_base_.class_map_ann_file}},
+        pipeline=test_pipeline))
 # AlexNet top-1 errors averaged over the 5 severities: published constants
 # of the ImageNet-C benchmark (Hendrycks & Dietterich, "Benchmarking Neural
 # Network Robustness to Common Corruptions and Perturbations", ICLR 2019;

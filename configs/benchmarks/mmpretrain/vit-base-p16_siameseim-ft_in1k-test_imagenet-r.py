@@ -14,7 +14,9 @@ test_dataloader = dict(
     batch_size=128,
     num_workers=8,
     sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(type='ImageNetWnidFolder', data_root='data/imagenet-r',
-                 class_map_ann_file={{_base_.class_map_ann_file}},
-                 pipeline={{_base_.robustness_test_pipeline}}))
+    dataset=dict(
+        type='ImageNetWnidFolder',
+        data_root='data/imagenet-r',
+        class_map_ann_file={{_base_.class_map_ann_file}},
+        pipeline={{_base_.robustness_test_pipeline}}))
 test_evaluator = dict(_delete_=True, type='ClassSubsetAccuracy')

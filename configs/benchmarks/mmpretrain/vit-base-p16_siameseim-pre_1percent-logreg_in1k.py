@@ -31,16 +31,23 @@ model = dict(
         out_type='cls_token',
         # scope mmsiameseim: a checkpoint without the backbone's weights
         # is refused (mmengine's Pretrained would load it and go on)
-        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
-                      checkpoint='', prefix='backbone.')),
+        init_cfg=dict(
+            type='Pretrained',
+            _scope_='mmsiameseim',
+            checkpoint='',
+            prefix='backbone.')),
     neck=None,
     head=None)
 
 # No augmentation for either split: features are extracted once.
 test_pipeline = [
     dict(type='StrictLoadImageFromFile'),
-    dict(type='ResizeEdge', scale=256, edge='short', backend='pillow',
-         interpolation='bilinear'),
+    dict(
+        type='ResizeEdge',
+        scale=256,
+        edge='short',
+        backend='pillow',
+        interpolation='bilinear'),
     dict(type='CenterCrop', crop_size=224),
     dict(type='PackInputs'),
 ]

@@ -30,15 +30,18 @@ model = dict(
         final_norm=False,
         # scope mmsiameseim: a checkpoint without the backbone's weights
         # is refused (mmengine's Pretrained would load it and go on)
-        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
-                      checkpoint=checkpoint, prefix='backbone.')),
+        init_cfg=dict(
+            type='Pretrained',
+            _scope_='mmsiameseim',
+            checkpoint=checkpoint,
+            prefix='backbone.')),
     neck=None,
     head=dict(
         type='LinearClsHead',
         num_classes=1000,
         in_channels=768,
-        loss=dict(type='LabelSmoothLoss', label_smooth_val=0.1,
-                  mode='original'),
+        loss=dict(
+            type='LabelSmoothLoss', label_smooth_val=0.1, mode='original'),
         init_cfg=[dict(type='TruncNormal', layer='Linear', std=2e-5)]),
     # One of the two per batch, with equal probability (timm switch_prob
     # 0.5); 0.8 and 1.0 are the Beta(alpha, alpha) parameters (MAE's
@@ -51,8 +54,8 @@ model = dict(
 # AdamW with layer-wise lr decay 0.65; no weight decay on norms, biases,
 # the position embedding and the cls token.
 optim_wrapper = dict(
-    optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.999),
-                   weight_decay=0.05),
+    optimizer=dict(
+        type='AdamW', lr=1e-3, betas=(0.9, 0.999), weight_decay=0.05),
     constructor='LearningRateDecayOptimWrapperConstructor',
     paramwise_cfg=dict(
         layer_decay_rate=0.65,
@@ -64,10 +67,21 @@ optim_wrapper = dict(
         }))
 # 5 warm-up epochs, then cosine to MAE's min lr 1e-6.
 param_scheduler = [
-    dict(type='LinearLR', start_factor=1e-4, by_epoch=True, begin=0, end=5,
-         convert_to_iter_based=True),
-    dict(type='CosineAnnealingLR', T_max=95, eta_min=1e-6, by_epoch=True,
-         begin=5, end=100, convert_to_iter_based=True),
+    dict(
+        type='LinearLR',
+        start_factor=1e-4,
+        by_epoch=True,
+        begin=0,
+        end=5,
+        convert_to_iter_based=True),
+    dict(
+        type='CosineAnnealingLR',
+        T_max=95,
+        eta_min=1e-6,
+        by_epoch=True,
+        begin=5,
+        end=100,
+        convert_to_iter_based=True),
 ]
 train_cfg = dict(by_epoch=True, max_epochs=100, val_interval=1)
 val_cfg = dict()

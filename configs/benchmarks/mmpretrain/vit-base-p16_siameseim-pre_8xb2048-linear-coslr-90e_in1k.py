@@ -30,8 +30,11 @@ model = dict(
         final_norm=False,
         # scope mmsiameseim: a checkpoint without the backbone's weights
         # is refused (mmengine's Pretrained would load it and go on)
-        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
-                      checkpoint=checkpoint, prefix='backbone.')),
+        init_cfg=dict(
+            type='Pretrained',
+            _scope_='mmsiameseim',
+            checkpoint=checkpoint,
+            prefix='backbone.')),
     neck=dict(type='ClsBatchNormNeck', input_features=768, affine=False),
     head=dict(
         type='LinearClsHead',
@@ -45,10 +48,21 @@ optim_wrapper = dict(
     optimizer=dict(type='LARS', lr=3.2, momentum=0.9, weight_decay=0.0),
     paramwise_cfg=dict(custom_keys={'bias': dict(lars_exclude=True)}))
 param_scheduler = [
-    dict(type='LinearLR', start_factor=1e-4, by_epoch=True, begin=0, end=10,
-         convert_to_iter_based=True),
-    dict(type='CosineAnnealingLR', T_max=80, eta_min=0.0, by_epoch=True,
-         begin=10, end=90, convert_to_iter_based=True),
+    dict(
+        type='LinearLR',
+        start_factor=1e-4,
+        by_epoch=True,
+        begin=0,
+        end=10,
+        convert_to_iter_based=True),
+    dict(
+        type='CosineAnnealingLR',
+        T_max=80,
+        eta_min=0.0,
+        by_epoch=True,
+        begin=10,
+        end=90,
+        convert_to_iter_based=True),
 ]
 train_cfg = dict(by_epoch=True, max_epochs=90, val_interval=1)
 val_cfg = dict()

@@ -17,12 +17,15 @@ embed_dims = 128
 
 model = dict(
     type='ImageClassifier',
-    data_preprocessor=dict(type='ClsDataPreprocessor', num_classes=10,
-                           mean=[72.94], std=[90.02]),
+    data_preprocessor=dict(
+        type='ClsDataPreprocessor', num_classes=10, mean=[72.94], std=[90.02]),
     backbone=dict(
         type='VisionTransformer',
-        arch=dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
-                  feedforward_channels=embed_dims * 4),
+        arch=dict(
+            embed_dims=embed_dims,
+            num_layers=4,
+            num_heads=4,
+            feedforward_channels=embed_dims * 4),
         img_size=32,
         patch_size=4,
         in_channels=1,
@@ -31,12 +34,18 @@ model = dict(
         frozen_stages=4,
         # scope mmsiameseim: a checkpoint without the backbone's weights
         # is refused (mmengine's Pretrained would load it and go on)
-        init_cfg=dict(type='Pretrained', _scope_='mmsiameseim',
-                      checkpoint='', prefix='backbone.')),
+        init_cfg=dict(
+            type='Pretrained',
+            _scope_='mmsiameseim',
+            checkpoint='',
+            prefix='backbone.')),
     neck=dict(type='ClsBatchNormNeck', input_features=embed_dims),
-    head=dict(type='LinearClsHead', num_classes=10, in_channels=embed_dims,
-              loss=dict(type='CrossEntropyLoss', loss_weight=1.0),
-              init_cfg=dict(type='TruncNormal', layer='Linear', std=0.01)))
+    head=dict(
+        type='LinearClsHead',
+        num_classes=10,
+        in_channels=embed_dims,
+        loss=dict(type='CrossEntropyLoss', loss_weight=1.0),
+        init_cfg=dict(type='TruncNormal', layer='Linear', std=0.01)))
 
 train_pipeline = [
     dict(type='Pad', size=(32, 32), pad_val=0),
@@ -51,14 +60,20 @@ train_dataloader = dict(
     batch_size=256,
     num_workers=1,
     sampler=dict(type='DefaultSampler', shuffle=True),
-    dataset=dict(type='LocalFashionMNIST', data_prefix=data_root,
-                 test_mode=False, pipeline=train_pipeline))
+    dataset=dict(
+        type='LocalFashionMNIST',
+        data_prefix=data_root,
+        test_mode=False,
+        pipeline=train_pipeline))
 val_dataloader = dict(
     batch_size=500,
     num_workers=1,
     sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(type='LocalFashionMNIST', data_prefix=data_root,
-                 test_mode=True, pipeline=test_pipeline))
+    dataset=dict(
+        type='LocalFashionMNIST',
+        data_prefix=data_root,
+        test_mode=True,
+        pipeline=test_pipeline))
 val_evaluator = dict(type='Accuracy', topk=(1, ))
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator
@@ -68,8 +83,13 @@ test_evaluator = val_evaluator
 optim_wrapper = dict(
     optimizer=dict(type='SGD', lr=0.5, momentum=0.9, weight_decay=0.))
 param_scheduler = [
-    dict(type='CosineAnnealingLR', T_max=10, by_epoch=True, begin=0,
-         end=10, convert_to_iter_based=True)
+    dict(
+        type='CosineAnnealingLR',
+        T_max=10,
+        by_epoch=True,
+        begin=0,
+        end=10,
+        convert_to_iter_based=True)
 ]
 train_cfg = dict(by_epoch=True, max_epochs=10, val_interval=10)
 val_cfg = dict()
@@ -78,5 +98,7 @@ auto_scale_lr = dict(base_batch_size=256)
 default_hooks = dict(
     logger=dict(type='LoggerHook', interval=50),
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=1))
-env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
-               dist_cfg=dict(backend='gloo'))
+env_cfg = dict(
+    cudnn_benchmark=False,
+    mp_cfg=dict(mp_start_method='fork'),
+    dist_cfg=dict(backend='gloo'))

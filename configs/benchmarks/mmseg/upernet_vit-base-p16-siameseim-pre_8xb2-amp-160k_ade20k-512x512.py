@@ -54,10 +54,19 @@ optim_wrapper = dict(
 warmup_iters = 1500
 max_iters = 160000
 param_scheduler = [
-    dict(type='LinearLR', start_factor=1e-6, by_epoch=False, begin=0,
-         end=warmup_iters),
-    dict(type='PolyLR', eta_min=0.0, power=1.0, by_epoch=False,
-         begin=warmup_iters, end=max_iters),
+    dict(
+        type='LinearLR',
+        start_factor=1e-6,
+        by_epoch=False,
+        begin=0,
+        end=warmup_iters),
+    dict(
+        type='PolyLR',
+        eta_min=0.0,
+        power=1.0,
+        by_epoch=False,
+        begin=warmup_iters,
+        end=max_iters),
 ]
 train_cfg = dict(max_iters=max_iters)
 

@@ -23,8 +23,11 @@ no_decay = dict(
 )
 max_epochs = 1
 warmup_epochs = 0.1
-vit_arch = dict(embed_dims=embed_dims, num_layers=4, num_heads=4,
-                feedforward_channels=embed_dims * 4)
+vit_arch = dict(
+    embed_dims=embed_dims,
+    num_layers=4,
+    num_heads=4,
+    feedforward_channels=embed_dims * 4)
 data_preprocessor = dict(
     type='EagerSelfSupDataPreprocessor', mean=[72.94], std=[90.02])
 
@@ -32,17 +35,23 @@ data_preprocessor = dict(
 # configs. Grayscale images: the MoCo-v3 colour set reduces to brightness
 # jitter, blur and (view b) solarisation; saturation, hue and grayscale do
 # not apply.
-brightness = dict(type='Brightness', magnitude=0.4, prob=0.8,
-                  random_negative_prob=0.5)
+brightness = dict(
+    type='Brightness', magnitude=0.4, prob=0.8, random_negative_prob=0.5)
 view_a_pipeline = [
     brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.5),
+    dict(
+        type='GaussianBlur',
+        magnitude_range=(0.1, 1.0),
+        magnitude_std='inf',
+        prob=0.5),
 ]
 view_b_pipeline = [
     brightness,
-    dict(type='GaussianBlur', magnitude_range=(0.1, 1.0),
-         magnitude_std='inf', prob=0.1),
+    dict(
+        type='GaussianBlur',
+        magnitude_range=(0.1, 1.0),
+        magnitude_std='inf',
+        prob=0.1),
     dict(type='Solarize', thr=128, prob=0.2),
 ]
 train_dataloader = dict(
@@ -51,15 +60,19 @@ train_dataloader = dict(
     persistent_workers=True,
     sampler=dict(type='DefaultSampler', shuffle=True),
     collate_fn=dict(type='default_collate'),
-    dataset=dict(type='LocalFashionMNIST', data_prefix=data_root,
-                 test_mode=False))
+    dataset=dict(
+        type='LocalFashionMNIST', data_prefix=data_root, test_mode=False))
 optim_wrapper = dict(
     type='AutocastOptimWrapper',
     dtype='bfloat16',
     # fused: one kernel over all parameters (CPU and CUDA), about 5x
     # faster than the foreach default on CPU; same update to rounding
-    optimizer=dict(type='AdamW', lr=1e-3, betas=(0.9, 0.95),
-                   weight_decay=0.05, fused=True),
+    optimizer=dict(
+        type='AdamW',
+        lr=1e-3,
+        betas=(0.9, 0.95),
+        weight_decay=0.05,
+        fused=True),
     clip_grad=dict(max_norm=1.0),
     paramwise_cfg=no_decay)
 # Warm-up to the base lr, then a cosine that ends at eta_min with the run:
@@ -69,10 +82,19 @@ optim_wrapper = dict(
 # and ends at eta_min (mmengine's own classes stay at start_factor * lr when
 # the warm-up rounds to one iteration).
 param_scheduler = [
-    dict(type='MinIterLinearLR', start_factor=1e-3, by_epoch=True, begin=0,
-         end=warmup_epochs, convert_to_iter_based=True),
-    dict(type='MinIterCosineAnnealingLR', eta_min=1e-6, by_epoch=True,
-         begin=warmup_epochs, convert_to_iter_based=True),
+    dict(
+        type='MinIterLinearLR',
+        start_factor=1e-3,
+        by_epoch=True,
+        begin=0,
+        end=warmup_epochs,
+        convert_to_iter_based=True),
+    dict(
+        type='MinIterCosineAnnealingLR',
+        eta_min=1e-6,
+        by_epoch=True,
+        begin=warmup_epochs,
+        convert_to_iter_based=True),
 ]
 train_cfg = dict(type='ExactResumeEpochBasedTrainLoop', max_epochs=max_epochs)
 default_hooks = dict(
@@ -81,12 +103,18 @@ default_hooks = dict(
 custom_hooks = [
     dict(type='StopOnNonFiniteLossHook', interval=1),
     # every ~45 s of the demo (938 iterations per epoch at ~4.5 it/s)
-    dict(type='CheckpointHook', by_epoch=False, interval=200,
-         save_last=False, max_keep_ckpts=2),
+    dict(
+        type='CheckpointHook',
+        by_epoch=False,
+        interval=200,
+        save_last=False,
+        max_keep_ckpts=2),
 ]
 # gloo: CPU processes (torchrun --nproc_per_node N ... --launcher pytorch);
 # a collective waits at most `timeout` seconds for a rank that stopped
 # answering (a dead rank's closed connection is noticed at once).
-env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'),
-               dist_cfg=dict(backend='gloo', timeout=600))
+env_cfg = dict(
+    cudnn_benchmark=False,
+    mp_cfg=dict(mp_start_method='fork'),
+    dist_cfg=dict(backend='gloo', timeout=600))
 auto_scale_lr = dict(base_batch_size=64)

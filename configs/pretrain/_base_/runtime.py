@@ -26,8 +26,12 @@ custom_hooks = [
     # an epoch (ExactResumeEpochBasedTrainLoop): 500 iterations of 4096
     # images, about 2.5 minutes at an estimated 0.3 s per iteration on 16
     # A100s (configs/pretrain/README.md, "Resuming").
-    dict(type='CheckpointHook', by_epoch=False, interval=500,
-         save_last=False, max_keep_ckpts=2),
+    dict(
+        type='CheckpointHook',
+        by_epoch=False,
+        interval=500,
+        save_last=False,
+        max_keep_ckpts=2),
 ]
 randomness = dict(seed=0, diff_rank_seed=True)
 # Resume only when asked: `mim train ... --resume` (the latest checkpoint of

@@ -4,6 +4,4 @@
 # demo config.
 _base_ = ['../siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py']
 
-model = dict(
-    target_type='pixel',
-    neck=dict(out_channels=4 * 4 * 1))
+model = dict(target_type='pixel', neck=dict(out_channels=4 * 4 * 1))

@@ -4,6 +4,4 @@
 # on a CPU, not a demo to run to the end there.
 _base_ = ['../siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py']
 
-model = dict(
-    backbone=dict(arch='l'),
-    neck=dict(in_channels=1024))
+model = dict(backbone=dict(arch='l'), neck=dict(in_channels=1024))

@@ -3,6 +3,4 @@
 # SiameseIMViT, under the Fashion-MNIST demo's budget and decoder.
 _base_ = ['../siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py']
 
-model = dict(
-    backbone=dict(arch='deit-s'),
-    neck=dict(in_channels=384))
+model = dict(backbone=dict(arch='deit-s'), neck=dict(in_channels=384))

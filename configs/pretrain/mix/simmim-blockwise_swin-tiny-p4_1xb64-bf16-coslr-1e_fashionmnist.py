@@ -14,8 +14,8 @@ _base_ = ['../_base_/fashionmnist_budget.py']
 grid = 8
 model = dict(
     type='SimMIM',
-    data_preprocessor=dict(type='SelfSupDataPreprocessor',
-                           mean=[72.94] * 3, std=[90.02] * 3),
+    data_preprocessor=dict(
+        type='SelfSupDataPreprocessor', mean=[72.94] * 3, std=[90.02] * 3),
     backbone=dict(
         type='SimMIMSwinTransformer',
         arch=dict(embed_dims=128, depths=[2, 2], num_heads=[4, 8]),
@@ -25,19 +25,30 @@ model = dict(
         out_indices=(1, ),
         stage_cfgs=[dict(window_size=grid),
                     dict(window_size=grid // 2)]),
-    neck=dict(type='SimMIMLinearDecoder', in_channels=256,
-              encoder_stride=8),
-    head=dict(type='SimMIMHead', patch_size=4,
-              loss=dict(type='PixelReconstructionLoss', criterion='L1',
-                        channel=3)))
+    neck=dict(type='SimMIMLinearDecoder', in_channels=256, encoder_stride=8),
+    head=dict(
+        type='SimMIMHead',
+        patch_size=4,
+        loss=dict(type='PixelReconstructionLoss', criterion='L1', channel=3)))
 
-train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='Pad', size=(32, 32), pad_val=0),
-    dict(type='TwoViewRandomResizedCrop', size=32, scale=(0.25, 1.0),
-         flip_prob=0.5, interpolation='bicubic'),
-    dict(type='PerViewTransforms', pipelines=[{{_base_.view_a_pipeline}}, []]),
-    dict(type='BlockwiseMaskGenerator', input_size=grid,
-         num_masking_patches=38, min_num_patches=4, fixed_count=True),
-    dict(type='SelectView', index=0),
-    dict(type='PackInputs'),
-]))
+train_dataloader = dict(
+    dataset=dict(pipeline=[
+        dict(type='Pad', size=(32, 32), pad_val=0),
+        dict(
+            type='TwoViewRandomResizedCrop',
+            size=32,
+            scale=(0.25, 1.0),
+            flip_prob=0.5,
+            interpolation='bicubic'),
+        dict(
+            type='PerViewTransforms',
+            pipelines=[{{_base_.view_a_pipeline}}, []]),
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=grid,
+            num_masking_patches=38,
+            min_num_patches=4,
+            fixed_count=True),
+        dict(type='SelectView', index=0),
+        dict(type='PackInputs'),
+    ]))

@@ -40,8 +40,8 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
                  max_aspect: Optional[float] = None,
                  fixed_count: bool = True) -> None:
         super().__init__(
-            input_size=tuple(input_size) if not isinstance(input_size, int)
-            else input_size,
+            input_size=tuple(input_size)
+            if not isinstance(input_size, int) else input_size,
             num_masking_patches=num_masking_patches,
             min_num_patches=min_num_patches,
             max_num_patches=max_num_patches,
@@ -50,7 +50,8 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
         if not 0 <= num_masking_patches <= self.num_patches:
             raise ValueError(
                 f'num_masking_patches={num_masking_patches} does not fit a '
-                f'{self.height}x{self.width} grid ({self.num_patches} patches)')
+                f'{self.height}x{self.width} grid ({self.num_patches} patches)'
+            )
         self.fixed_count = fixed_count
 
     def _mask(self, mask: np.ndarray, max_mask_patches: int) -> int:

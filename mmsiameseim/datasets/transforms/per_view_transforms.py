@@ -31,9 +31,9 @@ class PerViewTransforms(BaseTransform):
                              f'one pipeline, got {len(pipelines)}')
         self.shared = shared
         self.pipelines: List[Compose] = [
-            Compose([
-                TRANSFORMS.build(t) if isinstance(t, dict) else t for t in p
-            ]) for p in pipelines
+            Compose(
+                [TRANSFORMS.build(t) if isinstance(t, dict) else t for t in p])
+            for p in pipelines
         ]
 
     def transform(self, results: dict) -> dict:
@@ -43,7 +43,8 @@ class PerViewTransforms(BaseTransform):
         if not isinstance(views, list) or len(views) != expected:
             raise ValueError(
                 f'PerViewTransforms has {len(self.pipelines)} pipelines but '
-                f'results["img"] holds {len(views) if isinstance(views, list) else "one image, not a list of views"}')
+                f'results["img"] holds {len(views) if isinstance(views, list) else "one image, not a list of views"}'
+            )
         if self.shared:
             img = self.pipelines[0](dict(results, img=views[0]))['img']
             results['img'] = [img] + [img.copy() for _ in views[1:]]

@@ -43,4 +43,3 @@ class PILColorJitter(ColorJitter):
                 pil = shift_hue(pil, hue)
         results['img'] = np.ascontiguousarray(np.asarray(pil)[..., ::-1])
         return results
-

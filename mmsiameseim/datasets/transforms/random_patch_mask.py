@@ -30,7 +30,8 @@ class RandomPatchMaskGenerator(BaseTransform):
 
     def transform(self, results: dict) -> dict:
         mask = np.zeros(self.height * self.width, dtype=bool)
-        mask[np.random.permutation(mask.size)[:self.num_masking_patches]] = True
+        mask[np.random.permutation(
+            mask.size)[:self.num_masking_patches]] = True
         results['mask'] = mask.reshape(self.height, self.width)
         return results
 

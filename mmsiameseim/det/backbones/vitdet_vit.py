@@ -13,8 +13,10 @@ from ...checkpoint import (KeyReport, adapt_vit_checkpoint, read_state_dict,
                            resize_pos_embed_to)
 
 ARCHS = {
-    'b': dict(embed_dims=768, num_layers=12, num_heads=12,
-              feedforward_channels=3072),
+    'b':
+    dict(
+        embed_dims=768, num_layers=12, num_heads=12,
+        feedforward_channels=3072),
 }
 
 
@@ -50,8 +52,8 @@ class RelPosAttention(nn.Module):
             (the window, or the whole feature map for global blocks).
     """
 
-    def __init__(self, embed_dims: int, num_heads: int,
-                 grid_size: Tuple[int, int]):
+    def __init__(self, embed_dims: int, num_heads: int, grid_size: Tuple[int,
+                                                                         int]):
         super().__init__()
         self.num_heads = num_heads
         head_dims = embed_dims // num_heads
@@ -122,9 +124,13 @@ class ViTDetBlock(BaseModule):
         drop_path_rate (float): Stochastic depth of this block.
     """
 
-    def __init__(self, embed_dims: int, num_heads: int,
-                 feedforward_channels: int, window_size: int,
-                 grid_size: Tuple[int, int], drop_path_rate: float = 0.):
+    def __init__(self,
+                 embed_dims: int,
+                 num_heads: int,
+                 feedforward_channels: int,
+                 window_size: int,
+                 grid_size: Tuple[int, int],
+                 drop_path_rate: float = 0.):
         super().__init__()
         self.window_size = window_size
         self.ln1 = nn.LayerNorm(embed_dims, eps=1e-6)
@@ -213,8 +219,9 @@ class ViTDetViT(BaseModule):
                 raise KeyError(f'ViTDetViT: unknown arch {arch!r}, choose '
                                f'from {sorted(ARCHS)} or pass a dict')
             arch = ARCHS[arch]
-        missing = {'embed_dims', 'num_layers', 'num_heads',
-                   'feedforward_channels'} - set(arch)
+        missing = {
+            'embed_dims', 'num_layers', 'num_heads', 'feedforward_channels'
+        } - set(arch)
         if missing:
             raise KeyError(f'ViTDetViT: arch dict lacks {sorted(missing)}')
         dims, depth = arch['embed_dims'], arch['num_layers']
@@ -227,7 +234,9 @@ class ViTDetViT(BaseModule):
         self.pretrain_grid = pretrain_img_size // patch_size
 
         self.patch_embed = PatchEmbed(
-            in_channels=in_channels, embed_dims=dims, kernel_size=patch_size,
+            in_channels=in_channels,
+            embed_dims=dims,
+            kernel_size=patch_size,
             stride=patch_size)
         # Same layout as pretraining: one cls position + the patch grid.
         self.pos_embed = nn.Parameter(
@@ -236,9 +245,12 @@ class ViTDetViT(BaseModule):
         dpr = torch.linspace(0, drop_path_rate, depth).tolist()
         self.layers = nn.ModuleList([
             ViTDetBlock(
-                dims, arch['num_heads'], arch['feedforward_channels'],
+                dims,
+                arch['num_heads'],
+                arch['feedforward_channels'],
                 window_size=0 if i in global_attn_indexes else window_size,
-                grid_size=grid, drop_path_rate=dpr[i]) for i in range(depth)
+                grid_size=grid,
+                drop_path_rate=dpr[i]) for i in range(depth)
         ])
 
     def abs_pos_embed(self, size: Tuple[int, int]) -> torch.Tensor:
@@ -265,7 +277,9 @@ class ViTDetViT(BaseModule):
         super().init_weights()
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
 
-    def load_pretrained(self, checkpoint: str, prefix: str = 'backbone.',
+    def load_pretrained(self,
+                        checkpoint: str,
+                        prefix: str = 'backbone.',
                         allow_partial: bool = False) -> KeyReport:
         """Load the ``prefix`` part of a checkpoint through
         :func:`adapt_vit_checkpoint`, logging every key that is adapted,
@@ -293,10 +307,14 @@ class ViTDetViT(BaseModule):
                 'ViTDetViT: init_cfg Pretrained has no checkpoint; pass '
                 '--cfg-options model.backbone.init_cfg.checkpoint=PATH')
         state, report = adapt_vit_checkpoint(
-            read_state_dict(checkpoint), self.state_dict(),
-            model='ViTDetViT', checkpoint=checkpoint, prefix=prefix,
-            allow_missing=self.NEW_KEYS, allow_partial=allow_partial)
+            read_state_dict(checkpoint),
+            self.state_dict(),
+            model='ViTDetViT',
+            checkpoint=checkpoint,
+            prefix=prefix,
+            allow_missing=self.NEW_KEYS,
+            allow_partial=allow_partial)
         self.load_state_dict(state, strict=False)
-        print_log(report.format(f'ViTDetViT <- {checkpoint}'),
-                  logger='current')
+        print_log(
+            report.format(f'ViTDetViT <- {checkpoint}'), logger='current')
         return report

@@ -29,9 +29,12 @@ def numpy_aliases_for_lvis() -> Iterator[None]:
 class NumpyAliasLVISMetric(LVISMetric):
     """mmdet's ``LVISMetric`` with the LVIS API run under
     :func:`numpy_aliases_for_lvis`, so PyPI's ``lvis==0.5.3`` works on
-    numpy 2. Arguments are those of ``LVISMetric`` (``metric``,
-    ``ann_file``, ...); results are its ``lvis/bbox_AP``, ``lvis/bbox_APr``,
-    ``lvis/segm_AP`` ... keys."""
+    numpy 2.
+
+    Arguments are those of ``LVISMetric`` (``metric``, ``ann_file``, ...);
+    results are its ``lvis/bbox_AP``, ``lvis/bbox_APr``, ``lvis/segm_AP`` ...
+    keys.
+    """
 
     def compute_metrics(self, results: list) -> dict:
         with numpy_aliases_for_lvis():

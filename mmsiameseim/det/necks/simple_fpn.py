@@ -55,9 +55,13 @@ class SimpleFPN(BaseModule):
             ConvModule(c, out_channels, 1, norm_cfg=norm_cfg, act_cfg=None)
             for c in in_channels)
         self.fpn_convs = nn.ModuleList(
-            ConvModule(out_channels, out_channels, 3, padding=1,
-                       norm_cfg=norm_cfg, act_cfg=None)
-            for _ in in_channels)
+            ConvModule(
+                out_channels,
+                out_channels,
+                3,
+                padding=1,
+                norm_cfg=norm_cfg,
+                act_cfg=None) for _ in in_channels)
 
     def forward(self, inputs: Tuple[torch.Tensor]) -> Tuple[torch.Tensor]:
         x = inputs[-1]

@@ -9,10 +9,12 @@ from torch import nn
 
 def vit_layer_id(param_name: str, num_layers: int) -> int:
     """Depth of a detector parameter for layer-wise lr decay (ViTDet rule):
+
     patch embedding and position table 0, ``backbone.layers.i`` i + 1,
-    everything else (neck, heads) ``num_layers + 1``."""
-    if param_name.startswith(('backbone.patch_embed', 'backbone.pos_embed',
-                              'backbone.cls_token')):
+    everything else (neck, heads) ``num_layers + 1``.
+    """
+    if param_name.startswith(
+        ('backbone.patch_embed', 'backbone.pos_embed', 'backbone.cls_token')):
         return 0
     if param_name.startswith('backbone.layers.'):
         block = int(param_name.split('.')[2])
@@ -42,7 +44,8 @@ class ViTLayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
       of these get no weight decay. Defaults to ``('pos_embed', )`` (ViTDet).
     """
 
-    def __init__(self, optim_wrapper_cfg: dict,
+    def __init__(self,
+                 optim_wrapper_cfg: dict,
                  paramwise_cfg: Optional[dict] = None):
         super().__init__(optim_wrapper_cfg, paramwise_cfg)
         for key in ('decay_rate', 'num_layers'):
@@ -76,10 +79,13 @@ class ViTLayerDecayOptimWrapperConstructor(DefaultOptimWrapperConstructor):
             key = (layer_id, weight_decay)
             if key not in groups:
                 scale = decay_rate**(num_layers + 1 - layer_id)
-                groups[key] = dict(params=[], names=[],
-                                   lr=self.base_lr * scale, lr_scale=scale,
-                                   layer_id=layer_id,
-                                   weight_decay=weight_decay)
+                groups[key] = dict(
+                    params=[],
+                    names=[],
+                    lr=self.base_lr * scale,
+                    lr_scale=scale,
+                    layer_id=layer_id,
+                    weight_decay=weight_decay)
             groups[key]['params'].append(param)
             groups[key]['names'].append(name)
 

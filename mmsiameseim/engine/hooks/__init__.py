@@ -4,6 +4,7 @@ from .preemption_checkpoint_hook import PreemptionCheckpointHook
 from .save_initial_weights_hook import SaveInitialWeightsHook
 from .stop_on_nonfinite_loss_hook import StopOnNonFiniteLossHook
 
-__all__ = ['AtomicCheckpointHook', 'OnlineKNNHook',
-           'PreemptionCheckpointHook', 'SaveInitialWeightsHook',
-           'StopOnNonFiniteLossHook']
+__all__ = [
+    'AtomicCheckpointHook', 'OnlineKNNHook', 'PreemptionCheckpointHook',
+    'SaveInitialWeightsHook', 'StopOnNonFiniteLossHook'
+]

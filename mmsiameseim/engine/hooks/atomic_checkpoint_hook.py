@@ -88,11 +88,11 @@ class AtomicCheckpointHook(CheckpointHook):
             self.keep_ckpt_ids.append(step)
         if not is_main_process():
             return
-        write_text_atomic(osp.join(runner.work_dir, LAST_CHECKPOINT),
-                          self.last_ckpt)
+        write_text_atomic(
+            osp.join(runner.work_dir, LAST_CHECKPOINT), self.last_ckpt)
         if drop is not None:
-            path = self.file_backend.join_path(
-                self.out_dir, self.filename_tmpl.format(drop))
+            path = self.file_backend.join_path(self.out_dir,
+                                               self.filename_tmpl.format(drop))
             if self.file_backend.isfile(path):
                 self.file_backend.remove(path)
             elif self.file_backend.isdir(path):

@@ -95,7 +95,7 @@ class OnlineKNNHook(Hook):
                  cache_inputs: bool = False,
                  prefix: str = 'knn') -> None:
         if encoder not in ('online', 'target'):
-            raise ValueError(f"OnlineKNNHook: encoder={encoder!r}, choose "
+            raise ValueError(f'OnlineKNNHook: encoder={encoder!r}, choose '
                              "'online' or 'target'")
         if interval < 1:
             raise ValueError(f'OnlineKNNHook: interval={interval} must be '
@@ -108,8 +108,7 @@ class OnlineKNNHook(Hook):
         if temperature <= 0:
             raise ValueError(f'OnlineKNNHook: temperature={temperature} '
                              'must be > 0')
-        self.loader_cfgs = dict(bank=bank_dataloader,
-                                query=query_dataloader)
+        self.loader_cfgs = dict(bank=bank_dataloader, query=query_dataloader)
         self.interval = interval
         self.by_epoch = by_epoch
         self.k = k
@@ -164,9 +163,9 @@ class OnlineKNNHook(Hook):
 
     def _refuse_empty(self, name: str) -> None:
         cfg = self.loader_cfgs[name].get('dataset', {})
-        where = ', '.join(f'{key}={cfg[key]!r}' for key in (
-            'type', 'data_root', 'data_prefix', 'ann_file', 'indices')
-            if key in cfg)
+        where = ', '.join(f'{key}={cfg[key]!r}'
+                          for key in ('type', 'data_root', 'data_prefix',
+                                      'ann_file', 'indices') if key in cfg)
         raise ValueError(
             f'OnlineKNNHook: {name}_dataloader has no samples ({where}): '
             'every kNN round needs at least one bank and one query sample; '
@@ -187,10 +186,13 @@ class OnlineKNNHook(Hook):
                 f'OnlineKNNHook: the bank has {bank} samples, fewer than '
                 f'k={self.k}: every round uses k={bank} (all of them vote)')
 
-    def after_train_iter(self, runner, batch_idx: int,
-                         data_batch=None, outputs=None) -> None:
-        if not self.by_epoch and self.every_n_train_iters(runner,
-                                                          self.interval):
+    def after_train_iter(self,
+                         runner,
+                         batch_idx: int,
+                         data_batch=None,
+                         outputs=None) -> None:
+        if not self.by_epoch and self.every_n_train_iters(
+                runner, self.interval):
             self.evaluate(runner, step=runner.iter + 1)
 
     def after_train_epoch(self, runner) -> None:
@@ -210,8 +212,9 @@ class OnlineKNNHook(Hook):
                 f'({type(model).__name__}) has no module '
                 f'{self.target_backbone!r} (target_backbone): {e}') from None
 
-    def encode(self, model, backbone, name: str, deadline: Optional[float]
-               ) -> Tuple[torch.Tensor, torch.Tensor, bool]:
+    def encode(
+            self, model, backbone, name: str, deadline: Optional[float]
+    ) -> Tuple[torch.Tensor, torch.Tensor, bool]:
         """Features and labels of one loader, gathered over the ranks,
         and whether the round was capped."""
         world = dist.get_world_size()
@@ -226,13 +229,16 @@ class OnlineKNNHook(Hook):
             x, y = batch_features(model, batch, backbone, self.precision)
             feats.append(x)
             labels.append(y)
-            index.append(torch.tensor([
-                s.metainfo.get('sample_idx', -1)
-                for s in batch['data_samples']]))
+            index.append(
+                torch.tensor([
+                    s.metainfo.get('sample_idx', -1)
+                    for s in batch['data_samples']
+                ]))
             count = sum(len(f) for f in feats)
             stop = torch.tensor([
                 float(limit is not None and count >= limit),
-                float(deadline is not None and time.time() > deadline)])
+                float(deadline is not None and time.time() > deadline)
+            ])
             dist.all_reduce(stop, op='max')
             if stop.any():
                 break
@@ -294,22 +300,29 @@ class OnlineKNNHook(Hook):
                 f'OnlineKNNHook: no kNN at step {step}: {sizes}; raise '
                 'max_seconds or max_samples')
             return None
-        bad = [name for name, x in (('bank', bank), ('query', queries))
-               if not bool(torch.isfinite(x).all())]
+        bad = [
+            name for name, x in (('bank', bank), ('query', queries))
+            if not bool(torch.isfinite(x).all())
+        ]
         if bad:
             runner.logger.warning(
                 f'OnlineKNNHook: no kNN at step {step}: the '
                 f'{" and ".join(bad)} features hold NaN or inf '
                 f'({self.encoder} encoder, precision {self.precision})')
             return None
-        acc = weighted_knn_accuracy(bank, bank_labels, queries,
-                                    query_labels, self.k, self.temperature)
+        acc = weighted_knn_accuracy(bank, bank_labels, queries, query_labels,
+                                    self.k, self.temperature)
         p = self.prefix
         k = acc['k']
-        scalars = {f'{p}/top1': acc['top1'], f'{p}/top5': acc['top5'],
-                   f'{p}/k': k, f'{p}/bank': len(bank_labels),
-                   f'{p}/queries': len(query_labels),
-                   f'{p}/seconds': seconds, f'{p}/capped': int(capped)}
+        scalars = {
+            f'{p}/top1': acc['top1'],
+            f'{p}/top5': acc['top5'],
+            f'{p}/k': k,
+            f'{p}/bank': len(bank_labels),
+            f'{p}/queries': len(query_labels),
+            f'{p}/seconds': seconds,
+            f'{p}/capped': int(capped)
+        }
         for key, value in scalars.items():
             runner.message_hub.update_scalar(key, value)
         runner.visualizer.add_scalars(scalars, step=step)

@@ -124,12 +124,14 @@ class PreemptionCheckpointHook(Hook):
     def _save(self, runner) -> str:
         """Write (or find) the checkpoint after this iteration."""
         step = runner.iter + 1
-        hooks = [h for h in runner.hooks
-                 if isinstance(h, CheckpointHook) and not h.by_epoch]
+        hooks = [
+            h for h in runner.hooks
+            if isinstance(h, CheckpointHook) and not h.by_epoch
+        ]
         if hooks:
             hook = hooks[0]
-            path = hook.file_backend.join_path(
-                hook.out_dir, hook.filename_tmpl.format(step))
+            path = hook.file_backend.join_path(hook.out_dir,
+                                               hook.filename_tmpl.format(step))
             if not (runner.message_hub.get_info('last_ckpt') == path
                     and osp.exists(path)):
                 hook._save_checkpoint(runner)
@@ -138,6 +140,5 @@ class PreemptionCheckpointHook(Hook):
         runner.save_checkpoint(runner.work_dir, filename, by_epoch=False)
         path = osp.join(runner.work_dir, filename)
         if is_main_process():
-            write_text_atomic(osp.join(runner.work_dir, LAST_CHECKPOINT),
-                              path)
+            write_text_atomic(osp.join(runner.work_dir, LAST_CHECKPOINT), path)
         return path

@@ -46,6 +46,7 @@ class SaveInitialWeightsHook(Hook):
             else runner.model
         partial = partial_name(path)
         save_checkpoint(
-            dict(state_dict=weights_to_cpu(model.state_dict()),
-                 meta=dict(iter=0, epoch=0, seed=runner.seed)), partial)
+            dict(
+                state_dict=weights_to_cpu(model.state_dict()),
+                meta=dict(iter=0, epoch=0, seed=runner.seed)), partial)
         commit(partial, path)

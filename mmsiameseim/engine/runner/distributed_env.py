@@ -40,8 +40,10 @@ def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
             f'no CUDA device: multi-process training with --launcher '
             f'{launcher} needs GPUs here; on a CPU-only machine launch with '
             'torchrun and --launcher pytorch (docs/pretraining/multi_gpu.md)')
-    missing = [key for key in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR',
-                               'MASTER_PORT') if key not in os.environ]
+    missing = [
+        key for key in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')
+        if key not in os.environ
+    ]
     if missing:
         raise RuntimeError(
             f'--launcher pytorch: the environment lacks {", ".join(missing)}'
@@ -50,18 +52,22 @@ def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
     kwargs = {k: v for k, v in dist_cfg.items() if k != 'backend'}
     backend = dist_cfg.get('backend', 'gloo')
     if backend != 'gloo':
-        print_log(f'no CUDA device: using the gloo backend instead of '
-                  f'{backend}', logger='current')
+        print_log(
+            f'no CUDA device: using the gloo backend instead of '
+            f'{backend}',
+            logger='current')
     if kwargs.get('timeout') is not None:
         kwargs['timeout'] = datetime.timedelta(seconds=kwargs['timeout'])
     torch_dist.init_process_group(
-        backend='gloo', rank=int(os.environ['RANK']),
-        world_size=int(os.environ['WORLD_SIZE']), **kwargs)
+        backend='gloo',
+        rank=int(os.environ['RANK']),
+        world_size=int(os.environ['WORLD_SIZE']),
+        **kwargs)
 
 
 def rank_processes() -> List[RankProcess]:
-    """(host, pid) of every rank, gathered from all of them (a collective:
-    every rank must call it)."""
+    """(host, pid) of every rank, gathered from all of them (a
+    collective: every rank must call it)."""
     from mmengine.dist import all_gather_object
     return all_gather_object((socket.gethostname(), os.getpid()))
 

@@ -11,8 +11,10 @@ RNG_STATE_KEY = 'train_rng_state'
 
 
 def _rng_state() -> dict:
-    state = dict(python=random.getstate(), numpy=np.random.get_state(),
-                 torch=torch.get_rng_state())
+    state = dict(
+        python=random.getstate(),
+        numpy=np.random.get_state(),
+        torch=torch.get_rng_state())
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state['cuda'] = torch.cuda.get_rng_state_all()
     return state
@@ -27,8 +29,8 @@ def _set_rng_state(state: dict) -> None:
 
 
 def finished_run_message(path: str, epoch: Optional[int],
-                         max_epochs: Optional[int], done: int,
-                         max_iters: int, replans: bool) -> str:
+                         max_epochs: Optional[int], done: int, max_iters: int,
+                         replans: bool) -> str:
     """Why a finished run is not resumed, and what works instead.
 
     Args:
@@ -108,12 +110,17 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
 
     def run(self) -> torch.nn.Module:
         if self._iter > 0 and self._iter >= self._max_iters:
-            path = (getattr(self.runner, '_load_from', None)
-                    or find_latest_checkpoint(self.runner.work_dir))
-            raise RuntimeError(finished_run_message(
-                path, self._epoch, self._max_epochs, self._iter,
-                self._max_iters,
-                replans=getattr(self.runner, 'replans_schedules', False)))
+            path = (
+                getattr(self.runner, '_load_from', None)
+                or find_latest_checkpoint(self.runner.work_dir))
+            raise RuntimeError(
+                finished_run_message(
+                    path,
+                    self._epoch,
+                    self._max_epochs,
+                    self._iter,
+                    self._max_iters,
+                    replans=getattr(self.runner, 'replans_schedules', False)))
         return super().run()
 
     def run_epoch(self) -> None:

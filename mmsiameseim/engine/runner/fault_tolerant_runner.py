@@ -40,8 +40,8 @@ def _is_collective_failure(error: Exception) -> bool:
         return True
     text = str(error)
     return isinstance(error, RuntimeError) and any(
-        word in text for word in ('gloo', 'NCCL', 'Connection', 'Timed out',
-                                  'timed out'))
+        word in text
+        for word in ('gloo', 'NCCL', 'Connection', 'Timed out', 'timed out'))
 
 
 class RunRefused(RuntimeError):
@@ -280,8 +280,8 @@ class FaultTolerantRunner(Runner):
         if self.cfg.get('overwrite', False):
             return
         found = checkpoint_files(self.work_dir)
-        if not found and not osp.exists(osp.join(self.work_dir,
-                                                 LAST_CHECKPOINT)):
+        if not found and not osp.exists(
+                osp.join(self.work_dir, LAST_CHECKPOINT)):
             return
         last = read_last_checkpoint(self.work_dir) or '(none)'
         raise RunRefused(
@@ -332,8 +332,8 @@ class FaultTolerantRunner(Runner):
                     from error
             folder = osp.dirname(osp.abspath(filename))
             newest = newest_intact_checkpoint(folder, exclude=filename)
-            use = (f'--resume {newest}' if self._resuming else
-                   f'--cfg-options load_from={newest}')
+            use = (f'--resume {newest}'
+                   if self._resuming else f'--cfg-options load_from={newest}')
             hint = (f'The newest intact checkpoint beside it is {newest}: '
                     f'use it with {use}' if newest else
                     f'No intact checkpoint is beside it in {folder}.')
@@ -356,8 +356,8 @@ class FaultTolerantRunner(Runner):
                                       self.optim_wrapper)
         self._resuming = True
         try:
-            super().resume(filename, resume_optimizer,
-                           resume_param_scheduler, map_location)
+            super().resume(filename, resume_optimizer, resume_param_scheduler,
+                           map_location)
         finally:
             self._resuming = False
         checkpoint, self._resumed_checkpoint = self._resumed_checkpoint, None
@@ -413,12 +413,16 @@ class FaultTolerantRunner(Runner):
         done = meta.get('iter', 0)
         if done >= loop.max_iters:
             raise RunRefused(
-                finished_run_message(filename, meta.get('epoch'),
-                                     max_epochs, done, loop.max_iters,
-                                     replans=True))
-        problem = pinned_schedule(checkpoint.get('param_schedulers'),
-                                  saved_iters, self.param_schedulers,
-                                  self.max_iters, length)
+                finished_run_message(
+                    filename,
+                    meta.get('epoch'),
+                    max_epochs,
+                    done,
+                    loop.max_iters,
+                    replans=True))
+        problem = pinned_schedule(
+            checkpoint.get('param_schedulers'), saved_iters,
+            self.param_schedulers, self.max_iters, length)
         if problem:
             raise RunRefused(f'cannot resume from {filename} into a longer '
                              f'run: {problem} ({_DOCS})')

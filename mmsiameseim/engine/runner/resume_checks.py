@@ -24,9 +24,11 @@ def _some(lines: List[str], what: str) -> List[str]:
     return lines[:_SHOWN] + [f'... and {len(lines) - _SHOWN} more {what}']
 
 
-def state_dict_mismatches(model: nn.Module, saved: dict,
-                          revise_keys: Sequence[Tuple[str, str]] = (
-                              (r'^module\.', ''), )) -> List[str]:
+def state_dict_mismatches(
+    model: nn.Module,
+    saved: dict,
+    revise_keys: Sequence[Tuple[str, str]] = ((r'^module\.', ''), )
+) -> List[str]:
     """Keys missing on either side and tensors whose shapes differ.
 
     Args:
@@ -68,9 +70,11 @@ def optimizer_mismatches(optimizer: torch.optim.Optimizer, saved: dict,
     groups, state = saved.get('param_groups', []), saved.get('state', {})
     current = optimizer.param_groups
     if len(groups) != len(current):
-        return [f'optimizer: the checkpoint has {len(groups)} param groups, '
-                f'this config builds {len(current)} (another depth or '
-                'paramwise_cfg)']
+        return [
+            f'optimizer: the checkpoint has {len(groups)} param groups, '
+            f'this config builds {len(current)} (another depth or '
+            'paramwise_cfg)'
+        ]
     lines = []
     for i, (old, new) in enumerate(zip(groups, current)):
         if len(old['params']) != len(new['params']):

@@ -17,12 +17,13 @@ from typing import List, Optional, Sequence, Tuple
 from mmengine.optim import OptimWrapper
 
 # scheduler state that changes as training runs; the rest is the plan
-_PROGRESS_KEYS = {'last_step', '_global_step', '_last_value', 'verbose',
-                  '_get_lr_called_within_step'}
+_PROGRESS_KEYS = {
+    'last_step', '_global_step', '_last_value', 'verbose',
+    '_get_lr_called_within_step'
+}
 
 
-def saved_run_length(checkpoint: dict) -> Tuple[Optional[int],
-                                                Optional[int]]:
+def saved_run_length(checkpoint: dict) -> Tuple[Optional[int], Optional[int]]:
     """``max_epochs`` and ``max_iters`` of the run that wrote
     ``checkpoint`` (from its message hub)."""
     info = checkpoint.get('message_hub', {}).get('runtime_info', {})
@@ -32,8 +33,10 @@ def saved_run_length(checkpoint: dict) -> Tuple[Optional[int],
 def schedule_plan(states: Sequence[dict]) -> List[dict]:
     """The planned part of param scheduler states (boundaries, lengths,
     factors, base values), without their progress."""
-    return [{k: v for k, v in s.items() if k not in _PROGRESS_KEYS}
-            for s in states]
+    return [{
+        k: v
+        for k, v in s.items() if k not in _PROGRESS_KEYS
+    } for s in states]
 
 
 def plan_changes(saved: Sequence[dict], current: Sequence[dict],
@@ -47,13 +50,16 @@ def plan_changes(saved: Sequence[dict], current: Sequence[dict],
         types (Sequence[str]): The schedulers' type names, for messages.
     """
     if len(saved) != len(current):
-        return [f'{len(saved)} param schedulers in the checkpoint, '
-                f'{len(current)} in the config']
+        return [
+            f'{len(saved)} param schedulers in the checkpoint, '
+            f'{len(current)} in the config'
+        ]
     lines = []
     for i, (old, new) in enumerate(zip(saved, current)):
-        diffs = [f'{k} {old.get(k)} -> {new.get(k)}'
-                 for k in sorted(set(old) | set(new))
-                 if old.get(k) != new.get(k)]
+        diffs = [
+            f'{k} {old.get(k)} -> {new.get(k)}'
+            for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)
+        ]
         if diffs:
             lines.append(f'param_scheduler[{i}] ({types[i]}): '
                          f'{", ".join(diffs)}')
@@ -62,8 +68,9 @@ def plan_changes(saved: Sequence[dict], current: Sequence[dict],
 
 def schedule_end(states: Sequence[dict], epoch_length: int) -> float:
     """The last step (in iterations) any scheduler of ``states`` acts on."""
-    ends = [s['end'] * (epoch_length if s.get('by_epoch') else 1)
-            for s in states]
+    ends = [
+        s['end'] * (epoch_length if s.get('by_epoch') else 1) for s in states
+    ]
     return max(ends) if ends else float('inf')
 
 
@@ -79,7 +86,8 @@ def config_schedule(schedulers, optim_wrapper) -> Optional[dict]:
         types=[type(s).__name__ for s in schedulers],
         initial={
             key: [g[key] for g in optim_wrapper.param_groups]
-            for key in {f'initial_{s.param_name}' for s in schedulers}
+            for key in {f'initial_{s.param_name}'
+                        for s in schedulers}
         })
 
 
@@ -106,12 +114,13 @@ def pinned_schedule(saved_states, saved_iters: Optional[int], schedulers,
     end = schedule_end(fresh, epoch_length)
     if end >= max_iters:
         return None
-    last = max(range(len(fresh)),
-               key=lambda i: schedule_end([fresh[i]], epoch_length))
+    last = max(
+        range(len(fresh)),
+        key=lambda i: schedule_end([fresh[i]], epoch_length))
     return (f'the run grows from {saved_iters} to {max_iters} iterations, '
             f'but param_scheduler[{last}] ({type(schedulers[last]).__name__})'
             f' still ends at iteration {int(end)}, so the lr would stay '
-            "where the old run ended. Leave `end` and `T_max` out of that "
+            'where the old run ended. Leave `end` and `T_max` out of that '
             "scheduler's config (it then ends with train_cfg.max_epochs), or "
             f'set them for the new length: --cfg-options '
             f'param_scheduler.{last}.end=... param_scheduler.{last}.T_max=...')
@@ -132,8 +141,8 @@ def follow_config_schedule(runner, config: dict,
     saved = checkpoint.get('param_schedulers')
     if not isinstance(saved, list):
         return None
-    changes = plan_changes(schedule_plan(saved), config['plan'],
-                           config['types'])
+    changes = plan_changes(
+        schedule_plan(saved), config['plan'], config['types'])
     if not changes:
         return None
     groups = runner.optim_wrapper.param_groups

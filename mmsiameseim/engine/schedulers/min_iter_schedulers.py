@@ -44,8 +44,13 @@ class _MinIterMixin:
     """
 
     @classmethod
-    def build_iter_from_epoch(cls, *args, begin=0, end=INF, by_epoch=True,
-                              epoch_length=None, **kwargs):
+    def build_iter_from_epoch(cls,
+                              *args,
+                              begin=0,
+                              end=INF,
+                              by_epoch=True,
+                              epoch_length=None,
+                              **kwargs):
         if not by_epoch or not epoch_length or epoch_length < 1:
             raise ValueError('convert_to_iter_based needs by_epoch=True and '
                              f'a positive epoch length, got {epoch_length}')
@@ -58,8 +63,8 @@ class _MinIterMixin:
             kwargs['T_max'] = max(
                 _epoch_to_iter(begin + kwargs['T_max'], epoch_length) -
                 begin_iter, 1)
-        return cls(*args, begin=begin_iter, end=end_iter, by_epoch=False,
-                   **kwargs)
+        return cls(
+            *args, begin=begin_iter, end=end_iter, by_epoch=False, **kwargs)
 
     def _values_at(self, step: int) -> List[float]:
         """The value of each param group ``step`` steps after ``begin``."""
@@ -83,8 +88,8 @@ class MinIterLinearLR(_MinIterMixin, LinearLR):
     """mmengine's ``LinearLR`` whose fractional-epoch boundaries keep at
     least one iteration and whose factor reaches ``end_factor`` at ``end``
     (see ``_MinIterMixin``): the lr goes linearly from ``start_factor *
-    lr`` at ``begin`` to ``end_factor * lr`` at ``end``, the step the next
-    phase starts.
+    lr`` at ``begin`` to ``end_factor *
+    lr`` at ``end``, the step the next phase starts.
 
     Args:
         optimizer (Optimizer | OptimWrapper): The optimizer.
@@ -128,7 +133,8 @@ class MinIterCosineAnnealingLR(_MinIterMixin, CosineAnnealingLR):
         annealing = (1 + cos(pi * step / self.T_max)) / 2
         values = []
         for base in self.base_values:
-            eta_min = (self.eta_min if self.eta_min_ratio is None else
-                       base * self.eta_min_ratio)
+            eta_min = (
+                self.eta_min if self.eta_min_ratio is None else base *
+                self.eta_min_ratio)
             values.append(eta_min + (base - eta_min) * annealing)
         return values

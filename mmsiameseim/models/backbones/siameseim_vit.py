@@ -85,8 +85,8 @@ class SiameseIMViT(MAEViT):
         # the options MAEViT does not forward reach VisionTransformer through
         # its patch and layer configs, exactly where VisionTransformer puts
         # them
-        block = dict(qkv_bias=qkv_bias,
-                     layer_scale_init_value=layer_scale_init_value)
+        block = dict(
+            qkv_bias=qkv_bias, layer_scale_init_value=layer_scale_init_value)
         if isinstance(layer_cfgs, dict):
             layer_cfgs = {**block, **layer_cfgs}
         else:
@@ -143,9 +143,12 @@ class SiameseIMViT(MAEViT):
         if tuple(grid) != tuple(self.patch_resolution):
             # a view at another resolution (the low-resolution target
             # option): the table is resized as mmpretrain's ViT does
-            pos_embed = resize_pos_embed(pos_embed, self.patch_resolution,
-                                         grid, mode=self.interpolate_mode,
-                                         num_extra_tokens=1)
+            pos_embed = resize_pos_embed(
+                pos_embed,
+                self.patch_resolution,
+                grid,
+                mode=self.interpolate_mode,
+                num_extra_tokens=1)
         x = x + pos_embed[:, 1:]
         if mask is not None:
             keep = ~mask.reshape(B, -1)

@@ -71,8 +71,8 @@ class ChunkedUniGrad(torch.autograd.Function):
             rows = slice(s, s + chunk_rows)
             y = pred[rows].detach().to(dtype).contiguous()
             # y - z goes straight into the gradient buffer when there is one
-            diff = torch.sub(y, target_rows(s),
-                             out=grad[rows] if need_grad else None)
+            diff = torch.sub(
+                y, target_rows(s), out=grad[rows] if need_grad else None)
             pos += _dot(diff, diff)
             corr_y = y @ corr
             neg += _dot(corr_y, y)

@@ -17,15 +17,16 @@ from ..utils.zero_drop_path import drop_zero_drop_paths
 
 def _blocks(depth: int, dims: int, num_heads: int, mlp_ratio: float,
             norm_cfg: dict) -> ModuleList:
-    return drop_zero_drop_paths(use_fp32_attention_under_cpu_autocast(
-        ModuleList([
-            TransformerEncoderLayer(
-                embed_dims=dims,
-                num_heads=num_heads,
-                feedforward_channels=int(dims * mlp_ratio),
-                qkv_bias=True,
-                norm_cfg=norm_cfg) for _ in range(depth)
-        ])))
+    return drop_zero_drop_paths(
+        use_fp32_attention_under_cpu_autocast(
+            ModuleList([
+                TransformerEncoderLayer(
+                    embed_dims=dims,
+                    num_heads=num_heads,
+                    feedforward_channels=int(dims * mlp_ratio),
+                    qkv_bias=True,
+                    norm_cfg=norm_cfg) for _ in range(depth)
+            ])))
 
 
 class SiameseIMProjector(BaseModule):
@@ -72,8 +73,9 @@ class RelPosDecoderNeck(BaseModule):
             Defaults to None (``embed_dims``).
         norm_cfg (dict): Norm of the projector and predictor blocks:
             ``dict(type='TokenBN')`` (authors, synced across ranks; pass
-            ``sync=False`` to turn syncing off) or ``dict(type='LN', eps=1e-6)``
-            (ablation). Defaults to ``dict(type='TokenBN')``.
+            ``sync=False`` to turn syncing off) or
+            ``dict(type='LN', eps=1e-6)`` (ablation). Defaults to
+            ``dict(type='TokenBN')``.
         init_cfg (dict, optional): Initialization config. Defaults to None.
     """
 
@@ -104,8 +106,8 @@ class RelPosDecoderNeck(BaseModule):
             build_rows_first_sincos_embed(grid_size, embed_dims),
             persistent=False)
         self.pos_mlp = nn.Linear(2 * embed_dims, embed_dims)
-        self.predictor_blocks = _blocks(predictor_depth, embed_dims,
-                                        num_heads, mlp_ratio, norm_cfg)
+        self.predictor_blocks = _blocks(predictor_depth, embed_dims, num_heads,
+                                        mlp_ratio, norm_cfg)
         self.pred = nn.Linear(embed_dims, self.out_channels)
 
     def init_weights(self) -> None:
@@ -133,7 +135,8 @@ class RelPosDecoderNeck(BaseModule):
         B = x.shape[0]
         pos = self.decoder_pos_embed
         keep = ~mask.reshape(B, -1)
-        vis_pos = pos[:, 1:].expand(B, -1, -1)[keep].reshape(B, -1, pos.shape[-1])
+        vis_pos = pos[:, 1:].expand(B, -1,
+                                    -1)[keep].reshape(B, -1, pos.shape[-1])
         rel = relative_sincos_embed(offsets, self.grid_size, self.embed_dims,
                                     self.target_grid_size)
         rel = self.pos_mlp(rel)

@@ -16,10 +16,9 @@ __all__ = [
     'fp32_attention_under_cpu_autocast',
     'use_fp32_attention_under_cpu_autocast', 'BatchGeometry', 'PatchGrid',
     'batch_geometry', 'check_batch_grid', 'check_patch_grid',
-    'crop_source_shapes', 'check_masked_encoder',
-    'check_siameseim_parts', 'MomentumTarget',
-    'CropPairOffsets', 'crop_pair_offsets', 'relative_patch_centres',
-    'relative_sincos_embed',
+    'crop_source_shapes', 'check_masked_encoder', 'check_siameseim_parts',
+    'MomentumTarget', 'CropPairOffsets', 'crop_pair_offsets',
+    'relative_patch_centres', 'relative_sincos_embed',
     'build_rows_first_sincos_embed', 'TokenBatchNorm',
     'EagerSelfSupDataPreprocessor', 'drop_zero_drop_paths'
 ]

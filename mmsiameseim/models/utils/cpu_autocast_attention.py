@@ -4,8 +4,7 @@ import torch.nn.functional as F
 from mmpretrain.models.utils.attention import MultiheadAttention
 
 
-def fp32_attention_under_cpu_autocast(query: torch.Tensor,
-                                      key: torch.Tensor,
+def fp32_attention_under_cpu_autocast(query: torch.Tensor, key: torch.Tensor,
                                       value: torch.Tensor, *args,
                                       **kwargs) -> torch.Tensor:
     """``F.scaled_dot_product_attention`` that runs in fp32 under CPU
@@ -28,7 +27,10 @@ def fp32_attention_under_cpu_autocast(query: torch.Tensor,
 
 def use_fp32_attention_under_cpu_autocast(module: nn.Module) -> nn.Module:
     """Route every mmpretrain ``MultiheadAttention`` in ``module`` through
-    :func:`fp32_attention_under_cpu_autocast`. Returns ``module``."""
+    :func:`fp32_attention_under_cpu_autocast`.
+
+    Returns ``module``.
+    """
     for m in module.modules():
         if isinstance(m, MultiheadAttention):
             m.scaled_dot_product_attention = fp32_attention_under_cpu_autocast

@@ -59,8 +59,8 @@ def check_masked_encoder(backbone: nn.Module) -> None:
         missing.append('embed_dims')
     if len(tuple(getattr(backbone, 'patch_resolution', ()))) != 2:
         missing.append('patch_resolution')
-    projection = getattr(getattr(backbone, 'patch_embed', None),
-                         'projection', None)
+    projection = getattr(
+        getattr(backbone, 'patch_embed', None), 'projection', None)
     if not hasattr(projection, 'stride'):
         missing.append('patch_embed.projection')
     if missing:

@@ -53,7 +53,8 @@ class MomentumTarget(CosineEMA):
                                     self.momentum) * annealing
 
     @torch.no_grad()
-    def update_parameters(self, model: nn.Module,
+    def update_parameters(self,
+                          model: nn.Module,
                           momentum: Optional[float] = None) -> None:
         momentum = self.current_momentum() if momentum is None else momentum
         sources = [p.detach() for p in model.parameters()]

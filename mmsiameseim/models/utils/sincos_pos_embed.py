@@ -16,7 +16,8 @@ def sincos_frequencies(embed_dims: int,
                        device: torch.device = None) -> torch.Tensor:
     """The ``embed_dims // 4`` frequencies shared by every coordinate."""
     if embed_dims % 4 != 0:
-        raise ValueError(f'embed_dims must be divisible by 4, got {embed_dims}')
+        raise ValueError(
+            f'embed_dims must be divisible by 4, got {embed_dims}')
     num = embed_dims // 4
     exponent = torch.arange(num, dtype=torch.float32, device=device) / num
     return 1. / (TEMPERATURE**exponent)
@@ -38,7 +39,8 @@ def build_rows_first_sincos_embed(grid_size: Union[int, Sequence[int]],
     out_h = rows.reshape(-1, 1) * omega
     out_w = cols.reshape(-1, 1) * omega
     embed = torch.cat(
-        [out_h.sin(), out_h.cos(), out_w.sin(), out_w.cos()], dim=1)
+        [out_h.sin(), out_h.cos(),
+         out_w.sin(), out_w.cos()], dim=1)
     if cls_token:
         embed = torch.cat([embed.new_zeros(1, embed_dims), embed], dim=0)
     return embed.float().unsqueeze(0)

@@ -17,4 +17,3 @@ def drop_zero_drop_paths(module: nn.Module) -> nn.Module:
         else:
             drop_zero_drop_paths(child)
     return module
-

@@ -56,18 +56,25 @@ def test_pos_embed_is_resized_to_the_feature_map():
 def test_loads_our_pretrain_checkpoint_and_reports_keys(tmp_path, caplog):
     ckpt = tmp_path / 'pretrain.pth'
     pretrain = save_demo_pretrain_checkpoint(ckpt)
-    vit = tiny_vit(arch=dict(embed_dims=128, num_layers=4, num_heads=4,
-                             feedforward_channels=512),
-                   img_size=64, in_channels=3,
-                   init_cfg=dict(type='Pretrained', checkpoint=str(ckpt),
-                                 prefix='backbone.'))
+    vit = tiny_vit(
+        arch=dict(
+            embed_dims=128,
+            num_layers=4,
+            num_heads=4,
+            feedforward_channels=512),
+        img_size=64,
+        in_channels=3,
+        init_cfg=dict(
+            type='Pretrained', checkpoint=str(ckpt), prefix='backbone.'))
     MMLogger.get_instance('test_vitdet_load')
     report = vit.load_pretrained(str(ckpt))
     assert report.dropped == ['cls_token']
     assert len(report.new) == 8  # rel_pos_h / _w of 4 blocks
     assert all('rel_pos' in k for k in report.new)
-    assert report.adapted == ['patch_embed.projection.weight (128, 1, 4, 4) '
-                              '-> (128, 3, 4, 4)']
+    assert report.adapted == [
+        'patch_embed.projection.weight (128, 1, 4, 4) '
+        '-> (128, 3, 4, 4)'
+    ]
     assert len(report.loaded) == 50 and report.ignored
     src = pretrain.backbone.state_dict()
     for key in ('pos_embed', 'layers.3.attn.qkv.weight',
@@ -75,8 +82,8 @@ def test_loads_our_pretrain_checkpoint_and_reports_keys(tmp_path, caplog):
         assert torch.equal(vit.state_dict()[key], src[key])
     # 1-channel patch embedding replicated over RGB, divided by 3
     w = vit.patch_embed.projection.weight
-    assert torch.allclose(w.sum(1, keepdim=True),
-                          src['patch_embed.projection.weight'])
+    assert torch.allclose(
+        w.sum(1, keepdim=True), src['patch_embed.projection.weight'])
 
 
 def test_pretrained_pos_embed_of_another_grid_is_resized(tmp_path):
@@ -99,8 +106,8 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="no key starts with 'backbone.'"):
         tiny_vit().load_pretrained(str(tmp_path / 'h.pth'))
     with pytest.raises(ValueError, match='init_cfg.checkpoint'):
-        tiny_vit(init_cfg=dict(type='Pretrained',
-                               checkpoint='')).init_weights()
+        tiny_vit(
+            init_cfg=dict(type='Pretrained', checkpoint='')).init_weights()
     with pytest.raises(ValueError, match='global_attn_indexes'):
         tiny_vit(global_attn_indexes=(4, ))
 
@@ -111,8 +118,9 @@ def test_resnet18_checkpoint_is_refused_naming_missing_and_held(tmp_path):
     from tests.helpers import save_resnet18_checkpoint
     ckpt = tmp_path / 'resnet18.pth'
     save_resnet18_checkpoint(ckpt)
-    vit = tiny_vit(init_cfg=dict(type='Pretrained', checkpoint=str(ckpt),
-                                 prefix='backbone.'))
+    vit = tiny_vit(
+        init_cfg=dict(
+            type='Pretrained', checkpoint=str(ckpt), prefix='backbone.'))
     before = {k: v.clone() for k, v in vit.state_dict().items()}
     with pytest.raises(ValueError) as err:
         vit.init_weights()
@@ -129,14 +137,21 @@ def test_resnet18_checkpoint_is_refused_naming_missing_and_held(tmp_path):
 
 def test_a_shallower_vit_is_refused_unless_partial_loads_are_allowed(
         tmp_path, capsys):
-    two = tiny_vit(arch=dict(embed_dims=32, num_layers=2, num_heads=4,
-                             feedforward_channels=64),
-                   global_attn_indexes=(1, ))
-    torch.save({'state_dict': {'backbone.' + k: v
-                               for k, v in two.state_dict().items()}},
-               tmp_path / 'two.pth')
-    with pytest.raises(ValueError, match=r'supplies 27 of the 51 weights.*'
-                       r'missing 24: layers\.2\.ln1\.weight'):
+    two = tiny_vit(
+        arch=dict(
+            embed_dims=32, num_layers=2, num_heads=4, feedforward_channels=64),
+        global_attn_indexes=(1, ))
+    torch.save(
+        {
+            'state_dict': {
+                'backbone.' + k: v
+                for k, v in two.state_dict().items()
+            }
+        }, tmp_path / 'two.pth')
+    with pytest.raises(
+            ValueError,
+            match=r'supplies 27 of the 51 weights.*'
+            r'missing 24: layers\.2\.ln1\.weight'):
         tiny_vit().load_pretrained(str(tmp_path / 'two.pth'))
     MMLogger.get_instance('test_vitdet_partial')
     vit = tiny_vit()

@@ -8,10 +8,14 @@ from mmdet.registry import MODELS
 
 def test_five_levels_from_one_map():
     init_default_scope('mmdet')
-    fpn = MODELS.build(dict(type='SimpleFPN', backbone_channel=32,
-                            in_channels=[8, 16, 32, 32], out_channels=16,
-                            num_outs=5,
-                            norm_cfg=dict(type='LN2d', eps=1e-6)))
+    fpn = MODELS.build(
+        dict(
+            type='SimpleFPN',
+            backbone_channel=32,
+            in_channels=[8, 16, 32, 32],
+            out_channels=16,
+            num_outs=5,
+            norm_cfg=dict(type='LN2d', eps=1e-6)))
     outs = fpn((torch.randn(2, 32, 8, 8), ))
     assert [tuple(o.shape[2:]) for o in outs] == [(32, 32), (16, 16), (8, 8),
                                                   (4, 4), (2, 2)]

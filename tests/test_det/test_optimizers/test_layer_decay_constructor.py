@@ -15,17 +15,21 @@ class Detector(nn.Module):
 
 
 def build(num_layers=4, decay_rate=0.7):
-    cfg = dict(type='OptimWrapper',
-               optimizer=dict(type='AdamW', lr=1e-4, weight_decay=0.1,
-                              betas=(0.9, 0.999)))
+    cfg = dict(
+        type='OptimWrapper',
+        optimizer=dict(
+            type='AdamW', lr=1e-4, weight_decay=0.1, betas=(0.9, 0.999)))
     constructor = ViTLayerDecayOptimWrapperConstructor(
         cfg, dict(decay_rate=decay_rate, num_layers=num_layers))
     return constructor(Detector())
 
 
 def settings(wrapper):
-    return {name: (g['lr'], g['weight_decay'])
-            for g in wrapper.optimizer.param_groups for name in g['names']}
+    return {
+        name: (g['lr'], g['weight_decay'])
+        for g in wrapper.optimizer.param_groups
+        for name in g['names']
+    }
 
 
 def test_lr_scales_follow_depth():
@@ -34,10 +38,10 @@ def test_lr_scales_follow_depth():
     assert s['backbone.patch_embed.projection.weight'][0] == pytest.approx(
         lr * 0.7**5)
     assert s['backbone.pos_embed'][0] == pytest.approx(lr * 0.7**5)
-    assert s['backbone.layers.0.attn.qkv.weight'][0] == pytest.approx(
-        lr * 0.7**4)
-    assert s['backbone.layers.3.ffn.layers.1.weight'][0] == pytest.approx(
-        lr * 0.7)
+    assert s['backbone.layers.0.attn.qkv.weight'][0] == pytest.approx(lr *
+                                                                      0.7**4)
+    assert s['backbone.layers.3.ffn.layers.1.weight'][0] == pytest.approx(lr *
+                                                                          0.7)
     assert s['neck.0.weight'][0] == pytest.approx(lr)
 
 
@@ -56,16 +60,15 @@ def test_no_weight_decay_on_norms_and_pos_embed_only():
 
 
 def test_vit_b_first_block_scale_and_bad_num_layers():
-    from mmsiameseim.det.optimizers.layer_decay_constructor import \
-        vit_layer_id
+    from mmsiameseim.det.optimizers.layer_decay_constructor import vit_layer_id
     assert 0.7**(12 + 1 - vit_layer_id('backbone.layers.0.ln1.weight', 12)) \
         == pytest.approx(0.7**12)
     with pytest.raises(ValueError, match='num_layers=2'):
         build(num_layers=2)
     with pytest.raises(KeyError, match='num_layers'):
         cfg = dict(type='OptimWrapper', optimizer=dict(type='AdamW', lr=1.))
-        ViTLayerDecayOptimWrapperConstructor(
-            cfg, dict(decay_rate=0.7))(Detector())
+        ViTLayerDecayOptimWrapperConstructor(cfg, dict(decay_rate=0.7))(
+            Detector())
 
 
 def test_scheduler_keeps_the_ratios():

@@ -5,8 +5,8 @@ import torch
 from mmpretrain.models import VisionTransformer
 
 from mmsiameseim_lab.benchmark import (GemmStep, arch_settings, build_step,
-                                   mae_model_cfg, precision_context,
-                                   siameseim_model_cfg)
+                                       mae_model_cfg, precision_context,
+                                       siameseim_model_cfg)
 
 
 def test_arch_sizes_are_mmpretrains():
@@ -26,8 +26,8 @@ def test_model_configs_come_from_the_config_files():
     # the size: deit-t is 192 wide (16 decoder heads: 192 % 16 == 0)
     assert cfg['backbone']['arch'] == 'deit-t'
     assert (cfg['neck']['embed_dims'], cfg['neck']['grid_size'],
-            cfg['neck']['target_grid_size'], cfg['neck']['num_heads']) == (
-        192, 4, 2, 16)
+            cfg['neck']['target_grid_size'],
+            cfg['neck']['num_heads']) == (192, 4, 2, 16)
     mae = mae_model_cfg('deit-t', 64)
     assert mae['neck']['decoder_embed_dim'] == 512  # mmpretrain's config
     assert mae['neck']['num_patches'] == 16
@@ -49,8 +49,8 @@ def test_gemm_step_counts_2n3():
 
 
 def _tiny(**extra):
-    return argparse.Namespace(arch='deit-t', img_size=32, batch=2,
-                              device='cpu', **extra)
+    return argparse.Namespace(
+        arch='deit-t', img_size=32, batch=2, device='cpu', **extra)
 
 
 def test_compiled_step_trains_like_the_eager_one():

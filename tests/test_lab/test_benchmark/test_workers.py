@@ -1,7 +1,7 @@
 import argparse
 
-from mmsiameseim_lab.benchmark import memory, room_for_another, start_group, \
-    workers
+from mmsiameseim_lab.benchmark import (memory, room_for_another, start_group,
+                                       workers)
 
 
 def test_another_worker_starts_only_while_memory_holds_it(monkeypatch):
@@ -12,6 +12,7 @@ def test_another_worker_starts_only_while_memory_holds_it(monkeypatch):
     total, alive = 22 * gib, []  # free with no worker running
 
     class FakeWorker:
+
         def __init__(self, ctx, name, precision, args, builders=None):
             self.name, self.precision = name, precision
             alive.append(self)

@@ -23,13 +23,14 @@ def _cfg(work_dir, *hooks):
     return cfg
 
 
-@pytest.mark.fault_matrix('demo', 'signal',
-                          'SIGTERM during pretraining: iteration checkpoint '
-                          'and exit 143; the rerun resumes and finishes')
+@pytest.mark.fault_matrix(
+    'demo', 'signal', 'SIGTERM during pretraining: iteration checkpoint '
+    'and exit 143; the rerun resumes and finishes')
 def test_a_preempted_pretraining_resumes_when_run_again(tmp_path):
     with pytest.raises(SystemExit) as stopped:
-        pretrain_once(_cfg(tmp_path, dict(type='SignalSelfHook',
-                                          name='SIGTERM', at_iter=3)))
+        pretrain_once(
+            _cfg(tmp_path,
+                 dict(type='SignalSelfHook', name='SIGTERM', at_iter=3)))
     assert stopped.value.code == 128 + signal.SIGTERM
     assert (tmp_path / 'last_checkpoint').read_text() == \
         str(tmp_path / 'iter_3.pth')

@@ -7,8 +7,9 @@ import pytest
 
 from mmsiameseim_lab.smoke import ade20k
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FASHION = os.path.join(ROOT, 'data', 'fashion_mnist')
 
 
@@ -23,8 +24,8 @@ def _digest(root):
 
 
 def test_writes_ade20k_layout_that_mmseg_reads(tmp_path):
-    root = ade20k.make_smoke_ade20k(FASHION, str(tmp_path), num_train=3,
-                                  num_val=2, seed=1)
+    root = ade20k.make_smoke_ade20k(
+        FASHION, str(tmp_path), num_train=3, num_val=2, seed=1)
     assert root == str(tmp_path / 'ade' / 'ADEChallengeData2016')
     for split, n in (('training', 3), ('validation', 2)):
         assert len(os.listdir(os.path.join(root, 'images', split))) == n
@@ -34,11 +35,14 @@ def test_writes_ade20k_layout_that_mmseg_reads(tmp_path):
     from mmseg.datasets import ADE20KDataset
     from mmseg.datasets.transforms import LoadAnnotations
     dataset = ADE20KDataset(
-        data_root=root, reduce_zero_label=True,
-        data_prefix=dict(img_path='images/training',
-                         seg_map_path='annotations/training'),
-        pipeline=[LoadImageFromFile(),
-                  LoadAnnotations(reduce_zero_label=True)])
+        data_root=root,
+        reduce_zero_label=True,
+        data_prefix=dict(
+            img_path='images/training', seg_map_path='annotations/training'),
+        pipeline=[
+            LoadImageFromFile(),
+            LoadAnnotations(reduce_zero_label=True)
+        ])
     assert len(dataset) == 3
     ids = set(ade20k.FASHION_TO_ADE.values())
     assert len(ids) == 10
@@ -50,12 +54,12 @@ def test_writes_ade20k_layout_that_mmseg_reads(tmp_path):
         assert (seg != 255).any()
     # Idempotent: the same call gives the same bytes.
     first = _digest(root)
-    ade20k.make_smoke_ade20k(FASHION, str(tmp_path), num_train=3, num_val=2,
-                           seed=1)
+    ade20k.make_smoke_ade20k(
+        FASHION, str(tmp_path), num_train=3, num_val=2, seed=1)
     assert _digest(root) == first
     # A smaller rerun leaves no stale files of the earlier one.
-    ade20k.make_smoke_ade20k(FASHION, str(tmp_path), num_train=1, num_val=1,
-                           seed=1)
+    ade20k.make_smoke_ade20k(
+        FASHION, str(tmp_path), num_train=1, num_val=1, seed=1)
     assert len(os.listdir(os.path.join(root, 'images', 'training'))) == 1
 
 
@@ -73,6 +77,7 @@ def test_masks_are_exactly_the_pasted_item_pixels():
 
 
 def test_missing_fashion_mnist_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError,
-                       match='train-images-idx3-ubyte.*dataset-fashion-mnist'):
+    with pytest.raises(
+            FileNotFoundError,
+            match='train-images-idx3-ubyte.*dataset-fashion-mnist'):
         ade20k.make_smoke_ade20k(str(tmp_path / 'nothing'), str(tmp_path))

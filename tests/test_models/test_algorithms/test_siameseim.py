@@ -84,11 +84,15 @@ def test_backbone_keys_load_into_plain_vit():
     from mmpretrain.models import VisionTransformer
     model = _model()
     vit = VisionTransformer(
-        arch=dict(embed_dims=32, num_layers=2, num_heads=2,
-                  feedforward_channels=64),
-        img_size=32, patch_size=8, final_norm=False)
-    state = {k[len('backbone.'):]: v for k, v in model.state_dict().items()
-             if k.startswith('backbone.')}
+        arch=dict(
+            embed_dims=32, num_layers=2, num_heads=2, feedforward_channels=64),
+        img_size=32,
+        patch_size=8,
+        final_norm=False)
+    state = {
+        k[len('backbone.'):]: v
+        for k, v in model.state_dict().items() if k.startswith('backbone.')
+    }
     result = vit.load_state_dict(state, strict=True)
     assert not result.missing_keys and not result.unexpected_keys
 
@@ -119,9 +123,11 @@ def test_autocast_optim_wrapper_trains_in_bf16():
     from mmpretrain.registry import OPTIM_WRAPPERS
     model = _model()
     wrapper = OPTIM_WRAPPERS.build(
-        dict(type='AutocastOptimWrapper', dtype='bfloat16',
-             optimizer=torch.optim.AdamW(
-                 [p for p in model.parameters() if p.requires_grad])))
+        dict(
+            type='AutocastOptimWrapper',
+            dtype='bfloat16',
+            optimizer=torch.optim.AdamW(
+                [p for p in model.parameters() if p.requires_grad])))
     seen = []
     model.backbone.layers[0].attn.qkv.register_forward_hook(
         lambda m, i, o: seen.append(o.dtype))
@@ -146,8 +152,8 @@ def test_patchify_follows_the_backbone_patch_order():
 
 def test_pixel_target_has_no_target_branch_and_predicts_view_b_pixels():
     from mmsiameseim.models.algorithms.siameseim import patchify
-    cfg = tiny_siameseim_cfg(out_channels=8 * 8 * 3, norm_cfg=dict(
-        type='LN', eps=1e-6))
+    cfg = tiny_siameseim_cfg(
+        out_channels=8 * 8 * 3, norm_cfg=dict(type='LN', eps=1e-6))
     cfg['target_type'] = 'pixel'
     torch.manual_seed(0)
     model = MODELS.build(cfg)
@@ -157,10 +163,10 @@ def test_pixel_target_has_no_target_branch_and_predicts_view_b_pixels():
     out = model.loss(views, samples)
     assert set(out) == {'loss'}
     geo = model.geometry(samples, views[0].device)
-    pred = model.neck(model.backbone(views[0], geo['mask']), geo['mask'],
-                      geo['offsets'])
-    torch.testing.assert_close(
-        out['loss'], model.head.loss(pred, patchify(views[1], 8)))
+    pred = model.neck(
+        model.backbone(views[0], geo['mask']), geo['mask'], geo['offsets'])
+    torch.testing.assert_close(out['loss'],
+                               model.head.loss(pred, patchify(views[1], 8)))
     out['loss'].backward()
     assert model.neck.pred.weight.grad is not None
     with pytest.raises(ValueError, match="'feature' or 'pixel'"):
@@ -173,20 +179,29 @@ def _padded_fashion_like_batch(n=8, seed=0):
     import numpy as np
     from mmcv.transforms import Compose
     from mmpretrain.registry import TRANSFORMS
-    pipeline = Compose([TRANSFORMS.build(t) for t in [
-        dict(type='Pad', size=(32, 32), pad_val=0),
-        dict(type='TwoViewRandomResizedCrop', size=32, scale=(0.25, 1.0)),
-        dict(type='BlockwiseMaskGenerator', input_size=4,
-             num_masking_patches=6, min_num_patches=2),
-        dict(type='PackInputs',
-             algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
-             meta_keys=['ori_shape', 'img_shape']),
-    ]])
+    pipeline = Compose([
+        TRANSFORMS.build(t) for t in [
+            dict(type='Pad', size=(32, 32), pad_val=0),
+            dict(type='TwoViewRandomResizedCrop', size=32, scale=(0.25, 1.0)),
+            dict(
+                type='BlockwiseMaskGenerator',
+                input_size=4,
+                num_masking_patches=6,
+                min_num_patches=2),
+            dict(
+                type='PackInputs',
+                algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],
+                meta_keys=['ori_shape', 'img_shape']),
+        ]
+    ])
     np.random.seed(seed)
     rng = np.random.default_rng(seed)
-    return [pipeline(dict(img=rng.integers(0, 255, (28, 28, 3), np.uint8),
-                          ori_shape=(28, 28)))['data_samples']
-            for _ in range(n)]
+    return [
+        pipeline(
+            dict(
+                img=rng.integers(0, 255, (28, 28, 3), np.uint8),
+                ori_shape=(28, 28)))['data_samples'] for _ in range(n)
+    ]
 
 
 def test_a_pad_before_the_crop_leaves_ori_shape_and_the_geometry_right():
@@ -224,8 +239,10 @@ def test_ori_shape_is_the_fallback_and_a_sample_with_neither_is_refused():
     for a, b in zip(own_key, fallback):
         torch.testing.assert_close(a, b)
     del samples[2].ori_shape
-    with pytest.raises(KeyError, match="data sample 2 has neither "
-                       "'crop_source_shape' nor an 'ori_shape'"):
+    with pytest.raises(
+            KeyError,
+            match='data sample 2 has neither '
+            "'crop_source_shape' nor an 'ori_shape'"):
         model.loss(views, samples)
 
 
@@ -236,17 +253,21 @@ def test_a_box_outside_its_source_image_is_refused():
     samples = _padded_fashion_like_batch()
     for s in samples:
         del s.crop_source_shape
-    with pytest.raises(ValueError, match=r"does not fit in the 28x28 source "
-                       r"image given by 'ori_shape'"):
+    with pytest.raises(
+            ValueError,
+            match=r'does not fit in the 28x28 source '
+            r"image given by 'ori_shape'"):
         model.geometry(samples, torch.device('cpu'))
 
 
 def test_a_mask_off_the_neck_grid_is_refused_naming_the_options():
     model = _model()  # 4 x 4 grid
     views, samples = random_batch(4, grid=5, num_mask=10)
-    with pytest.raises(ValueError, match=r"masks are 5x5 patches but the "
-                       r"neck's grid_size is 4: give the mask generator's "
-                       r"input_size"):
+    with pytest.raises(
+            ValueError,
+            match=r'masks are 5x5 patches but the '
+            r"neck's grid_size is 4: give the mask generator's "
+            r'input_size'):
         model.loss(views, samples)
 
 
@@ -256,18 +277,28 @@ def test_check_train_pipeline_names_each_option_off_the_grid():
 
     def build(crop=None, mask=None):
         crop, mask = crop or {}, mask or {}
-        return [TRANSFORMS.build(t) for t in [
-            dict(dict(type='TwoViewRandomResizedCrop', size=32), **crop),
-            dict(dict(type='BlockwiseMaskGenerator', input_size=4,
-                      num_masking_patches=6, min_num_patches=2), **mask),
-            dict(type='PackInputs')]]
+        return [
+            TRANSFORMS.build(t) for t in [
+                dict(dict(type='TwoViewRandomResizedCrop', size=32), **crop),
+                dict(
+                    dict(
+                        type='BlockwiseMaskGenerator',
+                        input_size=4,
+                        num_masking_patches=6,
+                        min_num_patches=2), **mask),
+                dict(type='PackInputs')
+            ]
+        ]
 
     model.check_train_pipeline(build())
-    with pytest.raises(ValueError, match=r'BlockwiseMaskGenerator '
-                       r'input_size=\(5, 5\)'):
+    with pytest.raises(
+            ValueError, match=r'BlockwiseMaskGenerator '
+            r'input_size=\(5, 5\)'):
         model.check_train_pipeline(build(mask=dict(input_size=5)))
-    with pytest.raises(ValueError, match=r'TwoViewRandomResizedCrop '
-                       r'size=\(40, 40\) is not the 4x4 patch grid'):
+    with pytest.raises(
+            ValueError,
+            match=r'TwoViewRandomResizedCrop '
+            r'size=\(40, 40\) is not the 4x4 patch grid'):
         model.check_train_pipeline(build(crop=dict(size=40)))
     with pytest.raises(ValueError, match=r'target_size=\(16, 16\)'):
         model.check_train_pipeline(build(crop=dict(target_size=16)))

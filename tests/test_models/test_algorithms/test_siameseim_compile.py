@@ -17,9 +17,11 @@ class GradKeepingWrapper(OptimWrapper):
     """Keeps a copy of the gradients before they are cleared."""
 
     def zero_grad(self, **kwargs):
-        self.grads = {id(p): p.grad.clone()
-                      for g in self.optimizer.param_groups
-                      for p in g['params'] if p.grad is not None}
+        self.grads = {
+            id(p): p.grad.clone()
+            for g in self.optimizer.param_groups
+            for p in g['params'] if p.grad is not None
+        }
         super().zero_grad(**kwargs)
 
 
@@ -43,12 +45,18 @@ def _steps(model, step, batches):
         hub.update_info('iter', i)  # a new momentum every step
         log = step(model, data, wrapper)
         named = dict(model.named_parameters())
-        out.append(dict(
-            loss=log['loss'].detach(),
-            grads={n: wrapper.grads[id(p)] for n, p in named.items()
-                   if id(p) in wrapper.grads},
-            params={n: p.detach().clone() for n, p in named.items()},
-            graphs=counters['stats']['unique_graphs']))
+        out.append(
+            dict(
+                loss=log['loss'].detach(),
+                grads={
+                    n: wrapper.grads[id(p)]
+                    for n, p in named.items() if id(p) in wrapper.grads
+                },
+                params={
+                    n: p.detach().clone()
+                    for n, p in named.items()
+                },
+                graphs=counters['stats']['unique_graphs']))
     return out
 
 
@@ -56,8 +64,10 @@ def _batches(n):
     out = []
     for seed in range(n):
         views, samples = random_batch(4, seed=seed)
-        out.append(dict(inputs=[(v * 60 + 127).clamp(0, 255)
-                                for v in views], data_samples=samples))
+        out.append(
+            dict(
+                inputs=[(v * 60 + 127).clamp(0, 255) for v in views],
+                data_samples=samples))
     return out
 
 
@@ -77,14 +87,21 @@ def _compare(backend, steps, atol):
         assert g['grads'].keys() == r['grads'].keys()
         assert len(r['grads']) > 20
         for name in r['grads']:
-            torch.testing.assert_close(g['grads'][name], r['grads'][name],
-                                       rtol=0, atol=atol, msg=name)
+            torch.testing.assert_close(
+                g['grads'][name],
+                r['grads'][name],
+                rtol=0,
+                atol=atol,
+                msg=name)
         # the momentum target (updated inside the compiled forward)
         for name in r['params']:
             if name.startswith('target.'):
-                torch.testing.assert_close(g['params'][name],
-                                           r['params'][name], rtol=0,
-                                           atol=atol, msg=name)
+                torch.testing.assert_close(
+                    g['params'][name],
+                    r['params'][name],
+                    rtol=0,
+                    atol=atol,
+                    msg=name)
     return counters, [g['graphs'] for g in got]
 
 

@@ -36,8 +36,8 @@ def _step(model, idx):
     loss = model.loss([v[idx] for v in views], [samples[i] for i in idx],
                       update_target=False)['loss']
     loss.backward()
-    grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()
-                      if p.grad is not None])
+    grad = torch.cat(
+        [p.grad.reshape(-1) for p in model.parameters() if p.grad is not None])
     return loss.detach(), grad
 
 
@@ -57,8 +57,9 @@ def _two_ranks():
     ctx = mp.get_context('spawn')
     queue = ctx.Queue()
     port = _free_port()
-    procs = [ctx.Process(target=_worker, args=(r, 2, port, queue))
-             for r in range(2)]
+    procs = [
+        ctx.Process(target=_worker, args=(r, 2, port, queue)) for r in range(2)
+    ]
     for p in procs:
         p.start()
     loss, grad = queue.get(timeout=180)

@@ -3,15 +3,15 @@ import torch
 
 from mmsiameseim.apis import build_from_official
 from mmsiameseim.models.utils import crop_pair_offsets
-
 from tests.helpers import fixture_samples
 
 
 def _build(fx):
     cfg = fx['config']
-    return build_from_official(fx['official_state_dict'],
-                               num_heads=cfg['num_heads'],
-                               decoder_num_heads=cfg['decoder_num_heads'])
+    return build_from_official(
+        fx['official_state_dict'],
+        num_heads=cfg['num_heads'],
+        decoder_num_heads=cfg['decoder_num_heads'])
 
 
 def _rel(a, b):
@@ -40,14 +40,16 @@ def test_loss_and_prediction_match_official(parity_fixture):
         lambda m, i, o: captured.setdefault('pred', o))
     inp = fx['inputs']
     losses = model.loss([inp['view_a'].clone(), inp['view_b'].clone()],
-                        fixture_samples(fx), update_target=False)
+                        fixture_samples(fx),
+                        update_target=False)
     exp = fx['expected']
     assert abs(float(losses['loss']) - float(exp['loss'])) \
         <= 1e-4 * abs(float(exp['loss']))
     assert _rel(captured['pred'], exp['pred']) <= 1e-4
     losses['loss'].backward()
-    grads = [p.grad.reshape(-1) for p in model.parameters()
-             if p.grad is not None]
+    grads = [
+        p.grad.reshape(-1) for p in model.parameters() if p.grad is not None
+    ]
     grad_norm = torch.cat(grads).norm()
     assert abs(float(grad_norm) - float(exp['online_grad_norm'])) \
         <= 1e-3 * float(exp['online_grad_norm'])
@@ -62,7 +64,8 @@ def test_flipped_pair_prediction_matches(parity_fixture):
     captured = {}
     model.neck.register_forward_hook(lambda m, i, o: captured.update(pred=o))
     inp = fx['inputs']
-    model.loss([inp['view_a'], inp['view_b']], fixture_samples(fx),
+    model.loss([inp['view_a'], inp['view_b']],
+               fixture_samples(fx),
                update_target=False)
     assert _rel(captured['pred'][0], fx['expected']['pred'][0]) <= 1e-4
 

@@ -13,7 +13,6 @@ import torch
 from mmsiameseim.apis import build_from_official, convert_official_state_dict
 from mmsiameseim.models.utils.sincos_pos_embed import \
     build_rows_first_sincos_embed
-
 from tests.conftest import DATA
 from tests.helpers import load_tool
 
@@ -37,10 +36,11 @@ def test_vit_b_loss_and_gradients_match_the_authors():
     cfg, inp, exp = fx['config'], fx['inputs'], fx['expected']
     state = maker.official_weights(cfg['seed'], fx['official_shapes'])
     grid = cfg['img_size'] // cfg['patch_size']
-    state['pos_embed'] = build_rows_first_sincos_embed(grid,
-                                                       cfg['embed_dim'])
-    model = build_from_official(state, num_heads=cfg['num_heads'],
-                                decoder_num_heads=cfg['decoder_num_heads'])
+    state['pos_embed'] = build_rows_first_sincos_embed(grid, cfg['embed_dim'])
+    model = build_from_official(
+        state,
+        num_heads=cfg['num_heads'],
+        decoder_num_heads=cfg['decoder_num_heads'])
     view_a, view_b = maker.views(cfg['seed'], cfg)
 
     from mmpretrain.structures import DataSample
@@ -59,8 +59,10 @@ def test_vit_b_loss_and_gradients_match_the_authors():
     assert abs(float(loss) - want) <= 2e-5 * abs(want)
 
     loss.backward()
-    grads = {n: p.grad for n, p in model.named_parameters()
-             if p.grad is not None}
+    grads = {
+        n: p.grad
+        for n, p in model.named_parameters() if p.grad is not None
+    }
     # their names -> ours (a pure renaming)
     norms, heads = _our_names(exp['grad_norm']), _our_names(exp['grad_head'])
     assert set(norms) == set(grads)
@@ -69,6 +71,6 @@ def test_vit_b_loss_and_gradients_match_the_authors():
         assert abs(float(grad.double().norm()) - ref) <= 1e-4 * ref, name
         head = grad.reshape(-1)[:heads[name].numel()]
         err = float((head - heads[name]).norm())
-        assert err <= 1e-4 * max(float(heads[name].norm()),
-                                 ref * np.sqrt(head.numel() / grad.numel())
-                                 ), name
+        assert err <= 1e-4 * max(
+            float(heads[name].norm()),
+            ref * np.sqrt(head.numel() / grad.numel())), name

@@ -32,11 +32,12 @@ def _run(work_dir, resume, crash=False):
         train_cfg=dict(by_epoch=True, max_epochs=2),
         custom_hooks=[_CrashAfterFirstEpoch()] if crash else [],
         optim_wrapper=dict(optimizer=dict(type='AdamW', lr=1e-3)),
-        param_scheduler=[dict(type='CosineAnnealingLR', T_max=2,
-                              by_epoch=True)],
-        default_hooks=dict(checkpoint=dict(type='CheckpointHook',
-                                           interval=1),
-                           logger=dict(type='LoggerHook', interval=1)),
+        param_scheduler=[
+            dict(type='CosineAnnealingLR', T_max=2, by_epoch=True)
+        ],
+        default_hooks=dict(
+            checkpoint=dict(type='CheckpointHook', interval=1),
+            logger=dict(type='LoggerHook', interval=1)),
         randomness=dict(seed=0),
         resume=resume,
         default_scope='mmpretrain')
@@ -53,8 +54,8 @@ def test_resume_is_exact(tmp_path):
     a, b = straight.model.state_dict(), resumed.model.state_dict()
     assert a.keys() == b.keys()
     for key in a:
-        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0,
-                                   msg=f'{key} differs after resume')
+        torch.testing.assert_close(
+            a[key], b[key], rtol=0, atol=0, msg=f'{key} differs after resume')
     assert any(k.startswith('target.module.') for k in a)
     assert straight.model.target.current_momentum() == \
         resumed.model.target.current_momentum()

@@ -9,8 +9,10 @@ import mmsiameseim  # noqa: F401
 from mmsiameseim.models import SiameseIMViT
 
 # one name per distinct arch of VisionTransformer.arch_zoo
-ARCHS = sorted({id(v): k for k, v in VisionTransformer.arch_zoo.items()}
-               .values())
+ARCHS = sorted({
+    id(v): k
+    for k, v in VisionTransformer.arch_zoo.items()
+}.values())
 
 
 def _state_shapes(module):
@@ -22,22 +24,25 @@ def test_every_vit_arch_has_vision_transformer_weights(arch):
     """Full-size archs, built on the meta device (no memory, no time)."""
     with torch.device('meta'):
         ours = SiameseIMViT(arch=arch, img_size=32, patch_size=16)
-        vit = VisionTransformer(arch=arch, img_size=32, patch_size=16,
-                                final_norm=False, out_type='raw')
+        vit = VisionTransformer(
+            arch=arch,
+            img_size=32,
+            patch_size=16,
+            final_norm=False,
+            out_type='raw')
     assert _state_shapes(ours) == _state_shapes(vit)
     assert len(ours.layers) == VisionTransformer.arch_zoo[arch]['num_layers']
 
 
-TINY = dict(embed_dims=32, num_layers=2, num_heads=2,
-            feedforward_channels=64)
+TINY = dict(embed_dims=32, num_layers=2, num_heads=2, feedforward_channels=64)
 OPTIONS = [
     dict(),
     dict(qkv_bias=False),
     dict(layer_scale_init_value=1e-5),
     dict(pre_norm=True),
     dict(drop_rate=0.1, drop_path_rate=0.2),
-    dict(layer_cfgs=dict(ffn_type='swiglu_fused'),
-         layer_scale_init_value=1e-5),
+    dict(
+        layer_cfgs=dict(ffn_type='swiglu_fused'), layer_scale_init_value=1e-5),
     dict(final_norm=True, interpolate_mode='bilinear'),
 ]
 
@@ -47,9 +52,15 @@ def test_options_give_vision_transformer_weights_and_output(options):
     torch.manual_seed(0)
     ours = SiameseIMViT(arch=TINY, img_size=32, patch_size=8, **options)
     ours.init_weights()
-    vit = VisionTransformer(arch=TINY, img_size=32, patch_size=8,
-                            out_type='raw', **{'final_norm': False,
-                                               **options})
+    vit = VisionTransformer(
+        arch=TINY,
+        img_size=32,
+        patch_size=8,
+        out_type='raw',
+        **{
+            'final_norm': False,
+            **options
+        })
     vit.load_state_dict(ours.state_dict(), strict=True)
     ours.eval(), vit.eval()
     x = torch.randn(2, 3, 32, 32)
@@ -65,9 +76,14 @@ def test_options_give_vision_transformer_weights_and_output(options):
 
 def test_masked_forward_returns_cls_and_visible_tokens():
     torch.manual_seed(0)
-    vit = MODELS.build(dict(type='SiameseIMViT', arch=TINY, img_size=32,
-                            patch_size=8, layer_scale_init_value=0.1,
-                            pre_norm=True))
+    vit = MODELS.build(
+        dict(
+            type='SiameseIMViT',
+            arch=TINY,
+            img_size=32,
+            patch_size=8,
+            layer_scale_init_value=0.1,
+            pre_norm=True))
     vit.init_weights()
     mask = torch.zeros(2, 16, dtype=torch.bool)
     mask[0, :6] = True

@@ -20,8 +20,8 @@ def test_global_loss_is_the_loss_of_token_averages():
     p, t = torch.randn(4, 9, 8), torch.randn(4, 9, 8)
     loss = dict(type='UniGradLoss', target_norm='moco-like')
     dense = MODELS.build(dict(type='UniGradHead', loss=loss))
-    glob = MODELS.build(dict(type='UniGradHead', loss=loss,
-                             loss_type='global'))
+    glob = MODELS.build(
+        dict(type='UniGradHead', loss=loss, loss_type='global'))
     torch.testing.assert_close(
         glob.loss(p, t), dense.loss_module(p.mean(1), t.mean(1)))
     torch.testing.assert_close(dense.loss(p, t), dense.loss_module(p, t))
@@ -43,18 +43,23 @@ def test_embeddings_rows_are_the_samples(loss_type):
 def test_predictor_is_applied_to_the_prediction_only():
     torch.manual_seed(0)
     head = MODELS.build(
-        dict(type='UniGradHead', loss_type='global',
-             predictor=dict(type='NonLinearNeck', in_channels=8,
-                            hid_channels=16, out_channels=8, num_layers=2,
-                            with_avg_pool=False)))
+        dict(
+            type='UniGradHead',
+            loss_type='global',
+            predictor=dict(
+                type='NonLinearNeck',
+                in_channels=8,
+                hid_channels=16,
+                out_channels=8,
+                num_layers=2,
+                with_avg_pool=False)))
     y = torch.randn(6, 8, requires_grad=True)
     t = torch.randn(6, 8)
     loss = head.loss(y, t)
-    torch.testing.assert_close(
-        loss, unigrad_rows(head.predictor([y])[0], t))
+    torch.testing.assert_close(loss, unigrad_rows(head.predictor([y])[0], t))
     loss.backward()
-    assert y.grad is not None and all(
-        p.grad is not None for p in head.predictor.parameters())
+    assert y.grad is not None and all(p.grad is not None
+                                      for p in head.predictor.parameters())
 
 
 def test_bad_loss_type_and_shapes_are_refused():
@@ -66,6 +71,7 @@ def test_bad_loss_type_and_shapes_are_refused():
     glob = MODELS.build(dict(type='UniGradHead', loss_type='global'))
     for shape in [(8, ), (2, 3, 4, 5)]:
         for h in (head, glob):
-            with pytest.raises(ValueError, match=r'\(B, C\) embeddings or '
-                               r'\(B, N, C\)'):
+            with pytest.raises(
+                    ValueError, match=r'\(B, C\) embeddings or '
+                    r'\(B, N, C\)'):
                 h.loss(torch.randn(shape), torch.randn(shape))

@@ -1,6 +1,8 @@
 """UniGradHead as the ``head`` of mmpretrain's MoCoV3, BYOL and SimSiam:
+
 each algorithm calls ``head.loss`` on (B, C) embeddings and adds the
-returned tensors; the total must be the UniGrad loss over the batch rows."""
+returned tensors; the total must be the UniGrad loss over the batch rows.
+"""
 import pytest
 import torch
 from mmengine.registry import init_default_scope
@@ -14,21 +16,34 @@ DIMS = 32
 
 
 def _mlp(in_channels, num_layers):
-    return dict(type='NonLinearNeck', in_channels=in_channels,
-                hid_channels=64, out_channels=DIMS, num_layers=num_layers,
-                with_avg_pool=False)
+    return dict(
+        type='NonLinearNeck',
+        in_channels=in_channels,
+        hid_channels=64,
+        out_channels=DIMS,
+        num_layers=num_layers,
+        with_avg_pool=False)
 
 
 def _model(algorithm):
-    backbone = dict(type='VisionTransformer', img_size=16, patch_size=8,
-                    arch=dict(embed_dims=DIMS, num_layers=1, num_heads=2,
-                              feedforward_channels=64),
-                    out_type='cls_token')
+    backbone = dict(
+        type='VisionTransformer',
+        img_size=16,
+        patch_size=8,
+        arch=dict(
+            embed_dims=DIMS,
+            num_layers=1,
+            num_heads=2,
+            feedforward_channels=64),
+        out_type='cls_token')
     if algorithm == 'MoCoV3':
         backbone.update(type='MoCoV3ViT', stop_grad_conv1=True)
-    cfg = dict(type=algorithm, backbone=backbone, neck=_mlp(DIMS, 2),
-               head=dict(type='UniGradHead', loss_type='global',
-                         predictor=_mlp(DIMS, 2)))
+    cfg = dict(
+        type=algorithm,
+        backbone=backbone,
+        neck=_mlp(DIMS, 2),
+        head=dict(
+            type='UniGradHead', loss_type='global', predictor=_mlp(DIMS, 2)))
     return MODELS.build(cfg)
 
 
@@ -53,8 +68,8 @@ def test_unigrad_head_inside_global_feature_algorithms(algorithm, weight):
     with torch.no_grad():
         online = [model.neck(model.backbone(v))[0] for v in views]
         pred = [model.head.predictor([o])[0] for o in online]
-    expected = weight * (unigrad_rows(pred[0], online[1]) +
-                         unigrad_rows(pred[1], online[0]))
+    expected = weight * (
+        unigrad_rows(pred[0], online[1]) + unigrad_rows(pred[1], online[0]))
     torch.testing.assert_close(losses['loss'].detach(), expected)
 
     losses['loss'].backward()

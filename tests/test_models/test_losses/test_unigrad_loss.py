@@ -21,8 +21,8 @@ def test_formula_matches_authors_form():
     t = torch.randn(2, 6, 16, dtype=torch.float64) * 3 + 1
     head = MODELS.build(dict(type='UniGradHead'))
     got = head.loss(p.float(), t.float())
-    assert abs(float(got) - float(_reference(p, t))) < 1e-5 * float(
-        _reference(p, t))
+    assert abs(float(got) -
+               float(_reference(p, t))) < 1e-5 * float(_reference(p, t))
 
 
 def test_lambda_and_gradient_only_to_prediction():
@@ -32,7 +32,8 @@ def test_lambda_and_gradient_only_to_prediction():
     loss.backward()
     assert p.grad is not None and t.grad is None
     torch.testing.assert_close(
-        loss, _reference(p.detach(), t.detach(), lam=0.5).float())
+        loss,
+        _reference(p.detach(), t.detach(), lam=0.5).float())
 
 
 def test_moco_like_normalises_both_sides():
@@ -70,26 +71,27 @@ def test_moco_like_normalises_both_sides_mae_like_only_the_target():
     # BN (no affine) + l2 on both sides: scale and shift of either side
     # per channel do not matter (up to BN's eps)
     scale, shift = torch.rand(16) + 0.5, torch.randn(16)
-    torch.testing.assert_close(moco(p * scale + shift, t), moco(p, t),
-                               rtol=1e-4, atol=0)
-    torch.testing.assert_close(moco(p, t * scale + shift), moco(p, t),
-                               rtol=1e-4, atol=0)
-    y = F.normalize(F.batch_norm(p.reshape(-1, 16), None, None,
-                                 training=True), dim=-1)
-    z = F.normalize(F.batch_norm(t.reshape(-1, 16), None, None,
-                                 training=True), dim=-1)
-    ref = (((y - z)**2).sum(-1).mean() +
-           0.02 * ((y @ (z.T @ z / 12)) * y).sum(-1).mean()) / 16
+    torch.testing.assert_close(
+        moco(p * scale + shift, t), moco(p, t), rtol=1e-4, atol=0)
+    torch.testing.assert_close(
+        moco(p, t * scale + shift), moco(p, t), rtol=1e-4, atol=0)
+    y = F.normalize(
+        F.batch_norm(p.reshape(-1, 16), None, None, training=True), dim=-1)
+    z = F.normalize(
+        F.batch_norm(t.reshape(-1, 16), None, None, training=True), dim=-1)
+    ref = (((y - z)**2).sum(-1).mean() + 0.02 *
+           ((y @ (z.T @ z / 12)) * y).sum(-1).mean()) / 16
     torch.testing.assert_close(moco(p, t), ref, rtol=1e-4, atol=0)
     # MAE-like: the prediction is used as it is, the target per token LN
     assert not torch.allclose(mae(p * 2, t), mae(p, t))
-    torch.testing.assert_close(mae(p, t * 3 + 1), mae(p, t), rtol=1e-4,
-                               atol=0)
+    torch.testing.assert_close(mae(p, t * 3 + 1), mae(p, t), rtol=1e-4, atol=0)
 
 
 def _plain_loss(norm, **kw):
-    return MODELS.build(dict(type='UniGradLoss', target_norm=norm,
-                             memory_efficient=False, **kw))
+    return MODELS.build(
+        dict(
+            type='UniGradLoss', target_norm=norm, memory_efficient=False,
+            **kw))
 
 
 def _loss_and_grad(loss, pred, target):
@@ -100,27 +102,31 @@ def _loss_and_grad(loss, pred, target):
 
 
 @pytest.mark.parametrize('norm', ['mae-like', 'none'])
-@pytest.mark.parametrize('shape,chunk', [((2, 6, 16), 2048),
-                                         ((3, 49, 32), 50),
-                                         ((4, 37, 24), 16),
-                                         ((10, 48), 7)])
+@pytest.mark.parametrize('shape,chunk', [((2, 6, 16), 2048), ((3, 49, 32), 50),
+                                         ((4, 37, 24), 16), ((10, 48), 7)])
 def test_chunked_path_matches_autograd_formula(norm, shape, chunk):
     torch.manual_seed(0)
     p, t = torch.randn(*shape), torch.randn(*shape) * 3 + 1
-    fast = MODELS.build(dict(type='UniGradLoss', target_norm=norm,
-                             lambda_neg=0.3, chunk_rows=chunk))
+    fast = MODELS.build(
+        dict(
+            type='UniGradLoss',
+            target_norm=norm,
+            lambda_neg=0.3,
+            chunk_rows=chunk))
     loss, grad = _loss_and_grad(fast, p, t)
-    ref_loss, ref_grad = _loss_and_grad(_plain_loss(norm, lambda_neg=0.3),
-                                        p, t)
+    ref_loss, ref_grad = _loss_and_grad(
+        _plain_loss(norm, lambda_neg=0.3), p, t)
     torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=0)
     # elementwise, relative to the gradient's scale (single entries cancel)
-    torch.testing.assert_close(grad, ref_grad, rtol=1e-5,
-                               atol=1e-5 * float(ref_grad.abs().max()))
+    torch.testing.assert_close(
+        grad, ref_grad, rtol=1e-5, atol=1e-5 * float(ref_grad.abs().max()))
     # the 'mae-like' value equals the authors' diagonal form too
     if norm == 'mae-like':
         torch.testing.assert_close(
-            loss, _reference(p.double(), t.double(), lam=0.3).float(),
-            rtol=1e-5, atol=0)
+            loss,
+            _reference(p.double(), t.double(), lam=0.3).float(),
+            rtol=1e-5,
+            atol=0)
 
 
 @pytest.mark.parametrize('norm', ['mae-like', 'none'])
@@ -128,8 +134,8 @@ def test_chunked_path_bf16_inputs_match_autograd(norm):
     torch.manual_seed(0)
     p = torch.randn(3, 20, 32).bfloat16()
     t = (torch.randn(3, 20, 32) * 2).bfloat16()
-    fast = MODELS.build(dict(type='UniGradLoss', target_norm=norm,
-                             chunk_rows=25))
+    fast = MODELS.build(
+        dict(type='UniGradLoss', target_norm=norm, chunk_rows=25))
     with torch.autocast('cpu', dtype=torch.bfloat16):
         loss, grad = _loss_and_grad(fast, p, t)
         ref_loss, ref_grad = _loss_and_grad(_plain_loss(norm), p, t)
@@ -146,8 +152,10 @@ def test_chunked_path_gradcheck_fp64(norm):
     torch.manual_seed(0)
     p = torch.randn(2, 5, 6, dtype=torch.float64, requires_grad=True)
     t = torch.randn(2, 5, 6, dtype=torch.float64)
-    loss = MODELS.build(dict(type='UniGradLoss', target_norm=norm,
-                             lambda_neg=0.5, chunk_rows=3))
+    loss = MODELS.build(
+        dict(
+            type='UniGradLoss', target_norm=norm, lambda_neg=0.5,
+            chunk_rows=3))
     assert torch.autograd.gradcheck(lambda x: loss(x, t), (p, ))
 
 
@@ -162,8 +170,8 @@ def test_chunked_path_scales_upstream_gradient_and_skips_target():
     torch.testing.assert_close(p.grad, 3 * ref_grad, rtol=1e-5, atol=1e-9)
     # no gradient wanted: no buffer, same value
     with torch.no_grad():
-        torch.testing.assert_close(fast(p, t), _plain_loss('mae-like')(p, t),
-                                   rtol=1e-5, atol=0)
+        torch.testing.assert_close(
+            fast(p, t), _plain_loss('mae-like')(p, t), rtol=1e-5, atol=0)
 
 
 def test_chunk_rows_must_be_positive():
@@ -173,8 +181,10 @@ def test_chunk_rows_must_be_positive():
 
 def test_chunk_sum_error_does_not_grow_with_the_number_of_products():
     """The loss sums > 1e6 products per chunk (2048 tokens x 768 channels):
-    the sum must stay at float64 accuracy, not drift as fp32 accumulation
-    over k terms does (a (1, k) @ (k, 1) matmul: ~5e-4 at k = 1e6)."""
+
+    the sum must stay at float64 accuracy, not drift as fp32 accumulation over
+    k terms does (a (1, k) @ (k, 1) matmul: ~5e-4 at k = 1e6).
+    """
     from mmsiameseim.models.losses.unigrad_function import _dot
     torch.manual_seed(0)
     for rows in (1400, 4096):  # k = 1.08e6 and 3.1e6

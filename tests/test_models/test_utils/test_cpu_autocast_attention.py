@@ -15,8 +15,9 @@ def _qkv(dtype=torch.float32):
 
 def test_same_as_torch_without_autocast():
     q, k, v = _qkv()
-    assert torch.equal(fp32_attention_under_cpu_autocast(q, k, v),
-                       F.scaled_dot_product_attention(q, k, v))
+    assert torch.equal(
+        fp32_attention_under_cpu_autocast(q, k, v),
+        F.scaled_dot_product_attention(q, k, v))
 
 
 def test_runs_in_fp32_under_cpu_bf16_autocast():
@@ -42,8 +43,9 @@ def test_every_attention_of_siameseim_uses_it():
     attns = [m for m in model.modules() if isinstance(m, MultiheadAttention)]
     # online backbone 2 + projector 1 + predictor 1, and the target's copies
     assert len(attns) == 2 * (2 + 1) + 1
-    assert all(m.scaled_dot_product_attention is
-               fp32_attention_under_cpu_autocast for m in attns)
+    assert all(
+        m.scaled_dot_product_attention is fp32_attention_under_cpu_autocast
+        for m in attns)
 
 
 def test_bf16_step_matches_fp32_step_closely():

@@ -7,8 +7,8 @@ from mmsiameseim.models.utils import (crop_pair_offsets,
 
 def _centres(boxes, flips, W=100, grid=4, target_grid=None):
     offsets = crop_pair_offsets(
-        torch.tensor([boxes], dtype=torch.float32),
-        torch.tensor([flips]), torch.tensor([float(W)]))
+        torch.tensor([boxes], dtype=torch.float32), torch.tensor([flips]),
+        torch.tensor([float(W)]))
     rows, cols = relative_patch_centres(offsets, grid, target_grid)
     return offsets, rows[0], cols[0]
 

@@ -18,8 +18,9 @@ def test_matches_batchnorm1d_over_tokens():
     torch.testing.assert_close(ours.running_var, ref.running_var)
     ours.eval()
     ref.eval()
-    torch.testing.assert_close(ours(x), ref(x.permute(0, 2, 1)).permute(
-        0, 2, 1))
+    torch.testing.assert_close(
+        ours(x),
+        ref(x.permute(0, 2, 1)).permute(0, 2, 1))
 
 
 def test_runs_in_fp32_under_autocast():

@@ -18,8 +18,11 @@ model = dict(
     backbone=dict(
         _delete_=True,
         type='ViTDetViT',
-        arch=dict(embed_dims=768, num_layers=12, num_heads=12,
-                  feedforward_channels=3072),
+        arch=dict(
+            embed_dims=768,
+            num_layers=12,
+            num_heads=12,
+            feedforward_channels=3072),
         img_size=1024,
         patch_size=16,
         in_channels=3,

@@ -1,5 +1,6 @@
 # CPU smoke run of the COCO benchmark config on the generated data of
-#   python tools/dataset_converters/make_smoke_coco_lvis.py --out data/smoke_det
+#   python tools/dataset_converters/make_smoke_coco_lvis.py \
+#       --out data/smoke_det
 # from the demo checkpoint of `make demo` (see _base_/ for what changes).
 _base_ = [
     '../mask-rcnn_vitdet-b-siameseim-pre_16xb4-lsj-100e_coco.py',
@@ -29,6 +30,5 @@ val_dataloader = dict(
         metainfo=dict(classes={{_base_.smoke_classes}}),
         pipeline={{_base_.smoke_test_pipeline}}))
 test_dataloader = val_dataloader
-val_evaluator = dict(ann_file=data_root +
-                     'annotations/instances_val2017.json')
+val_evaluator = dict(ann_file=data_root + 'annotations/instances_val2017.json')
 test_evaluator = val_evaluator

@@ -1,5 +1,6 @@
 # CPU smoke run of the LVIS v1 benchmark config on the generated data of
-#   python tools/dataset_converters/make_smoke_coco_lvis.py --out data/smoke_det
+#   python tools/dataset_converters/make_smoke_coco_lvis.py \
+#       --out data/smoke_det
 # from the demo checkpoint of `make demo` (see _base_/ for what changes).
 # LVIS reads the class names from the annotation file.
 _base_ = [
@@ -18,13 +19,12 @@ train_dataloader = dict(
     num_workers=0,
     persistent_workers=False,
     dataset=dict(  # inside ClassBalancedDataset
-        dataset=dict(data_root=data_root,
-                     pipeline={{_base_.smoke_train_pipeline}})))
+        dataset=dict(
+            data_root=data_root, pipeline={{_base_.smoke_train_pipeline}})))
 val_dataloader = dict(
     num_workers=0,
     persistent_workers=False,
-    dataset=dict(data_root=data_root,
-                 pipeline={{_base_.smoke_test_pipeline}}))
+    dataset=dict(data_root=data_root, pipeline={{_base_.smoke_test_pipeline}}))
 test_dataloader = val_dataloader
 val_evaluator = dict(ann_file=data_root + 'annotations/lvis_v1_val.json')
 test_evaluator = val_evaluator

@@ -6,15 +6,14 @@
 # 2 iterations, then the sliding-window evaluation. Everything else (UperNet,
 # AdamW, layer decay 0.65, warm-up) is the benchmark config's. Data:
 #   python tools/dataset_converters/make_smoke_ade20k.py --out data/smoke
-_base_ = '../upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py'
+_base_ = '../upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py'  # noqa: E501 (a config name)
 
 data_root = 'data/smoke/ade/ADEChallengeData2016'
 crop_size = (64, 64)
 scale = (256, 64)  # mmseg's (2048, 512) / 8
 
 model = dict(
-    data_preprocessor=dict(
-        size=crop_size, mean=[72.94] * 3, std=[90.02] * 3),
+    data_preprocessor=dict(size=crop_size, mean=[72.94] * 3, std=[90.02] * 3),
     backbone=dict(
         img_size=crop_size,
         patch_size=4,
@@ -36,8 +35,11 @@ randomness = dict(seed=0)
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='LoadAnnotations', reduce_zero_label=True),
-    dict(type='RandomResize', scale=scale, ratio_range=(0.5, 2.0),
-         keep_ratio=True),
+    dict(
+        type='RandomResize',
+        scale=scale,
+        ratio_range=(0.5, 2.0),
+        keep_ratio=True),
     dict(type='RandomCrop', crop_size=crop_size, cat_max_ratio=0.75),
     dict(type='RandomFlip', prob=0.5),
     dict(type='PhotoMetricDistortion'),

@@ -11,15 +11,22 @@ data_preprocessor = dict(
 
 train_pipeline = [
     dict(type='StrictLoadImageFromFile'),
-    dict(type='RandomResizedCrop', scale=224, backend='pillow',
-         interpolation='bicubic'),
+    dict(
+        type='RandomResizedCrop',
+        scale=224,
+        backend='pillow',
+        interpolation='bicubic'),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
     dict(type='PackInputs'),
 ]
 test_pipeline = [
     dict(type='StrictLoadImageFromFile'),
-    dict(type='ResizeEdge', scale=256, edge='short', backend='pillow',
-         interpolation='bicubic'),
+    dict(
+        type='ResizeEdge',
+        scale=256,
+        edge='short',
+        backend='pillow',
+        interpolation='bicubic'),
     dict(type='CenterCrop', crop_size=224),
     dict(type='PackInputs'),
 ]
@@ -30,15 +37,21 @@ train_dataloader = dict(
     persistent_workers=True,
     drop_last=True,
     sampler=dict(type='DefaultSampler', shuffle=True),
-    dataset=dict(type='ImageNet', data_root=data_root, split='train',
-                 pipeline=train_pipeline))
+    dataset=dict(
+        type='ImageNet',
+        data_root=data_root,
+        split='train',
+        pipeline=train_pipeline))
 val_dataloader = dict(
     batch_size=256,
     num_workers=8,
     persistent_workers=True,
     sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(type='ImageNet', data_root=data_root, split='val',
-                 pipeline=test_pipeline))
+    dataset=dict(
+        type='ImageNet',
+        data_root=data_root,
+        split='val',
+        pipeline=test_pipeline))
 val_evaluator = dict(type='Accuracy', topk=(1, 5))
 test_dataloader = val_dataloader
 test_evaluator = val_evaluator

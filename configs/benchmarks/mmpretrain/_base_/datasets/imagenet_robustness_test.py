@@ -6,8 +6,12 @@ class_map_ann_file = 'data/imagenet/meta/train.txt'
 # crop 224), as Hendrycks et al.'s ImageNet-R evaluation.
 robustness_test_pipeline = [
     dict(type='StrictLoadImageFromFile'),
-    dict(type='ResizeEdge', scale=256, edge='short', backend='pillow',
-         interpolation='bicubic'),
+    dict(
+        type='ResizeEdge',
+        scale=256,
+        edge='short',
+        backend='pillow',
+        interpolation='bicubic'),
     dict(type='CenterCrop', crop_size=224),
     dict(type='PackInputs'),
 ]
