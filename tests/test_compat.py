@@ -93,8 +93,9 @@ def test_resume_fails_without_the_layer(tmp_path):
 
 
 def test_untrusted_checkpoint_is_refused(tmp_path):
-    import mmsiameseim  # noqa: F401
     from mmengine.runner.checkpoint import _load_checkpoint
+
+    import mmsiameseim  # noqa: F401
     marker = tmp_path / 'PWNED'
 
     class Evil:

@@ -27,7 +27,7 @@ import time
 
 from mmengine.config import Config, DictAction
 
-from demo import (ROOT, build_protocol, check_dataset, say, training_precision)
+from demo import ROOT, build_protocol, check_dataset, say, training_precision
 
 CONFIG = 'configs/demo/table3_miniature.py'
 SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
@@ -35,8 +35,8 @@ SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
 
 def row_run_cfg(t3, factors, row, work_dir, args):
     """Row ``row``'s miniature pretraining config, set up for its run."""
-    from mmsiameseim_lab.table3 import apply_table3_row
     from mmsiameseim_lab.demo import prepare_pretrain_cfg
+    from mmsiameseim_lab.table3 import apply_table3_row
     base = Config.fromfile(osp.join(ROOT, t3.pretrain_configs['siameseim']))
     return prepare_pretrain_cfg(
         apply_table3_row(base, factors[row]),

@@ -24,13 +24,13 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from mmsiameseim.models.utils.cpu_autocast_attention import \
+    fp32_attention_under_cpu_autocast
 from mmsiameseim_lab.benchmark import arch_settings, decoder_heads
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
 from mmsiameseim_lab.benchmark.report import \
     format_attention_table as format_table
 from mmsiameseim_lab.results import write_results
-from mmsiameseim.models.utils.cpu_autocast_attention import \
-    fp32_attention_under_cpu_autocast
 
 VARIANTS = ('bf16 fused', 'bf16 math', 'fp32 fused')
 

@@ -161,10 +161,11 @@ def main(argv=None):
         step_rate = step_rate_from_json(args.pretrain_json)
         source = f'siameseim row of {args.pretrain_json}'
 
-    import authors_siameseim as authors
     import cv2
     import torch
     from mmengine.utils import ProgressBar
+
+    import authors_siameseim as authors
 
     torch.set_num_threads(1)
     cv2.setNumThreads(0)

@@ -55,8 +55,9 @@ DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
 
 
 def build_loss(variant):
-    import mmsiameseim  # noqa: F401
     from mmpretrain.registry import MODELS
+
+    import mmsiameseim  # noqa: F401
     return MODELS.build(
         dict(type='UniGradLoss', memory_efficient=VARIANTS[variant]))
 

@@ -99,10 +99,10 @@ def authors_child(opts):
     main_pretrain = authors.import_main_pretrain(opts['repo'])
     import engine_pretrain
     import torchvision.transforms as T
+    from PIL import Image
     from timm.optim.optim_factory import param_groups_weight_decay
     from util.masking_generator import MaskingGenerator
     from util.misc import NativeScalerWithGradNormCount
-    from PIL import Image
 
     seed = opts['seed']
     torch.manual_seed(seed)

@@ -4,8 +4,8 @@ from mmengine.logging import print_log
 from mmengine.model.weight_init import PretrainedInit, update_init_info
 
 from ..registry import WEIGHT_INITIALIZERS
-from .reader import read_state_dict
 from .finite import check_finite
+from .reader import read_state_dict
 from .vit_adapter import adapt_vit_checkpoint
 
 

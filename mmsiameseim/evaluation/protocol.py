@@ -13,8 +13,8 @@ from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
 from .linear_probe import linear_probe_accuracy, probe_config
-from .stored_results import load_result, refuse_other_settings, save_result
 from .precision import check_precision
+from .stored_results import load_result, refuse_other_settings, save_result
 
 
 class FrozenBackboneProtocol:

@@ -83,10 +83,11 @@ def mae_model_cfg(arch: str = 'b',
 
 def build_model(cfg: dict) -> torch.nn.Module:
     """Build and initialise a model config (seed 0), quietly."""
-    import mmsiameseim  # noqa: F401
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
     from mmpretrain.registry import MODELS
+
+    import mmsiameseim  # noqa: F401
     init_default_scope('mmpretrain')
     torch.manual_seed(0)
     model = MODELS.build(cfg)

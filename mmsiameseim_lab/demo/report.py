@@ -6,10 +6,10 @@ from typing import Dict, Optional
 import numpy as np
 from mmengine.config import Config
 
-from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
+from mmsiameseim.atomic_io import atomic_write
 from mmsiameseim.evaluation import FrozenBackboneProtocol
 from mmsiameseim.evaluation.precision import training_precision
-from mmsiameseim.atomic_io import atomic_write
+from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
 
 
 def draw_pipeline_sample(pretrain_cfg: Config,

@@ -31,9 +31,10 @@ def save_demo_pretrain_checkpoint(path):
     """Save a freshly built SiameseIM of the Fashion-MNIST demo config
     (128 wide, 4 blocks, patch 4, 32 x 32, 1 channel) the way mmengine's
     Runner does: {'meta': ..., 'state_dict': ...}."""
-    import mmsiameseim  # noqa: F401
     from mmengine.config import Config
     from mmpretrain.registry import MODELS
+
+    import mmsiameseim  # noqa: F401
     cfg = Config.fromfile(DEMO_PRETRAIN_CFG)
     model = MODELS.build(dict(cfg.model, _scope_='mmpretrain'))
     torch.save({'meta': {'epoch': 1}, 'state_dict': model.state_dict()}, path)

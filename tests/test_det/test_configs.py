@@ -110,9 +110,10 @@ def test_lvis_data_sampling_and_metric():
 
 
 def test_full_size_model_builds_with_vit_b():
-    import mmsiameseim.det  # noqa: F401
     from mmdet.registry import MODELS
     from mmengine.registry import init_default_scope
+
+    import mmsiameseim.det  # noqa: F401
     init_default_scope('mmdet')
     model = MODELS.build(load(COCO).model)
     n_backbone = sum(p.numel() for p in model.backbone.parameters())

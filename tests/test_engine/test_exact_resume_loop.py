@@ -134,8 +134,9 @@ def test_a_finished_run_is_not_resumed(tmp_path):
 
 
 def test_no_config_resumes_unless_asked():
-    from mmengine.config import Config
     import glob
+
+    from mmengine.config import Config
     paths = glob.glob(
         osp.join(ROOT, 'configs', 'pretrain', '**', '*.py'), recursive=True)
     paths = [p for p in paths if '_base_' not in p]

@@ -10,8 +10,9 @@ DIMS, HEADS, LAYERS, PATCH = 32, 2, 2, 8
 
 def _pretrain_checkpoint(path, in_channels=3, extra=None):
     """A tiny SiameseIM saved as mmengine's Runner saves it."""
-    import mmsiameseim  # noqa: F401
     from mmpretrain.registry import MODELS
+
+    import mmsiameseim  # noqa: F401
     torch.manual_seed(0)
     model = MODELS.build(
         tiny_siameseim_cfg(
@@ -24,8 +25,9 @@ def _pretrain_checkpoint(path, in_channels=3, extra=None):
 
 
 def _seg_backbone(checkpoint, img_size=32, in_channels=3, **kwargs):
-    import mmsiameseim.seg  # noqa: F401
     from mmseg.registry import MODELS
+
+    import mmsiameseim.seg  # noqa: F401
     cfg = dict(
         type='SiameseIMMAE',
         img_size=(img_size, img_size),

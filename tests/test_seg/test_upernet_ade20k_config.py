@@ -71,11 +71,11 @@ def test_full_size_model_loads_a_vit_b_siameseim_checkpoint(cfg, tmp_path):
     """The real geometry: a ViT-B/16 SiameseIM (224 px, 14x14 grid) into
     the 512 px UperNet (32x32 grid). About 30 s on 2 cores; several GB."""
     import torch
-
-    import mmsiameseim  # noqa: F401
     from mmpretrain.registry import MODELS as PRETRAIN_MODELS
     from mmseg.registry import MODELS
     from mmseg.utils import register_all_modules
+
+    import mmsiameseim  # noqa: F401
     pretrain = Config.fromfile(
         os.path.join(ROOT, 'configs', 'pretrain',
                      'siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py'))

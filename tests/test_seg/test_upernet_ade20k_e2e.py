@@ -27,8 +27,9 @@ PRETRAIN_CONFIG = os.path.join(
 def _fashion_mnist_pretrain_checkpoint(path):
     """The CPU demo's SiameseIM (128 wide, 4 blocks, patch 4, 1 channel),
     freshly initialised and saved as mmengine's Runner saves it."""
-    import mmsiameseim  # noqa: F401
     from mmpretrain.registry import MODELS
+
+    import mmsiameseim  # noqa: F401
     torch.manual_seed(0)
     model = MODELS.build(Config.fromfile(PRETRAIN_CONFIG).model)
     model.init_weights()

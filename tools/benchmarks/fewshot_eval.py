@@ -81,9 +81,9 @@ def main(argv=None):
 
 
 def run(args):
-    import mmsiameseim  # noqa: F401
     from mmpretrain.registry import DATASETS
 
+    import mmsiameseim  # noqa: F401
     from mmsiameseim.atomic_io import atomic_json
     from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                         cache_digest, cached_features,

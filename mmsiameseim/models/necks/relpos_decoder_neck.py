@@ -7,9 +7,9 @@ from mmpretrain.models.backbones.vision_transformer import \
     TransformerEncoderLayer
 from mmpretrain.registry import MODELS
 
+from ..utils.batch_geometry import CropPairOffsets
 from ..utils.cpu_autocast_attention import \
     use_fp32_attention_under_cpu_autocast
-from ..utils.batch_geometry import CropPairOffsets
 from ..utils.relative_position import relative_sincos_embed
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
 from ..utils.zero_drop_path import drop_zero_drop_paths

@@ -1,9 +1,9 @@
 import pytest
 import torch
+from mmdet.registry import MODELS
 from mmengine.registry import init_default_scope
 
 import mmsiameseim.det  # noqa: F401
-from mmdet.registry import MODELS
 
 
 def test_five_levels_from_one_map():
