@@ -110,8 +110,8 @@ def corrupt(img: np.ndarray, name: str, severity: int, rng) -> np.ndarray:
         zooms = np.linspace(1, 1 + 0.1 * severity, 4)[1:]
         for z in zooms:
             big = cv2.resize(x, None, fx=z, fy=z)
-            t, l = (big.shape[0] - h) // 2, (big.shape[1] - w) // 2
-            acc += big[t:t + h, l:l + w]
+            top, left = (big.shape[0] - h) // 2, (big.shape[1] - w) // 2
+            acc += big[top:top + h, left:left + w]
         x = acc / (len(zooms) + 1)
     elif name == 'snow':
         flakes = (rng.random((h, w)) < 0.02 + 0.1 * s).astype(np.float32)

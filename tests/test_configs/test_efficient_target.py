@@ -18,10 +18,8 @@ CFG = os.path.join(ROOT, 'configs', 'pretrain', '{}')
 def test_fashionmnist_config_trains_a_step_on_a_4x4_target_grid():
     from mmengine.registry import init_default_scope
     init_default_scope('mmpretrain')
-    cfg = Config.fromfile(
-        CFG.format(
-            'siameseim-target16_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'
-        ))
+    name = 'siameseim-target16_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'
+    cfg = Config.fromfile(CFG.format(name))
     default = Config.fromfile(
         CFG.format(
             'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))

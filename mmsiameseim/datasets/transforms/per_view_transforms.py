@@ -41,10 +41,11 @@ class PerViewTransforms(BaseTransform):
         expected = len(views) if self.shared and isinstance(
             views, list) else len(self.pipelines)
         if not isinstance(views, list) or len(views) != expected:
+            held = len(views) if isinstance(
+                views, list) else 'one image, not a list of views'
             raise ValueError(
                 f'PerViewTransforms has {len(self.pipelines)} pipelines but '
-                f'results["img"] holds {len(views) if isinstance(views, list) else "one image, not a list of views"}'
-            )
+                f'results["img"] holds {held}')
         if self.shared:
             img = self.pipelines[0](dict(results, img=views[0]))['img']
             results['img'] = [img] + [img.copy() for _ in views[1:]]
