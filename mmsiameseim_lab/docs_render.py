@@ -16,9 +16,11 @@ Two kinds of block, in ``README.md``, ``docs/**/*.md`` and
 The footer names the results file, its date, machine, commit and command;
 when files the figures depend on (the renderer's ``depends_on``) changed
 in a commit after the results file's, it says "not retaken since COMMIT:
-PATHS changed". :func:`check` lists every block that differs from what
-:func:`render_text` makes of it, every block without a results file and
-every unknown NAME; ``tools/render_results.py`` is the command line.
+PATHS changed" (formatting-only commits, those listed in
+``.git-blame-ignore-revs``, do not count). :func:`check` lists every block
+that differs from what :func:`render_text` makes of it, every block without
+a results file and every unknown NAME; ``tools/render_results.py`` is the
+command line.
 """
 import glob
 import importlib
@@ -26,7 +28,7 @@ import os
 import os.path as osp
 import re
 import subprocess
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from mmsiameseim.atomic_io import atomic_write
 from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
@@ -51,6 +53,11 @@ METAFILE_BLOCK = re.compile(
 # An opening marker whose closing marker is missing.
 RESULTS_OPEN = re.compile(r'^<!-- results:([^ ]+) -->$', re.M)
 METAFILE_OPEN = re.compile(r'^<!-- metafile:([^ ]+) -->$', re.M)
+
+# The formatting-only commits (git's convention for `git blame
+# --ignore-revs-file`): a commit listed there marks no figure stale.
+IGNORE_REVS_FILE = '.git-blame-ignore-revs'
+FULL_HASH = re.compile(r'[0-9a-f]{40}')
 
 
 class BlockError(Exception):
@@ -85,18 +92,42 @@ def _git(git_root: str, *args: str) -> Optional[str]:
         return None
 
 
+def formatting_commits(git_root: str = REPO) -> Set[str]:
+    """The commits listed in :data:`IGNORE_REVS_FILE` at the top of the git
+    work tree of ``git_root`` (none without the file): one full (40-hex) hash
+    a line; ``#`` comments and blank lines are allowed, anything else is
+    skipped."""
+    top = (_git(git_root, 'rev-parse', '--show-toplevel') or '').strip()
+    try:
+        with open(osp.join(top or git_root, IGNORE_REVS_FILE)) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    revs = (line.split('#', 1)[0].strip().lower() for line in lines)
+    return {rev for rev in revs if FULL_HASH.fullmatch(rev)}
+
+
 def changed_since(commit: str,
                   paths: Sequence[str],
                   git_root: str = REPO) -> Optional[List[str]]:
     """The entries of ``paths`` with a change committed after ``commit`` (up to
-    HEAD); None when ``commit`` is not in the history."""
+    HEAD); None when ``commit`` is not in the history.
+
+    Commits listed in :data:`IGNORE_REVS_FILE` (formatting only: see
+    :func:`formatting_commits`) change nothing here.
+    """
     if not paths:
         return []
     if _git(git_root, 'cat-file', '-e', f'{commit}^{{commit}}') is None:
         return None
-    out = _git(git_root, 'log', '--format=', '--name-only', f'{commit}..HEAD',
-               '--', *paths) or ''
-    files = {f for f in out.splitlines() if f}
+    out = _git(git_root, 'log', '--format=%x00%H', '--name-only',
+               f'{commit}..HEAD', '--', *paths) or ''
+    ignored = formatting_commits(git_root)
+    files = set()
+    for entry in out.split('\0')[1:]:  # '\0HASH\n\nfile\nfile\n' each
+        rev, *names = entry.splitlines() or ['']
+        if rev.strip().lower() not in ignored:
+            files.update(f for f in names if f)
     return [p for p in paths if any(_under(f, [p]) for f in files)]
 
 

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from mmsiameseim_lab import results as results_mod
-from mmsiameseim_lab.docs_render import (changed_since, check, load_renderers,
+from mmsiameseim_lab.docs_render import (changed_since, check, footer,
+                                         formatting_commits, load_renderers,
                                          markdown_files, render)
 from mmsiameseim_lab.results import table_renderers, write_results
 from tests.helpers import ROOT
@@ -137,8 +138,12 @@ def test_footer_names_the_source_and_says_when_not_retaken(
     assert f'commit {head[:7]}' in text and '`python probe.py`' in text
     assert 'Not retaken' not in text
 
-    # the same figures, taken before tools/demo.py last changed
-    last = _git('log', '-n', '1', '--format=%H', '--', 'tools/demo.py')
+    # the same figures, taken before tools/demo.py last changed (formatting
+    # only commits, listed in .git-blame-ignore-revs, change nothing)
+    formatting = formatting_commits()
+    last = next(
+        c for c in _git('log', '--format=%H', '--', 'tools/demo.py').split()
+        if c not in formatting)
     before = _git('rev-parse', f'{last}^')
     with open(path) as f:
         results = json.load(f)
@@ -158,6 +163,66 @@ def test_footer_names_the_source_and_says_when_not_retaken(
         json.dump(results, f)
     render(str(root))
     assert 'Commit 0000000 is not in this history' in page.read_text()
+
+
+def _commit(repo, message):
+    """Commit everything in ``repo``; its hash."""
+
+    def git(*args):
+        cmd = [
+            'git', '-C',
+            str(repo), '-c', 'user.name=test', '-c',
+            'user.email=test@example.com', '-c', 'commit.gpgsign=false'
+        ]
+        return subprocess.run(
+            cmd + list(args), check=True, capture_output=True,
+            text=True).stdout.strip()
+
+    git('add', '-A')
+    git('commit', '-q', '-m', message)
+    return git('rev-parse', 'HEAD')
+
+
+def test_a_formatting_only_commit_does_not_mark_figures_stale(
+        tmp_path, probe_renderer):
+    """A commit listed in .git-blame-ignore-revs (formatting only) is no
+    change of the files the figures depend on; any other commit is."""
+    repo = tmp_path / 'repo'
+    (repo / 'tools').mkdir(parents=True)
+    subprocess.run(['git', 'init', '-q', str(repo)], check=True)
+    (repo / 'tools' / 'demo.py').write_text('x = [1,2]\n')
+    (repo / 'setup.py').write_text('y = 1\n')
+    taken = _commit(repo, 'the figures are taken here')
+    results = dict(
+        data=dict(v=3),
+        meta=dict(
+            commit=taken,
+            date='2026-01-01T00:00',
+            machine='m',
+            command='python probe.py'))
+
+    def stale():
+        return changed_since(taken, ['tools/demo.py', 'setup.py'], str(repo))
+
+    def text():
+        return footer('probe', results, str(repo / 'README.md'), str(repo),
+                      str(repo / 'docs' / 'results'), str(repo))
+
+    (repo / 'tools' / 'demo.py').write_text('x = [1, 2]\n')
+    formatting = _commit(repo, 'formatting only')
+    assert stale() == ['tools/demo.py']  # not listed yet: a change
+    assert f'Not retaken since {taken[:7]}: tools/demo.py changed' in text()
+
+    ignore_revs = repo / '.git-blame-ignore-revs'
+    ignore_revs.write_text(f'# formatting only\n\n{formatting}  # yapf\n')
+    _commit(repo, 'list the formatting commit')
+    assert stale() == []
+    assert 'Not retaken' not in text()
+
+    (repo / 'tools' / 'demo.py').write_text('x = [1, 3]\n')
+    _commit(repo, 'a code change')
+    assert stale() == ['tools/demo.py']
+    assert f'Not retaken since {taken[:7]}: tools/demo.py changed' in text()
 
 
 def test_every_renderer_is_registered_with_its_dependencies():
