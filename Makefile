@@ -42,15 +42,21 @@ checks: setup-full
 # The ecosystem's lint (.pre-commit-config.yaml: flake8, isort, yapf,
 # codespell, docformatter and pre-commit-hooks' fixers; settings in
 # setup.cfg), every hook a tool of requirements/lint.txt installed into the
-# venv: no hook repository is fetched. The fixers rewrite files in place and
-# fail when they did (rerun to see it pass). LINT_FILES="a.py b.py" lints
-# only those files.
+# venv: no hook repository is fetched. The tools are installed when one is
+# missing or not at its pinned version, into .venv, created when there is
+# none yet (CI lints first; tools/setup_env.sh then installs the stack into
+# the same venv). The fixers rewrite files in place and fail when they did
+# (the diff is shown; rerun to see it pass). LINT_FILES="a.py b.py" lints
+# only those files; empty, every tracked file.
 LINT_FILES ?=
 lint:
-	$(PY) -c "import pre_commit, flake8, isort, yapf, codespell_lib, docformatter, pre_commit_hooks" 2>/dev/null \
-		|| $(PY) -m pip install -q -r requirements/lint.txt
-	PATH="$(abspath $(dir $(PY))):$$PATH" $(PY) -m pre_commit run \
-		$(if $(LINT_FILES),--files $(LINT_FILES),--all-files)
+	@test -x $(PY) || $${PYTHON:-$$(command -v python3.11 || command -v python3)} -m venv .venv
+	@$(PY) -c "import sys; from importlib.metadata import version; \
+		pins = [line.split('#')[0].split('==') for line in open('requirements/lint.txt')]; \
+		sys.exit(any(len(p) == 2 and version(p[0].strip()) != p[1].strip() for p in pins))" 2>/dev/null \
+		|| $(PY) -m pip install -q --disable-pip-version-check -r requirements/lint.txt
+	PATH="$(abspath $(dir $(PY))):$$PATH" $(PY) -m pre_commit run --show-diff-on-failure \
+		$(if $(strip $(LINT_FILES)),--files $(LINT_FILES),--all-files)
 
 # The documentation site: Sphinx + MyST from docs/ (warnings are errors; the
 # API reference imports mmsiameseim.det / .seg, hence the full stack), then
