@@ -37,8 +37,8 @@ def parse_args(argv=None):
         '--batch-size',
         type=int,
         default=None,
-        help='per step (default 1 for mmdet / mmseg '
-        'configs, else 2)')
+        help='per step (default 1 for mmdet '
+        'configs at 1024 px, else 2)')
     parser.add_argument(
         '--data-root',
         default=None,

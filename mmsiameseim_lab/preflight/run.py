@@ -29,22 +29,25 @@ class PreflightError(RuntimeError):
 
 
 def default_batch(cfg: Config) -> int:
-    """1 for detection / segmentation (1024 / 512 px), else 2 (BatchNorm
-    necks need two samples)."""
-    return 1 if cfg.get('default_scope') in ('mmdet', 'mmseg') else 2
+    """1 for detection (1024 px), else 2: BatchNorm layers (the necks, and
+    UperNet's pooling module at 1 x 1) need two samples, and 2 is the
+    segmentation configs' own per-GPU batch."""
+    return 1 if cfg.get('default_scope') == 'mmdet' else 2
+
+
+def _pair(size) -> List[int]:
+    return [size, size] if isinstance(size, int) else list(size)
 
 
 def input_size(cfg: Config) -> Optional[List[int]]:
-    """The training input size (H, W) a config declares."""
-    for key in ('image_size', 'crop_size'):
+    """The training input size (H, W) a config declares: ``image_size``,
+    ``crop_size`` or ``img_size`` (an int or a pair), else the backbone's
+    ``img_size``."""
+    for key in ('image_size', 'crop_size', 'img_size'):
         if cfg.get(key):
-            return list(cfg[key])
-    if cfg.get('img_size'):
-        return [cfg.img_size, cfg.img_size]
+            return _pair(cfg[key])
     size = cfg.get('model', {}).get('backbone', {}).get('img_size')
-    if isinstance(size, int):
-        return [size, size]
-    return list(size) if size else None
+    return _pair(size) if size else None
 
 
 def drop_empty_pretrained(obj, path: str = 'model') -> List[str]:
@@ -351,8 +354,8 @@ def preflight(config: str,
     Args:
         config (str): Config file.
         iters (int): Training iterations. Defaults to 2.
-        batch_size (int, optional): Per step; default 1 for mmdet / mmseg
-            configs, else 2.
+        batch_size (int, optional): Per step; default 1 for the mmdet
+            configs (1024 px), else 2.
         data_root (str, optional): A folder laid out as the config's
             ``data/`` (``imagenet/``, ``coco/``, ``lvis_v1/``, ``ade/``...)
             with the real data; by default a miniature is written.

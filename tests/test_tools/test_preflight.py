@@ -16,6 +16,7 @@ from mmsiameseim_lab.preflight.checks import (check_param_groups,
                                               layer_decay_problems)
 from mmsiameseim_lab.preflight.data import data_folders, point_data_root
 from mmsiameseim_lab.preflight.hook import PreflightHook
+from mmsiameseim_lab.preflight.run import default_batch, input_size
 from mmsiameseim_lab.preflight.schedule import devices_from_name, project
 from tests.helpers import ROOT, load_tool
 
@@ -126,6 +127,22 @@ def test_layer_decay_check_wants_monotone_scales_of_the_rate():
     problems = layer_decay_problems(bad, rate, layers)
     assert any('not monotone' in p for p in problems)
     assert any('depth 1 lr scale' in p for p in problems)
+
+
+def test_every_shipped_config_declares_its_input_size_and_batch():
+    """Read from the configs as shipped (int or pair sizes), without building
+    them: a config layout change must not break the heavy preflights, which
+    only the slow tier runs."""
+    from mmengine.config import Config
+    for config in GROUPS['quick'] + GROUPS['heavy']:
+        cfg = Config.fromfile(os.path.join(ROOT, config))
+        size = input_size(cfg)
+        assert size is not None and len(size) == 2, config
+        assert all(isinstance(s, int) and s > 0 for s in size), config
+        expected = 1 if '/mmdet/' in config else 2
+        assert default_batch(cfg) == expected, config
+    assert input_size(Config(dict(crop_size=224))) == [224, 224]
+    assert input_size(Config(dict(crop_size=(512, 1024)))) == [512, 1024]
 
 
 def test_projection_of_an_epoch_schedule():
