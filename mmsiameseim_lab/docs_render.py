@@ -114,7 +114,9 @@ def changed_since(commit: str,
     HEAD); None when ``commit`` is not in the history.
 
     Commits listed in :data:`IGNORE_REVS_FILE` (formatting only: see
-    :func:`formatting_commits`) change nothing here.
+    :func:`formatting_commits`) change nothing here, and neither do markdown
+    files: a README inside a folder the figures depend on (the ablation
+    configs' README) is where their table is rendered, not an input.
     """
     if not paths:
         return []
@@ -127,7 +129,7 @@ def changed_since(commit: str,
     for entry in out.split('\0')[1:]:  # '\0HASH\n\nfile\nfile\n' each
         rev, *names = entry.splitlines() or ['']
         if rev.strip().lower() not in ignored:
-            files.update(f for f in names if f)
+            files.update(f for f in names if f and not f.endswith('.md'))
     return [p for p in paths if any(_under(f, [p]) for f in files)]
 
 

@@ -225,6 +225,24 @@ def test_a_formatting_only_commit_does_not_mark_figures_stale(
     assert f'Not retaken since {taken[:7]}: tools/demo.py changed' in text()
 
 
+def test_a_rendered_readme_inside_a_dependency_does_not_mark_it_stale(
+        tmp_path):
+    """Rendering a table into the README of a folder its figures depend on
+    (configs/pretrain/ablations/README.md) is no change of their inputs; a
+    config there is."""
+    repo = tmp_path / 'repo'
+    (repo / 'configs').mkdir(parents=True)
+    subprocess.run(['git', 'init', '-q', str(repo)], check=True)
+    (repo / 'configs' / 'row.py').write_text('a = 1\n')
+    taken = _commit(repo, 'the figures are taken here')
+    (repo / 'configs' / 'README.md').write_text('| table |\n')
+    _commit(repo, 'the table rendered into the folder README')
+    assert changed_since(taken, ['configs'], str(repo)) == []
+    (repo / 'configs' / 'row.py').write_text('a = 2\n')
+    _commit(repo, 'a config change')
+    assert changed_since(taken, ['configs'], str(repo)) == ['configs']
+
+
 def test_every_renderer_is_registered_with_its_dependencies():
     load_renderers()
     names = set(table_renderers())
