@@ -15,6 +15,10 @@ that prefix at a folder holding the same layout: the user's real data
   that mmdet's ``CocoDataset`` keeps them;
 - ADE20k image and annotation folders (:mod:`~mmsiameseim_lab.smoke.ade20k`).
 
+The own-images configs (``*_folder.py``) ship ``UnlabeledImageFolder`` without
+a ``data_root`` (the user gives it): a preflight points it at the miniature
+ImageNet's training JPEGs, read recursively without labels.
+
 The Fashion-MNIST configs read the real Fashion-MNIST (``LocalFashionMNIST``).
 """
 import json
@@ -24,6 +28,7 @@ import os.path as osp
 from typing import Any, Iterable, Optional, Set
 
 from ..results import REPO
+from .schedule import inner_dataset
 
 PREFIX = 'data/'
 FASHION_MNIST = osp.join(REPO, 'data', 'fashion_mnist')
@@ -40,6 +45,23 @@ PROVIDERS = {
 }
 IMAGENET_SIZE = 288  # > 256: the test resize and the crops shrink it
 COCO_SIZE = 640  # COCO's long side; LSJ rescales it by 0.1-2.0 of 1024
+
+
+IMAGE_FOLDER = PREFIX + 'imagenet/train'
+
+
+def fill_image_folder(cfg: dict) -> Optional[str]:
+    """Give an ``UnlabeledImageFolder`` training set without ``data_root``
+    the folder :data:`IMAGE_FOLDER` (under ``data/``, so re-rooted like any
+    other path), in place; returns the override line, or None."""
+    loader = cfg.get('train_dataloader') or {}
+    dataset = inner_dataset(loader.get('dataset') or {})
+    if dataset.get('type') != 'UnlabeledImageFolder' or dataset.get(
+            'data_root'):
+        return None
+    dataset['data_root'] = IMAGE_FOLDER
+    return (f'train_dataloader.dataset.data_root unset -> {IMAGE_FOLDER} '
+            '(JPEGs in class folders, read recursively without labels)')
 
 
 def _strings(obj: Any) -> Iterable[str]:

@@ -12,7 +12,8 @@ from mmengine.config import Config
 
 from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
-from .data import FASHION_MNIST, data_folders, make_miniature, point_data_root
+from .data import (FASHION_MNIST, data_folders, fill_image_folder,
+                   make_miniature, point_data_root)
 from .hook import PreflightHook
 from .schedule import DATASET_SIZES, inner_dataset, project, shipped_schedule
 
@@ -429,6 +430,7 @@ def dataset_size(cfg: Config) -> Optional[int]:
 def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
          cache_dir, num_workers, record) -> list:
     fashion_mnist = fashion_mnist or FASHION_MNIST
+    folder_note = fill_image_folder(cfg)
     if data_root is None:
         folders = data_folders(
             cfg.to_dict() if hasattr(cfg, 'to_dict') else dict(cfg))
@@ -439,9 +441,9 @@ def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
     else:
         fashion_mnist = osp.join(data_root, 'fashion_mnist')
         record['data'] = f'real data under {data_root}'
-    record['overrides'] = apply_overrides(cfg, iters, batch, data_root,
-                                          work_dir, device, fashion_mnist,
-                                          num_workers)
+    record['overrides'] = [folder_note] * bool(folder_note) + \
+        apply_overrides(cfg, iters, batch, data_root, work_dir, device,
+                        fashion_mnist, num_workers)
     _reset_peak(device)
     if cfg.get('optim_wrapper') is None or cfg.get('train_cfg') is None:
         return _features(copy.deepcopy(cfg), batch, record)
