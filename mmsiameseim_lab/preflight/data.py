@@ -46,7 +46,6 @@ PROVIDERS = {
 IMAGENET_SIZE = 288  # > 256: the test resize and the crops shrink it
 COCO_SIZE = 640  # COCO's long side; LSJ rescales it by 0.1-2.0 of 1024
 
-
 IMAGE_FOLDER = PREFIX + 'imagenet/train'
 
 

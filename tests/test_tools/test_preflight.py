@@ -15,8 +15,7 @@ from mmsiameseim_lab.preflight import (PreflightError, config_groups,
 from mmsiameseim_lab.preflight.checks import (check_param_groups,
                                               layer_decay_problems)
 from mmsiameseim_lab.preflight.data import (IMAGE_FOLDER, data_folders,
-                                            fill_image_folder,
-                                            point_data_root)
+                                            fill_image_folder, point_data_root)
 from mmsiameseim_lab.preflight.hook import PreflightHook
 from mmsiameseim_lab.preflight.run import default_batch, input_size
 from mmsiameseim_lab.preflight.schedule import devices_from_name, project
