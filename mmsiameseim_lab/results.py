@@ -38,7 +38,7 @@ def _git(*args: str) -> Optional[str]:
         return subprocess.run(['git', '-C', REPO, *args],
                               check=True,
                               capture_output=True,
-                              text=True).stdout.strip()
+                              text=True).stdout.rstrip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
