@@ -27,13 +27,12 @@ import importlib
 import os
 import os.path as osp
 import re
-import subprocess
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from mmsiameseim.atomic_io import atomic_write
-from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
-                                     results_path, table_depends_on,
-                                     table_renderers)
+from mmsiameseim_lab.results import (REPO, cell_renderers, git_output,
+                                     read_results, results_path,
+                                     table_depends_on, table_renderers)
 
 # The modules that register renderers (``results_table`` /
 # ``results_cell``): the one list to extend when a tool publishes a new
@@ -82,22 +81,12 @@ def markdown_files(root: str) -> List[str]:
         f for f in set(files) if osp.isfile(f) and not f.startswith(build))
 
 
-def _git(git_root: str, *args: str) -> Optional[str]:
-    try:
-        return subprocess.run(['git', '-C', git_root, *args],
-                              check=True,
-                              capture_output=True,
-                              text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def formatting_commits(git_root: str = REPO) -> Set[str]:
     """The commits listed in :data:`IGNORE_REVS_FILE` at the top of the git
     work tree of ``git_root`` (none without the file): one full (40-hex) hash
     a line; ``#`` comments and blank lines are allowed, anything else is
     skipped."""
-    top = (_git(git_root, 'rev-parse', '--show-toplevel') or '').strip()
+    top = git_output('rev-parse', '--show-toplevel', root=git_root)
     try:
         with open(osp.join(top or git_root, IGNORE_REVS_FILE)) as f:
             lines = f.read().splitlines()
@@ -120,10 +109,17 @@ def changed_since(commit: str,
     """
     if not paths:
         return []
-    if _git(git_root, 'cat-file', '-e', f'{commit}^{{commit}}') is None:
+    if git_output(
+            'cat-file', '-e', f'{commit}^{{commit}}', root=git_root) is None:
         return None
-    out = _git(git_root, 'log', '--format=%x00%H', '--name-only',
-               f'{commit}..HEAD', '--', *paths) or ''
+    out = git_output(
+        'log',
+        '--format=%x00%H',
+        '--name-only',
+        f'{commit}..HEAD',
+        '--',
+        *paths,
+        root=git_root) or ''
     ignored = formatting_commits(git_root)
     files = set()
     for entry in out.split('\0')[1:]:  # '\0HASH\n\nfile\nfile\n' each

@@ -33,9 +33,12 @@ _DEPENDS: Dict[str, Tuple[str, ...]] = {}
 _CELLS: Dict[str, CellRenderer] = {}
 
 
-def _git(*args: str) -> Optional[str]:
+def git_output(*args: str, root: Optional[str] = None) -> Optional[str]:
+    """``git -C ROOT ARGS``'s output without its trailing whitespace (the
+    leading space of ``git status --porcelain``'s first line is kept), or
+    None when git fails; ROOT defaults to the repository."""
     try:
-        return subprocess.run(['git', '-C', REPO, *args],
+        return subprocess.run(['git', '-C', root or REPO, *args],
                               check=True,
                               capture_output=True,
                               text=True).stdout.rstrip()
@@ -69,7 +72,7 @@ def run_meta(command: Optional[str] = None) -> dict:
     """Date, machine, command line and git commit of the running process,
     and the machine's load (1-minute load average: other jobs sharing the
     cores slow timings down)."""
-    status = _git('status', '--porcelain', '--untracked-files=no')
+    status = git_output('status', '--porcelain', '--untracked-files=no')
     try:
         load = round(os.getloadavg()[0], 2)
     except OSError:
@@ -80,7 +83,7 @@ def run_meta(command: Optional[str] = None) -> dict:
         machine=machine(),
         command=command
         or shlex.join([osp.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
-        commit=_git('rev-parse', 'HEAD'),
+        commit=git_output('rev-parse', 'HEAD'),
         dirty=bool(status) if status is not None else None,
         dirty_paths=[line[3:]
                      for line in status.splitlines()] if status else [],

@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import torch
 from mmengine.config import Config
+from mmengine.utils import to_2tuple
 
 from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
@@ -36,19 +37,15 @@ def default_batch(cfg: Config) -> int:
     return 1 if cfg.get('default_scope') == 'mmdet' else 2
 
 
-def _pair(size) -> List[int]:
-    return [size, size] if isinstance(size, int) else list(size)
-
-
 def input_size(cfg: Config) -> Optional[List[int]]:
     """The training input size (H, W) a config declares: ``image_size``,
     ``crop_size`` or ``img_size`` (an int or a pair), else the backbone's
     ``img_size``."""
     for key in ('image_size', 'crop_size', 'img_size'):
         if cfg.get(key):
-            return _pair(cfg[key])
+            return list(to_2tuple(cfg[key]))
     size = cfg.get('model', {}).get('backbone', {}).get('img_size')
-    return _pair(size) if size else None
+    return list(to_2tuple(size)) if size else None
 
 
 def drop_empty_pretrained(obj, path: str = 'model') -> List[str]:
@@ -441,7 +438,7 @@ def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
     else:
         fashion_mnist = osp.join(data_root, 'fashion_mnist')
         record['data'] = f'real data under {data_root}'
-    record['overrides'] = [folder_note] * bool(folder_note) + \
+    record['overrides'] = ([folder_note] if folder_note else []) + \
         apply_overrides(cfg, iters, batch, data_root, work_dir, device,
                         fashion_mnist, num_workers)
     _reset_peak(device)
