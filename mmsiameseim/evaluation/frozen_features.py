@@ -66,6 +66,25 @@ def pool_backbone_output(out) -> torch.Tensor:
     return out.float().reshape(out.shape[0], -1)
 
 
+def pool_tokens(tokens: torch.Tensor,
+                feature: str = 'cls_token') -> torch.Tensor:
+    """The frozen feature of ViT tokens (N, 1 + L, C) (a ``raw`` output),
+    as the probe backbone with ``out_type=feature`` gives it: the cls
+    token, or the layer-normalised mean of the patch tokens (the
+    ``avg_featmap`` LayerNorm at its identity initialisation).
+
+    Returns:
+        Tensor: (N, C) float32.
+    """
+    if feature == 'cls_token':
+        return tokens[:, 0].float()
+    if feature == 'avg_featmap':
+        mean = tokens[:, 1:].float().mean(1)
+        return torch.nn.functional.layer_norm(mean, mean.shape[-1:], eps=1e-6)
+    raise ValueError(f"pool_tokens: feature={feature!r}, choose 'cls_token' "
+                     "or 'avg_featmap'")
+
+
 @torch.no_grad()
 def batch_features(
         model: torch.nn.Module,

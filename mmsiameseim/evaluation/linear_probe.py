@@ -9,6 +9,8 @@ from .precision import set_training_precision
 
 _VITS = ('SiameseIMViT', 'MAEViT', 'MoCoV3ViT', 'VisionTransformer')
 _SWINS = ('SimMIMSwinTransformer', 'SwinTransformer')
+#: the frozen ViT feature: mmpretrain ``VisionTransformer`` out types
+VIT_FEATURES = ('cls_token', 'avg_featmap')
 
 
 def match_probe_backbone(probe_model: ConfigDict,
@@ -98,9 +100,46 @@ def never_download(cfg: Config) -> None:
             dataset.download = False
 
 
+def set_vit_feature(probe_model: ConfigDict,
+                    out_type: str = 'cls_token',
+                    final_norm: bool = False) -> None:
+    """Choose the feature a frozen ViT classifier reads, in place.
+
+    Args:
+        probe_model (ConfigDict): ``model`` of a probe config whose backbone
+            is an mmpretrain ``VisionTransformer``.
+        out_type (str): 'cls_token' (the last block's cls token) or
+            'avg_featmap' (the mean of the patch tokens through a
+            LayerNorm that starts as identity and stays frozen: the
+            authors' ``global_pool`` linear probe before training).
+        final_norm (bool): Apply the backbone's final LayerNorm first: the
+            pretrained one where the checkpoint has it (MAE), else a
+            LayerNorm without learned scale (identity affine).
+
+    Raises:
+        ValueError: An unknown ``out_type``, or a backbone that is not a
+            ``VisionTransformer`` asked for other than the default.
+    """
+    if out_type not in VIT_FEATURES:
+        raise ValueError(f'feature out_type={out_type!r}: choose one of '
+                         f'{VIT_FEATURES}')
+    kind = probe_model.backbone.get('type')
+    if kind != 'VisionTransformer':
+        if (out_type, final_norm) != ('cls_token', False):
+            raise ValueError(
+                f'feature out_type={out_type!r}, final_norm={final_norm}: '
+                f'only a VisionTransformer probe backbone has them, this '
+                f'one is a {kind}')
+        return
+    probe_model.backbone.out_type = out_type
+    probe_model.backbone.final_norm = bool(final_norm)
+
+
 def probe_config(path: str,
                  pretrain_model: Optional[ConfigDict] = None,
-                 data_prefix: Optional[str] = None) -> Config:
+                 data_prefix: Optional[str] = None,
+                 out_type: Optional[str] = None,
+                 final_norm: Optional[bool] = None) -> Config:
     """A frozen-backbone classifier config (e.g. the linear probe of
     configs/benchmarks/mmpretrain), matched to a pretraining model, whose
     datasets never download (:func:`never_download`).
@@ -113,10 +152,20 @@ def probe_config(path: str,
         data_prefix (str, optional): Replaces the ``data_prefix`` of the
             three dataloaders' datasets; a relative path is taken from the
             current directory.
+        out_type (str, optional): The ViT feature (see
+            :func:`set_vit_feature`); None keeps the config's.
+        final_norm (bool, optional): See :func:`set_vit_feature`; None
+            keeps the config's.
     """
     cfg = Config.fromfile(path)
     if pretrain_model is not None:
         match_probe_backbone(cfg.model, pretrain_model)
+    if out_type is not None or final_norm is not None:
+        backbone = cfg.model.backbone
+        set_vit_feature(
+            cfg.model, out_type or backbone.get('out_type', 'cls_token'),
+            backbone.get('final_norm', False)
+            if final_norm is None else final_norm)
     if data_prefix is not None:
         for loader in (cfg.train_dataloader, cfg.val_dataloader,
                        cfg.test_dataloader):

@@ -1,8 +1,9 @@
+import copy
 import hashlib
 import json
 import os
 import os.path as osp
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 import torch
@@ -12,9 +13,22 @@ from .feature_cache import cache_digest, cached_features, file_identity
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
-from .linear_probe import linear_probe_accuracy, probe_config
+from .linear_probe import (VIT_FEATURES, linear_probe_accuracy,
+                           probe_config)
 from .precision import check_precision
 from .stored_results import load_result, refuse_other_settings, save_result
+
+
+def raw_images(dataset_cfg: dict,
+               indices: Optional[Sequence[int]] = None) -> tuple:
+    """The stored images (N, H, W[, C]) and labels (N,) of a dataset
+    config, without its pipeline; ``indices`` selects some."""
+    from mmpretrain.registry import DATASETS
+    ds = DATASETS.build(dict(dataset_cfg, pipeline=[]))
+    indices = range(len(ds)) if indices is None else indices
+    infos = [ds.get_data_info(int(i)) for i in indices]
+    return (np.stack([i['img'] for i in infos]),
+            np.array([int(i['gt_label']) for i in infos]))
 
 
 class FrozenBackboneProtocol:
@@ -55,6 +69,18 @@ class FrozenBackboneProtocol:
             (no autocast) or 'bfloat16' / 'float16'.
         cache_dir (str, optional): Feature cache (see
             :func:`cached_features`); None extracts every time.
+        feature (str): The frozen ViT feature every metric reads:
+            'cls_token' (the last block's cls token) or 'avg_featmap' (the
+            mean of the patch tokens, layer-normalised: the authors'
+            global-pool probe). See :func:`set_vit_feature`.
+        final_norm (bool): Pass the tokens through the backbone's final
+            LayerNorm first (the pretrained one where the checkpoint has
+            it, e.g. MAE's; else without learned scale).
+        holdout (int, optional): Score on this many *training* images (a
+            fixed random subset, seed 1) instead of the test set, drawing
+            the kNN bank, probe and few-shot images from the other training
+            images: for choosing settings without looking at the test
+            images. Cannot be combined with ``test_samples``.
 
     Relative paths (``probe_config``, ``work_dir``, ``data_prefix``,
     ``cache_dir``) are taken from the current directory when the protocol
@@ -71,8 +97,18 @@ class FrozenBackboneProtocol:
                  test_seed: Optional[int] = None,
                  data_prefix: Optional[str] = None,
                  precision: str = 'float32',
-                 cache_dir: Optional[str] = None) -> None:
+                 cache_dir: Optional[str] = None,
+                 feature: str = 'cls_token',
+                 final_norm: bool = False,
+                 holdout: Optional[int] = None) -> None:
         check_precision(precision, option='FrozenBackboneProtocol precision')
+        if feature not in VIT_FEATURES:
+            raise ValueError(f'FrozenBackboneProtocol: feature={feature!r}, '
+                             f'choose one of {VIT_FEATURES}')
+        if holdout is not None and test_samples is not None:
+            raise ValueError(
+                'FrozenBackboneProtocol: holdout scores on held-out '
+                'training images, test_samples on test images: give one')
         if not osp.isfile(probe_config):
             raise FileNotFoundError(
                 f'FrozenBackboneProtocol: probe_config {probe_config!r} not '
@@ -90,6 +126,9 @@ class FrozenBackboneProtocol:
         self.precision = precision
         self.cache_dir = None if cache_dir is None else \
             osp.abspath(cache_dir)
+        self.feature = feature
+        self.final_norm = bool(final_norm)
+        self.holdout = holdout
         self._check_counts()
         os.makedirs(osp.join(self.work_dir, 'results'), exist_ok=True)
 
@@ -103,7 +142,8 @@ class FrozenBackboneProtocol:
                                      ('linear.epochs', self.linear['epochs'],
                                       1), ('fewshot.folds',
                                            self.fewshot.get('folds', 3), 2),
-                                     ('test_samples', self.test_samples, 1)):
+                                     ('test_samples', self.test_samples, 1),
+                                     ('holdout', self.holdout, 1)):
             if value is not None and value < least:
                 raise ValueError(f'FrozenBackboneProtocol: {option}={value}'
                                  f', at least {least} was expected')
@@ -122,7 +162,27 @@ class FrozenBackboneProtocol:
 
     def config(self, pretrain_model: Optional[ConfigDict] = None) -> Config:
         """The probe config, its backbone matched to ``pretrain_model``."""
-        return probe_config(self.probe_path, pretrain_model, self.data_prefix)
+        return probe_config(self.probe_path, pretrain_model, self.data_prefix,
+                            self.feature, self.final_norm)
+
+    def test_dataset(self, cfg: Config) -> dict:
+        """The dataset config the scores are taken on: the probe config's
+        test set, or with ``holdout`` its training set (test pipeline)."""
+        if self.holdout is None:
+            return cfg.test_dataloader.dataset
+        return dict(
+            cfg.train_dataloader.dataset,
+            pipeline=cfg.test_dataloader.dataset.pipeline)
+
+    def _new_settings(self) -> dict:
+        """The settings added after the first results were stored, only
+        where they differ from their defaults (earlier results stay
+        valid)."""
+        new = dict(
+            feature=(self.feature, 'cls_token'),
+            final_norm=(self.final_norm, False),
+            holdout=(self.holdout, None))
+        return {k: v for k, (v, default) in new.items() if v != default}
 
     def subset_settings(self) -> dict:
         """What the sample subsets depend on."""
@@ -136,7 +196,11 @@ class FrozenBackboneProtocol:
             linear_train_samples=self.linear['train_samples'],
             fewshot_fraction=self.fewshot['fraction'],
             test_samples=self.test_samples,
-            test_seed=self.test_seed)
+            test_seed=self.test_seed,
+            **{
+                k: v
+                for k, v in self._new_settings().items() if k == 'holdout'
+            })
 
     def settings(self) -> dict:
         """What every result depends on, besides the checkpoint."""
@@ -145,7 +209,8 @@ class FrozenBackboneProtocol:
             knn=self.knn,
             linear=self.linear,
             fewshot=self.fewshot,
-            precision=self.precision)
+            precision=self.precision,
+            **self._new_settings())
 
     def subsets(self) -> Dict[str, np.ndarray]:
         """Training-image indices of kNN, the probe and few-shot, and the
@@ -174,33 +239,48 @@ class FrozenBackboneProtocol:
         from mmpretrain.registry import DATASETS
         cfg = self.config()
         train = DATASETS.build(dict(cfg.train_dataloader.dataset, pipeline=[]))
-        labels = train.get_gt_labels()
+        labels = np.asarray(train.get_gt_labels())
         test_size = len(
             DATASETS.build(dict(cfg.test_dataloader.dataset, pipeline=[])))
         where = f'{cfg.train_dataloader.dataset.type} in ' \
             f'{cfg.train_dataloader.dataset.get("data_prefix")}'
+        # the images the bank, probe and few-shot sets are drawn from
+        pool = np.arange(len(labels))
+        if self.holdout is not None:
+            if self.holdout >= len(labels):
+                raise ValueError(
+                    f'FrozenBackboneProtocol: holdout={self.holdout}, but '
+                    f'the training set ({where}) has {len(labels)} images')
+            held = np.sort(
+                np.random.default_rng(1).choice(
+                    len(labels), self.holdout, replace=False))
+            pool = np.setdiff1d(pool, held)
         for option, count, size in (('knn.train_samples',
-                                     self.knn['train_samples'], len(labels)),
+                                     self.knn['train_samples'], len(pool)),
                                     ('linear.train_samples',
                                      self.linear['train_samples'],
-                                     len(labels)), ('test_samples',
-                                                    self.test_samples
-                                                    or 0, test_size)):
+                                     len(pool)), ('test_samples',
+                                                  self.test_samples
+                                                  or 0, test_size)):
             if count > size:
+                held = ' not held out' * (self.holdout is not None
+                                          and option != 'test_samples')
                 raise ValueError(
                     f'FrozenBackboneProtocol: {option}={count}, but the '
                     f'{"test" if option == "test_samples" else "training"} '
-                    f'set ({where}) has {size} images')
+                    f'set ({where}) has {size} images{held}')
         rng = np.random.default_rng(0)
         out = dict(
             knn=np.sort(
-                rng.choice(
-                    len(labels), self.knn['train_samples'], replace=False)),
+                pool[rng.choice(
+                    len(pool), self.knn['train_samples'], replace=False)]),
             probe=np.sort(
-                rng.choice(
-                    len(labels), self.linear['train_samples'], replace=False)),
-            few=class_balanced_subset(labels, self.fewshot['fraction']))
-        per_class = np.bincount(np.asarray(labels)[out['few']])
+                pool[rng.choice(
+                    len(pool), self.linear['train_samples'],
+                    replace=False)]),
+            few=pool[class_balanced_subset(labels[pool],
+                                           self.fewshot['fraction'])])
+        per_class = np.bincount(labels[out['few']])
         fewest = int(per_class[per_class > 0].min())
         if fewest < 2:
             raise ValueError(
@@ -208,7 +288,9 @@ class FrozenBackboneProtocol:
                 f'{self.fewshot["fraction"]} gives {fewest} labelled '
                 'image of some class; cross-validating the L2 strength '
                 'needs at least 2 of each: raise the fraction')
-        if self.test_samples is not None:
+        if self.holdout is not None:
+            out['test'] = held
+        elif self.test_samples is not None:
             if self.test_seed is None:
                 out['test'] = np.arange(self.test_samples)
             else:
@@ -231,7 +313,7 @@ class FrozenBackboneProtocol:
         splits = dict(
             knn=(cfg.train_dataloader.dataset, subsets['knn']),
             few=(cfg.train_dataloader.dataset, subsets['few']),
-            test=(cfg.test_dataloader.dataset, subsets.get('test')))
+            test=(self.test_dataset(cfg), subsets.get('test')))
         out = {}
         for split, (dataset, idx) in splits.items():
 
@@ -256,7 +338,8 @@ class FrozenBackboneProtocol:
                  name: str,
                  checkpoint: Optional[str],
                  pretrain_model: Optional[ConfigDict] = None,
-                 cache_key: Optional[dict] = None) -> Dict[str, float]:
+                 cache_key: Optional[dict] = None,
+                 linear: bool = True) -> Dict[str, float]:
         """kNN top-1, linear-probe top-1 and few-shot top-1 (%) of the
         backbone in ``checkpoint``.
 
@@ -268,10 +351,12 @@ class FrozenBackboneProtocol:
                 config whose backbone the checkpoint holds.
             cache_key (dict, optional): Identity of the features for the
                 feature cache.
+            linear (bool): Also train the linear probe (the slow part);
+                False gives kNN and few-shot only.
 
         Returns:
-            dict: ``knn``, ``linear``, ``fewshot`` and the chosen
-            ``fewshot_l2``.
+            dict: ``knn``, ``linear`` (when asked), ``fewshot`` and the
+            chosen ``fewshot_l2``.
         """
         out_path = osp.join(self.work_dir, 'results', f'{name}.json')
         settings = dict(
@@ -299,14 +384,16 @@ class FrozenBackboneProtocol:
                 f'{name}: kNN {result["knn"]:.2f} %, few-shot '
                 f'{result["fewshot"]:.2f} %',
                 flush=True)
-        if 'linear' not in result:
+        if linear and 'linear' not in result:
             subsets = self.subsets()
             print(
                 f'{name}: linear probe ({self.linear["epochs"]} epochs on '
                 f'{len(subsets["probe"])} training images)',
                 flush=True)
+            probe_cfg = copy.deepcopy(cfg)
+            probe_cfg.test_dataloader.dataset = self.test_dataset(cfg)
             result['linear'] = linear_probe_accuracy(
-                cfg,
+                probe_cfg,
                 checkpoint,
                 osp.join(self.work_dir, name, 'linear_probe'),
                 subsets['probe'],
@@ -325,21 +412,16 @@ class FrozenBackboneProtocol:
         result = load_result(out_path, settings)
         if result:
             return result
-        from mmpretrain.registry import DATASETS
         cfg = self.config()
         subsets = self.subsets()
 
         def pixels(dataset_cfg, idx):
-            ds = DATASETS.build(dict(dataset_cfg, pipeline=[]))
-            idx = range(len(ds)) if idx is None else idx
-            infos = [ds.get_data_info(int(i)) for i in idx]
-            x = np.stack([i['img'] for i in infos])
-            y = np.array([int(i['gt_label']) for i in infos])
+            x, y = raw_images(dataset_cfg, idx)
             return (torch.from_numpy(x.reshape(len(x), -1)).float(),
                     torch.from_numpy(y))
 
         tr_x, tr_y = pixels(cfg.train_dataloader.dataset, subsets['knn'])
-        te_x, te_y = pixels(cfg.test_dataloader.dataset, subsets.get('test'))
+        te_x, te_y = pixels(self.test_dataset(cfg), subsets.get('test'))
         mean = tr_x.mean(0)
         result = dict(
             knn=weighted_knn_accuracy(
@@ -353,11 +435,24 @@ class FrozenBackboneProtocol:
         print(f'raw pixels: kNN {result["knn"]:.2f} %', flush=True)
         return result
 
+    def feature_text(self) -> str:
+        """The frozen feature, in words."""
+        text = dict(
+            cls_token='the cls token of the last block',
+            avg_featmap='the mean of the last block\'s patch tokens, '
+            'layer-normalised')[self.feature]
+        return text + (', after the final LayerNorm'
+                       if self.final_norm else ' (no final norm)')
+
     def describe(self) -> list:
         """Markdown bullets of the protocol, from its settings."""
         test = ('the first' if self.test_seed is None else 'a fixed random '
                 'subset of') + f' {self.test_samples} test images' \
             if self.test_samples is not None else 'all the test images'
+        if self.holdout is not None:
+            test = (f'{self.holdout} held-out training images (a fixed '
+                    'random subset; the other metrics\' images are drawn '
+                    'from the rest)')
         probe = osp.relpath(self.probe_config) \
             if not osp.isabs(self.probe_config) else self.probe_config
         return [
@@ -373,4 +468,5 @@ class FrozenBackboneProtocol:
             f'{self.fewshot.get("folds", 3)}-fold CV on the labelled images.',
             f'* Every metric is top-1 on {test}, in '
             f'{self.precision}.',
+            f'* Feature: {self.feature_text()}.',
         ]
