@@ -67,11 +67,20 @@ def demo_cell(results: dict, key: str) -> str:
             f'{r["linear"]:.2f}, 1 % few-shot {r["fewshot"]:.2f}')
 
 
-@results_table(
-    'side_by_side',
-    depends_on=_TRAINING +
-    ('tools/side_by_side.py', 'tools/side_by_side_authors.py',
-     'tools/authors_siameseim.py'))
+_SIDE_BY_SIDE = _TRAINING + ('tools/side_by_side.py',
+                             'tools/side_by_side_authors.py',
+                             'tools/authors_siameseim.py')
+
+
+@results_table('side_by_side:summary', depends_on=_SIDE_BY_SIDE)
+def side_by_side_summary(results: dict) -> str:
+    """The README's part of ``tools/side_by_side.py``: the mean and spread
+    of each side, without the per-run rows."""
+    full = side_by_side_table(results)
+    return full.split('\n\nPer run:')[0]
+
+
+@results_table('side_by_side', depends_on=_SIDE_BY_SIDE)
 def side_by_side_table(results: dict) -> str:
     """``tools/side_by_side.py``: ours and the authors' code, mean and spread
     over seeds, then every run."""
@@ -84,6 +93,116 @@ def side_by_side_table(results: dict) -> str:
         f'{data.get("settings", {}).get("batch", "?")}.'
     ]
     return format_seed_table(data['runs'], names, notes).rstrip('\n')
+
+
+def _claim_cells(stats: dict, metrics) -> list:
+    """'mean ± sd (min-max)' of each metric's stats; the mean alone for one
+    run, '-' for none."""
+    cells = []
+    for m in metrics:
+        st = stats.get(m)
+        if not st:
+            cells.append('-')
+        elif st['sd'] is None:
+            cells.append(f'{st["mean"]:.2f}')
+        else:
+            cells.append(f'{st["mean"]:.2f} ± {st["sd"]:.2f} '
+                         f'({st["min"]:.2f}-{st["max"]:.2f})')
+    return cells
+
+
+_CLAIM = _TRAINING + ('tools/claim_study.py', 'mmsiameseim_lab/claim.py',
+                      'configs/demo/claim_study.py', 'configs/pretrain/peers')
+
+
+def _claim_main_rows(data: dict) -> list:
+    """The table of every method's mean and spread, their initial weights
+    and raw pixels."""
+    from mmsiameseim_lab.claim import METRICS
+    head = ('method', 'seeds', 'kNN top-1', 'linear probe top-1',
+            '1 % few-shot top-1', 'dense mIoU', 'dense per-patch acc.')
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    summary = data['summary']
+    for key, name in (('scores', '**{}**'), ('initial_weights',
+                                             '{} initial weights')):
+        for method in data['methods']:
+            if method in summary:
+                s = summary[method]
+                seeds = ','.join(str(x) for x in s['seeds'])
+                lines.append('| ' + ' | '.join([name.format(method), seeds] +
+                                               _claim_cells(s[key], METRICS)) +
+                             ' |')
+    raw = data['raw_pixels']
+    lines.append(f'| raw pixels | - | {raw["knn"]:.2f} | - | - | '
+                 f'{raw["dense_miou"]:.2f} | {raw["dense_accuracy"]:.2f} |')
+    return lines + [
+        '', 'mean ± sample standard deviation (min-max) over the seeds; '
+        'initial weights: each run before its first step.'
+    ]
+
+
+@results_table('claim:summary', depends_on=_CLAIM)
+def claim_summary(results: dict) -> str:
+    """The README's part of ``tools/claim_study.py``: the main table and
+    the reading."""
+    from mmsiameseim_lab.claim import claim_reading
+    data = results['data']
+    lines = _claim_main_rows(data) + ['']
+    lines += [f'* {x}' for x in claim_reading(data)]
+    return '\n'.join(lines + _smoke_note(data))
+
+
+@results_table('claim', depends_on=_CLAIM)
+def claim_table(results: dict) -> str:
+    """``tools/claim_study.py``: per method the mean and spread over seeds
+    of every score, the floors, the paper's orderings against ours, and
+    the learning curve."""
+    from mmsiameseim_lab.claim import claim_reading, orderings
+    data = results['data']
+    summary = data['summary']
+    raw = data['raw_pixels']
+    lines = _claim_main_rows(data) + [
+        '', '| paper column | comparison | paper | ours (difference of means) '
+        '| verdict |', '|---|---|---|---|---|'
+    ]
+    for o in orderings(summary):
+        se = '' if o['se'] is None else f' ± {o["se"]:.2f}'
+        lines.append(f'| {o["column"]} | {o["a"]} - {o["b"]} | '
+                     f'{o["paper"]:+.1f} | {o["ours"]:+.2f}{se} | '
+                     f'{o["verdict"]} |')
+    lines += [
+        '', 'ours: difference of the means ± its standard error over the '
+        'seeds; "holds" / "reversed": the difference is beyond two '
+        'standard errors with the paper\'s sign / the other sign.'
+    ]
+    curve = [r for r in data['records'] if r['curve']]
+    if curve:
+        epochs = sorted({r['epochs'] for r in curve})
+        lines += [
+            '', f'Learning curve (seed {data.get("curve_seed", 0)}): the '
+            'epoch checkpoints of one run per method, its cosine schedule '
+            'ending at its last epoch; kNN top-1 / dense mIoU:', '',
+            '| method | ' + ' | '.join(f'{e} ep.' for e in epochs) + ' |',
+            '|---|' + '---|' * len(epochs)
+        ]
+        for method in data['methods']:
+            by = {r['epochs']: r for r in curve if r['method'] == method}
+            if by:
+                lines.append(f'| {method} | ' + ' | '.join(
+                    f'{by[e]["knn"]:.2f} / {by[e]["dense_miou"]:.2f}' if e in
+                    by else '-' for e in epochs) + ' |')
+        lines.append('| raw pixels | ' +
+                     ' | '.join(f'{raw["knn"]:.2f} / {raw["dense_miou"]:.2f}'
+                                for _ in epochs) + ' |')
+    lines += ['', 'Reading (written from the numbers above):', '']
+    lines += [f'* {x}' for x in claim_reading(data)]
+    bf16 = 'native bf16' if data.get('native_bf16') else 'no native bf16 ' \
+        '(fp32)'
+    lines += [
+        '', f'Pretraining: {data["epochs"]} epoch(s) per table run; '
+        f'the CPU had {bf16}.'
+    ]
+    return '\n'.join(lines + _smoke_note(data))
 
 
 @results_table(

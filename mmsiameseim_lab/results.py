@@ -91,7 +91,9 @@ def run_meta(command: Optional[str] = None) -> dict:
 
 
 def results_path(name: str, results_dir: Optional[str] = None) -> str:
-    return osp.join(results_dir or RESULTS_DIR, f'{name}.json')
+    """The file of results ``name``; a view of it, ``NAME:VIEW`` (another
+    renderer of the same file), is the file NAME."""
+    return osp.join(results_dir or RESULTS_DIR, f'{name.split(":")[0]}.json')
 
 
 def write_results(name: str,

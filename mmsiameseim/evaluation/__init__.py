@@ -2,8 +2,8 @@ from .checkpoint_backbone import checkpoint_config, frozen_vit
 from .class_subset_accuracy import ClassSubsetAccuracy
 from .dense_probe import (dense_probe_scores, fit_linear_classifier,
                           patch_tokens, raw_patch_pixels, segmentation_scores)
-from .feature_pca import nearest_neighbours, pca_rgb
 from .feature_cache import cache_digest, cached_features, file_identity
+from .feature_pca import nearest_neighbours, pca_rgb
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import (batch_features, build_frozen_backbone_model,
                               extract_features, pool_backbone_output,

@@ -26,10 +26,11 @@ def checkpoint_config(checkpoint: str, config: Optional[str] = None) -> Config:
     return Config.fromstring(text, '.py')
 
 
-def frozen_vit(checkpoint: Optional[str],
-               pretrain_model: ConfigDict,
-               final_norm: bool = False
-               ) -> Tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+def frozen_vit(
+    checkpoint: Optional[str],
+    pretrain_model: ConfigDict,
+    final_norm: bool = False
+) -> Tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The backbone of a pretraining model config as a frozen mmpretrain
     ViT giving all its tokens, with the checkpoint's weights, and its
     input normalisation.

@@ -82,7 +82,10 @@ class MosaicDenseProbe:
         """``train`` and ``test``: (normalised mosaics (N, 1, H, W) float,
         patch labels (N, h, w), mosaics (N, H, W) uint8, pixel labels
         (N, H, W)); ``classes`` (labels with the background) and ``patch``
-        (the backbone's patch size). Made once per instance."""
+        (the backbone's patch size).
+
+        Made once per instance.
+        """
         if self._data is not None:
             return self._data
         p = self.protocol
@@ -95,11 +98,13 @@ class MosaicDenseProbe:
         mean = torch.tensor(norm.get('mean', [0.])).view(1, -1, 1, 1)
         std = torch.tensor(norm.get('std', [1.])).view(1, -1, 1, 1)
         out = dict(classes=num_classes + 1, patch=patch)
-        for split, dataset, idx, count, seed in (
-            ('train', cfg.train_dataloader.dataset, subsets['probe'],
-             self.train_mosaics, 0),
-            ('test', p.test_dataset(cfg), subsets.get('test'),
-             self.test_mosaics, 1)):
+        for split, dataset, idx, count, seed in (('train',
+                                                  cfg.train_dataloader.dataset,
+                                                  subsets['probe'],
+                                                  self.train_mosaics, 0),
+                                                 ('test', p.test_dataset(cfg),
+                                                  subsets.get('test'),
+                                                  self.test_mosaics, 1)):
             images, labels = raw_images(dataset, idx)
             if images.ndim != 3:
                 raise ValueError(
@@ -119,8 +124,8 @@ class MosaicDenseProbe:
             side = mosaics.shape[-1]
             grid = (side // patch, side // patch)
             x = (torch.from_numpy(mosaics).float()[:, None] - mean) / std
-            out[split] = (x, patch_labels(pixels, grid, num_classes + 1),
-                          mosaics, pixels)
+            out[split] = (x, patch_labels(pixels, grid,
+                                          num_classes + 1), mosaics, pixels)
         self._data = out
         return out
 
@@ -148,10 +153,10 @@ class MosaicDenseProbe:
             flush=True)
         return result
 
-    def backbone(self,
-                 checkpoint: Optional[str],
-                 pretrain_model: Optional[ConfigDict] = None
-                 ) -> torch.nn.Module:
+    def backbone(
+            self,
+            checkpoint: Optional[str],
+            pretrain_model: Optional[ConfigDict] = None) -> torch.nn.Module:
         """The frozen backbone of ``checkpoint`` giving all its tokens
         (the protocol's final-norm choice kept)."""
         cfg = self.protocol.config(pretrain_model if checkpoint else None)
@@ -199,9 +204,8 @@ class MosaicDenseProbe:
                  name: str,
                  checkpoint: Optional[str],
                  pretrain_model: Optional[ConfigDict] = None) -> dict:
-        """mIoU, per-patch accuracy and per-class IoU (%) of the frozen
-        patch tokens of ``checkpoint`` (None: the random initialisation).
-        """
+        """MIoU, per-patch accuracy and per-class IoU (%) of the frozen
+        patch tokens of ``checkpoint`` (None: the random initialisation)."""
         settings = dict(
             self.settings(),
             final_norm=self.protocol.final_norm,

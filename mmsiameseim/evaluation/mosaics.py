@@ -59,14 +59,14 @@ def make_mosaics(images: np.ndarray,
     items = items.round().clamp(0, 255)[:, 0].reshape(count, grid, grid, cell,
                                                       cell)
     item_labels = torch.from_numpy(labels[order]).reshape(count, grid, grid)
-    pixel_labels = torch.where(items >= threshold,
-                               item_labels[..., None, None],
+    pixel_labels = torch.where(items >= threshold, item_labels[..., None,
+                                                               None],
                                torch.tensor(num_classes))
     side = grid * cell
     # (count, row, col, y, x) -> (count, row*cell + y, col*cell + x)
     mosaics = items.permute(0, 1, 3, 2, 4).reshape(count, side, side)
-    pixel_labels = pixel_labels.permute(0, 1, 3, 2, 4).reshape(
-        count, side, side)
+    pixel_labels = pixel_labels.permute(0, 1, 3, 2,
+                                        4).reshape(count, side, side)
     return mosaics.to(torch.uint8).numpy(), pixel_labels.numpy()
 
 

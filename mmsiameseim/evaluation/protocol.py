@@ -13,8 +13,7 @@ from .feature_cache import cache_digest, cached_features, file_identity
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .frozen_features import build_frozen_backbone_model, extract_features
 from .knn import weighted_knn_accuracy
-from .linear_probe import (VIT_FEATURES, linear_probe_accuracy,
-                           probe_config)
+from .linear_probe import VIT_FEATURES, linear_probe_accuracy, probe_config
 from .precision import check_precision
 from .stored_results import load_result, refuse_other_settings, save_result
 
@@ -142,8 +141,8 @@ class FrozenBackboneProtocol:
                                      ('linear.epochs', self.linear['epochs'],
                                       1), ('fewshot.folds',
                                            self.fewshot.get('folds', 3), 2),
-                                     ('test_samples', self.test_samples, 1),
-                                     ('holdout', self.holdout, 1)):
+                                     ('test_samples', self.test_samples,
+                                      1), ('holdout', self.holdout, 1)):
             if value is not None and value < least:
                 raise ValueError(f'FrozenBackboneProtocol: {option}={value}'
                                  f', at least {least} was expected')
@@ -258,26 +257,22 @@ class FrozenBackboneProtocol:
         for option, count, size in (('knn.train_samples',
                                      self.knn['train_samples'], len(pool)),
                                     ('linear.train_samples',
-                                     self.linear['train_samples'],
-                                     len(pool)), ('test_samples',
-                                                  self.test_samples
-                                                  or 0, test_size)):
+                                     self.linear['train_samples'], len(pool)),
+                                    ('test_samples', self.test_samples
+                                     or 0, test_size)):
             if count > size:
-                held = ' not held out' * (self.holdout is not None
-                                          and option != 'test_samples')
+                held = ' not held out' * (
+                    self.holdout is not None and option != 'test_samples')
                 raise ValueError(
                     f'FrozenBackboneProtocol: {option}={count}, but the '
                     f'{"test" if option == "test_samples" else "training"} '
                     f'set ({where}) has {size} images{held}')
         rng = np.random.default_rng(0)
         out = dict(
-            knn=np.sort(
-                pool[rng.choice(
-                    len(pool), self.knn['train_samples'], replace=False)]),
-            probe=np.sort(
-                pool[rng.choice(
-                    len(pool), self.linear['train_samples'],
-                    replace=False)]),
+            knn=np.sort(pool[rng.choice(
+                len(pool), self.knn['train_samples'], replace=False)]),
+            probe=np.sort(pool[rng.choice(
+                len(pool), self.linear['train_samples'], replace=False)]),
             few=pool[class_balanced_subset(labels[pool],
                                            self.fewshot['fraction'])])
         per_class = np.bincount(labels[out['few']])

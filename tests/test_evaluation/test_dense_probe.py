@@ -107,8 +107,7 @@ def test_patch_tokens_drop_the_cls_token_and_keep_the_grid():
     from mmpretrain.models.backbones import VisionTransformer
     vit = VisionTransformer(
         arch=dict(
-            embed_dims=16, num_layers=1, num_heads=2,
-            feedforward_channels=32),
+            embed_dims=16, num_layers=1, num_heads=2, feedforward_channels=32),
         img_size=16,
         patch_size=4,
         in_channels=1,
@@ -155,7 +154,9 @@ def test_probe_of_real_mosaics_stores_and_reuses_its_result(tmp_path):
     # other settings are refused, naming the file and the difference
     with pytest.raises(ValueError, match='train_mosaics: 40 there, 30 now'):
         MosaicDenseProbe(
-            _protocol(tmp_path), train_mosaics=30, test_mosaics=20,
+            _protocol(tmp_path),
+            train_mosaics=30,
+            test_mosaics=20,
             max_iter=30).evaluate('init', None)
 
 
@@ -172,8 +173,9 @@ def test_probe_with_holdout_uses_training_images_only(tmp_path):
     probe = MosaicDenseProbe(
         protocol, train_mosaics=10, test_mosaics=50, max_iter=5)
     assert probe.data()['test'][0].shape[0] == 50
-    with pytest.raises(ValueError, match='test_mosaics=60: .*need 240 '
-                       'images, 200 given'):
+    with pytest.raises(
+            ValueError, match='test_mosaics=60: .*need 240 '
+            'images, 200 given'):
         MosaicDenseProbe(protocol, train_mosaics=10, test_mosaics=60).data()
 
 

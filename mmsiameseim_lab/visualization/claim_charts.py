@@ -1,0 +1,114 @@
+"""The claim study's charts, drawn from its results data (claim.json)."""
+import os
+import os.path as osp
+from typing import List
+
+METRICS = [('knn', 'kNN'), ('linear', 'linear probe'),
+           ('fewshot', '1 % few-shot'), ('dense_miou', 'dense mIoU'),
+           ('dense_accuracy', 'dense per-patch acc.')]
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_claim_table(data: dict, path: str) -> None:
+    """Grouped bars: method x metric, the mean over seeds with every seed as
+    a dot, each method's initial weights as a grey tick, raw pixels as a
+    dashed line where they have the metric (PNG)."""
+    import numpy as np
+    plt = _plt()
+    methods = [m for m in data['methods'] if m in data['summary']]
+    x = np.arange(len(METRICS))
+    width = 0.8 / max(1, len(methods))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    for i, method in enumerate(methods):
+        s = data['summary'][method]
+        means = [
+            s['scores'].get(m, {}).get('mean', float('nan'))
+            for m, _ in METRICS
+        ]
+        pos = x + (i - (len(methods) - 1) / 2) * width
+        bars = ax.bar(pos, means, width * 0.95, label=method)
+        ax.bar_label(bars, fmt='%.1f', fontsize=7)
+        for j, (m, _) in enumerate(METRICS):
+            seeds = [
+                r[m] for r in data['records']
+                if r['method'] == method and r['table'] and r.get(m)
+            ]
+            ax.plot([pos[j]] * len(seeds), seeds, 'k.', ms=3)
+            floor = s['initial_weights'].get(m, {}).get('mean')
+            if floor is not None:
+                ax.plot([pos[j] - width * 0.45, pos[j] + width * 0.45],
+                        [floor, floor],
+                        color='0.35',
+                        lw=2,
+                        label='its initial weights' if i == j == 0 else None)
+    raw = data['raw_pixels']
+    for j, (m, _) in enumerate(METRICS):
+        if raw.get(m) is not None:
+            ax.plot([x[j] - 0.45, x[j] + 0.45], [raw[m], raw[m]],
+                    'r--',
+                    lw=1.2,
+                    label='raw pixels' if m == 'knn' else None)
+    ax.set_xticks(x)
+    ax.set_xticklabels([name for _, name in METRICS])
+    where = 'held-out training images' if data.get('holdout') else \
+        'test images'
+    ax.set_ylabel(f'% on the {where}')
+    ax.set_ylim(0, 100)
+    seeds = sorted({r['seed'] for r in data['records'] if r['table']})
+    ax.set_title(
+        f'{data["epochs"]} epoch(s), seeds {seeds}: bars = mean, '
+        'dots = seeds',
+        fontsize=10)
+    ax.legend(loc='lower left', fontsize=8, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_learning_curve(data: dict, path: str) -> None:
+    """kNN and dense mIoU against pretraining epochs (the epoch checkpoints
+    of each method's curve run), raw pixels as a line (PNG)."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    seed = data.get('curve_seed', 0)
+    raw = data['raw_pixels']
+    for ax, (metric, name) in zip(axes, [METRICS[0], METRICS[3]]):
+        for method in data['methods']:
+            pts = sorted((r['epochs'], r[metric]) for r in data['records']
+                         if r['method'] == method and r['curve']
+                         and r.get(metric) is not None)
+            if pts:
+                ax.plot(*zip(*pts), 'o-', label=method)
+        if raw.get(metric) is not None:
+            ax.axhline(
+                raw[metric],
+                color='r',
+                ls='--',
+                label=f'raw pixels ({raw[metric]:.1f})')
+        ax.set_xscale('log', base=2)
+        ax.set_xlabel('epoch checkpoint of one run per method')
+        ax.set_ylabel(f'{name} (%)')
+        ax.set_title(f'{name}, seed {seed}')
+        if ax.has_data():
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_claim(data: dict, folder: str) -> List[str]:
+    """Both charts into ``folder``: claim_table.png, learning_curve.png."""
+    os.makedirs(folder, exist_ok=True)
+    paths = [
+        osp.join(folder, 'claim_table.png'),
+        osp.join(folder, 'learning_curve.png')
+    ]
+    plot_claim_table(data, paths[0])
+    plot_learning_curve(data, paths[1])
+    return paths

@@ -1,0 +1,139 @@
+"""Pictures of what frozen features hold: PCA of patch features as colours,
+nearest neighbours, the dense probe's maps beside the truth.
+
+Every function takes ``models``: name -> (backbone, mean, std) as
+:func:`mmsiameseim.evaluation.frozen_vit` gives them, and writes one PNG.
+"""
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from mmsiameseim.evaluation import (nearest_neighbours, patch_tokens, pca_rgb,
+                                    pool_tokens)
+
+Model = Tuple[torch.nn.Module, torch.Tensor, torch.Tensor]
+# the 10 Fashion-MNIST classes, then the mosaics' background
+LABEL_COLOURS = np.array([[230, 25, 75], [60, 180, 75], [255, 225, 25],
+                          [0, 130, 200], [245, 130, 48], [145, 30, 180],
+                          [70, 240, 240], [240, 50, 230], [210, 245, 60],
+                          [250, 190, 212], [20, 20, 20]]) / 255.
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _inputs(images: np.ndarray, mean: torch.Tensor,
+            std: torch.Tensor) -> torch.Tensor:
+    """(N, H, W[, C]) uint8 -> normalised (N, C, H, W) float."""
+    x = torch.from_numpy(np.asarray(images)).float()
+    x = x[:, None] if x.dim() == 3 else x.permute(0, 3, 1, 2)
+    return (x - mean) / std
+
+
+def _grid(rows: int, cols: int, scale: float = 1.6):
+    plt = _plt()
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(cols * scale, rows * scale), squeeze=False)
+    for ax in axes.ravel():
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return plt, fig, axes
+
+
+def _save(plt, fig, path: str) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def draw_pca(models: Dict[str, Model],
+             images: np.ndarray,
+             path: str,
+             titles: Sequence[str] = ()) -> None:
+    """Row 1: the images; one row per model: the first three principal
+    components of its patch features as RGB (one PCA over all the images
+    of that row)."""
+    plt, fig, axes = _grid(len(models) + 1, len(images))
+    for j, img in enumerate(images):
+        axes[0, j].imshow(img, cmap='gray' if img.ndim == 2 else None)
+        if j < len(titles):
+            axes[0, j].set_title(titles[j], fontsize=8)
+    axes[0, 0].set_ylabel('image', fontsize=9)
+    for i, (name, (net, mean, std)) in enumerate(models.items(), 1):
+        rgb = pca_rgb(patch_tokens(net, _inputs(images, mean, std)))
+        for j in range(len(images)):
+            axes[i, j].imshow(rgb[j], interpolation='nearest')
+        axes[i, 0].set_ylabel(name, fontsize=9)
+    _save(plt, fig, path)
+
+
+def draw_neighbours(models: Dict[str, Model],
+                    queries: np.ndarray,
+                    bank: np.ndarray,
+                    path: str,
+                    k: int = 6,
+                    feature: str = 'cls_token') -> None:
+    """Per model and query: the query, then its ``k`` nearest bank images
+    by the cosine of the frozen feature (``feature``: see
+    :func:`mmsiameseim.evaluation.pool_tokens`), as kNN ranks them."""
+    plt, fig, axes = _grid(len(models) * len(queries), k + 1, scale=1.0)
+    for i, (name, (net, mean, std)) in enumerate(models.items()):
+        q = pool_tokens(_embed(net, _inputs(queries, mean, std)), feature)
+        b = pool_tokens(_embed(net, _inputs(bank, mean, std)), feature)
+        nn = nearest_neighbours(q, b, k)
+        for j, query in enumerate(queries):
+            row = axes[i * len(queries) + j]
+            row[0].imshow(query, cmap='gray')
+            row[0].set_ylabel(name if j == 0 else '', fontsize=8)
+            for c, idx in enumerate(nn[j].tolist(), 1):
+                row[c].imshow(bank[idx], cmap='gray')
+    axes[0, 0].set_title('query', fontsize=8)
+    for c in range(1, k + 1):
+        axes[0, c].set_title(f'#{c}', fontsize=8)
+    _save(plt, fig, path)
+
+
+@torch.no_grad()
+def _embed(net: torch.nn.Module,
+           x: torch.Tensor,
+           batch: int = 500) -> torch.Tensor:
+    return torch.cat([net(x[i:i + batch]) for i in range(0, len(x), batch)])
+
+
+def label_image(labels: np.ndarray) -> np.ndarray:
+    """(h, w) labels -> (h, w, 3) colours (:data:`LABEL_COLOURS`)."""
+    return LABEL_COLOURS[np.asarray(labels)]
+
+
+def draw_dense_maps(mosaics: np.ndarray, truth: np.ndarray,
+                    predictions: Dict[str, np.ndarray], path: str,
+                    class_names: List[str]) -> None:
+    """Per mosaic: the image, the true patch labels, then each model's
+    predicted patch labels; a legend of the classes."""
+    plt, fig, axes = _grid(len(predictions) + 2, len(mosaics))
+    rows = [('mosaic', None), ('truth', truth)] + list(predictions.items())
+    for i, (name, maps) in enumerate(rows):
+        axes[i, 0].set_ylabel(name, fontsize=9)
+        for j in range(len(mosaics)):
+            if maps is None:
+                axes[i, j].imshow(mosaics[j], cmap='gray')
+            else:
+                axes[i, j].imshow(
+                    label_image(maps[j]), interpolation='nearest')
+    from matplotlib.patches import Patch
+    fig.legend(
+        handles=[
+            Patch(color=LABEL_COLOURS[i], label=n)
+            for i, n in enumerate(class_names)
+        ],
+        loc='lower center',
+        ncol=6,
+        fontsize=7)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
