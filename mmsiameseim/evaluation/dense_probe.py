@@ -45,11 +45,7 @@ def patch_tokens(backbone: torch.nn.Module,
             y = backbone(x)
         y = y[-1] if isinstance(y, (tuple, list)) else y
         if y.dim() == 3:  # (N, extra + h*w, C) tokens
-            grid = getattr(backbone, 'patch_resolution', None)
-            if grid is None:
-                raise ValueError(
-                    f'patch_tokens: {type(backbone).__name__} gives tokens '
-                    'but has no patch_resolution to lay them out')
+            grid = _token_grid(backbone, x)
             extra = getattr(backbone, 'num_extra_tokens', 1)
             y = y[:, extra:].reshape(len(x), *grid, -1)
         elif y.dim() == 4:  # (N, C, h, w) map
@@ -61,6 +57,17 @@ def patch_tokens(backbone: torch.nn.Module,
         bar.update(len(x))
     print()
     return torch.cat(out)
+
+
+def _token_grid(backbone: torch.nn.Module, x: torch.Tensor) -> tuple:
+    """The patch grid of input ``x``: its size over the patch embedding's
+    stride (a ViT also encodes inputs larger than its ``img_size``)."""
+    proj = getattr(getattr(backbone, 'patch_embed', None), 'projection', None)
+    if proj is None or not hasattr(proj, 'stride'):
+        raise ValueError(f'patch_tokens: {type(backbone).__name__} gives '
+                         'tokens but has no patch_embed.projection to lay '
+                         'them out')
+    return x.shape[-2] // proj.stride[0], x.shape[-1] // proj.stride[1]
 
 
 def fit_linear_classifier(features: torch.Tensor,

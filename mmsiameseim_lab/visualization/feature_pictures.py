@@ -76,20 +76,23 @@ def draw_neighbours(models: Dict[str, Model],
                     queries: np.ndarray,
                     bank: np.ndarray,
                     path: str,
-                    k: int = 6,
-                    feature: str = 'cls_token') -> None:
+                    features: Dict[str, str],
+                    k: int = 6) -> None:
     """Per model and query: the query, then its ``k`` nearest bank images
-    by the cosine of the frozen feature (``feature``: see
+    by the cosine of the model's frozen feature (``features``: name ->
+    'cls_token' or 'avg_featmap', see
     :func:`mmsiameseim.evaluation.pool_tokens`), as kNN ranks them."""
     plt, fig, axes = _grid(len(models) * len(queries), k + 1, scale=1.0)
     for i, (name, (net, mean, std)) in enumerate(models.items()):
+        feature = features.get(name, 'cls_token')
         q = pool_tokens(_embed(net, _inputs(queries, mean, std)), feature)
         b = pool_tokens(_embed(net, _inputs(bank, mean, std)), feature)
         nn = nearest_neighbours(q, b, k)
         for j, query in enumerate(queries):
             row = axes[i * len(queries) + j]
             row[0].imshow(query, cmap='gray')
-            row[0].set_ylabel(name if j == 0 else '', fontsize=8)
+            row[0].set_ylabel(
+                f'{name}\n({feature})' if j == 0 else '', fontsize=7)
             for c, idx in enumerate(nn[j].tolist(), 1):
                 row[c].imshow(bank[idx], cmap='gray')
     axes[0, 0].set_title('query', fontsize=8)
@@ -102,7 +105,13 @@ def draw_neighbours(models: Dict[str, Model],
 def _embed(net: torch.nn.Module,
            x: torch.Tensor,
            batch: int = 500) -> torch.Tensor:
-    return torch.cat([net(x[i:i + batch]) for i in range(0, len(x), batch)])
+    """All the tokens (N, 1 + L, C) of a ViT with ``out_type='raw'`` (its
+    last output)."""
+    outs = []
+    for i in range(0, len(x), batch):
+        y = net(x[i:i + batch])
+        outs.append(y[-1] if isinstance(y, (tuple, list)) else y)
+    return torch.cat(outs)
 
 
 def label_image(labels: np.ndarray) -> np.ndarray:

@@ -132,12 +132,15 @@ def draw_all(checkpoints: Dict[str, str],
         queries = queries[:count]
     bank = raw_images(cfg.train_dataloader.dataset, subsets['knn'][:5000])[0]
     paths.append(osp.join(out_dir, 'neighbours.png'))
-    draw_neighbours(
-        fmnist,
-        _pad(queries, mosaics.shape[-1]),
-        _pad(bank, mosaics.shape[-1]),
-        paths[-1],
-        feature=protocol.feature)
+    # each model's feature: the study's for its algorithm, else the
+    # protocol's
+    features = {
+        n: st.get('features', {}).get(loaded[n][3].type.lower(),
+                                      protocol.feature)
+        for n in fmnist
+    }
+    draw_neighbours(fmnist, _pad(queries, mosaics.shape[-1]),
+                    _pad(bank, mosaics.shape[-1]), paths[-1], features)
     predictions = {}
     for name in fmnist:
         ckpt = checkpoints.get(name) or osp.join(

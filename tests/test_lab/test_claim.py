@@ -9,7 +9,7 @@ from mmengine.config import Config
 
 from mmsiameseim_lab.claim import (METRICS, check_study, orderings, pending,
                                    planned_runs, record_key, reusable_records,
-                                   summary)
+                                   summary, welch_threshold)
 from mmsiameseim_lab.published_tables import claim_table
 from mmsiameseim_lab.visualization import plot_claim
 from tests.helpers import ROOT
@@ -77,7 +77,11 @@ def test_verdicts_need_two_standard_errors_and_the_paper_sign():
     lin = out[('linear', 'siameseim', 'mocov3')]
     assert lin['verdict'] == 'holds' and lin['ours'] == pytest.approx(10)
     assert lin['se'] == pytest.approx((2 * 1.0 / 3)**0.5)
-    # +0.5 is inside two standard errors
+    # the 95 % Welch threshold at 4 degrees of freedom: t 2.776 x 0.816
+    one = dict(mean=0., sd=1., n=3)
+    assert welch_threshold(one, one) == pytest.approx(
+        2.776 * (2 / 3)**0.5, rel=1e-3)
+    # +0.5 is inside it
     assert out[('linear', 'siameseim', 'mae')]['verdict'] == \
         'within the seed spread'
     # the paper has MAE above MoCo-v3 on ADE20k and MoCo-v3 above MAE on
