@@ -14,6 +14,7 @@ evaluated again.
 import copy
 import hashlib
 import json
+import os
 import os.path as osp
 import statistics
 import time
@@ -173,6 +174,7 @@ def run_once(run: dict, cfg: Config, protocol: FrozenBackboneProtocol,
     Returns one record per epoch.
     """
     from mmsiameseim_lab.demo import initial_weights, pretrain_once
+    from mmsiameseim_lab.results import git_output
     t0 = time.time()
     pre = pretrain_once(cfg)
     records = []
@@ -196,7 +198,10 @@ def run_once(run: dict, cfg: Config, protocol: FrozenBackboneProtocol,
             images_per_s=pre['images_per_s'],
             pretrain_wall_s=pre['wall_s'],
             resumed=pre['resumed'],
-            eval_wall_s=time.time() - t1)
+            eval_wall_s=time.time() - t1,
+            # a study spans sessions: each record says what code made it
+            commit=git_output('rev-parse', 'HEAD'),
+            load_avg_1min=round(os.getloadavg()[0], 2))
         if run['table']:
             start = initial_weights(pre)
             floor = protocol.evaluate(f'{key}_initial_weights', start,

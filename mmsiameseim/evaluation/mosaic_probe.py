@@ -129,23 +129,28 @@ class MosaicDenseProbe:
         self._data = out
         return out
 
-    def _scores(self, name: str, settings: dict, features) -> dict:
-        out_path = osp.join(self.protocol.work_dir, 'results',
-                            f'{name}_dense.json')
-        result = load_result(out_path, settings)
-        if 'miou' in result:
-            return result
+    def _fit(self, features, return_prediction: bool = False) -> dict:
+        """The classifier fitted on ``features(data)``'s training patches,
+        scored on its test patches (:func:`dense_probe_scores`)."""
         d = self.data()
         train_f, test_f = features(d)
-        scores = dense_probe_scores(
+        return dense_probe_scores(
             train_f,
             d['train'][1],
             test_f,
             d['test'][1],
             d['classes'],
             l2=self.l2,
-            max_iter=self.max_iter)
-        result.update(scores)
+            max_iter=self.max_iter,
+            return_prediction=return_prediction)
+
+    def _scores(self, name: str, settings: dict, features) -> dict:
+        out_path = osp.join(self.protocol.work_dir, 'results',
+                            f'{name}_dense.json')
+        result = load_result(out_path, settings)
+        if 'miou' in result:
+            return result
+        result.update(self._fit(features))
         save_result(out_path, settings, result)
         print(
             f'{name}: dense probe mIoU {result["miou"]:.2f} %, per-patch '
@@ -188,16 +193,8 @@ class MosaicDenseProbe:
         """Fit the classifier again and return its scores with
         ``prediction``, the (M, h, w) labels of every test mosaic (for
         pictures; nothing is stored)."""
-        d = self.data()
-        train_f, test_f = self._features(name, checkpoint, pretrain_model)(d)
-        return dense_probe_scores(
-            train_f,
-            d['train'][1],
-            test_f,
-            d['test'][1],
-            d['classes'],
-            l2=self.l2,
-            max_iter=self.max_iter,
+        return self._fit(
+            self._features(name, checkpoint, pretrain_model),
             return_prediction=True)
 
     def evaluate(self,

@@ -42,6 +42,7 @@ def test_smoke_study_records_every_run_and_continues(tmp_path, run):
     for key in ('knn', 'linear', 'fewshot', 'dense_miou', 'dense_accuracy'):
         assert 0 <= rec[key] <= 100 and 0 <= rec['initial_weights'][key] <= 100
     assert len(rec['dense_iou']) == 11 and data['smoke'] is True
+    assert len(rec['commit']) == 40  # what code made this record
     assert data['raw_pixels']['knn'] > 0
     assert any('Dense probe' in line for line in data['protocol'])
     assert any('siameseim: the mean of the last block' in line
