@@ -108,6 +108,22 @@ def check_study(study: Config) -> None:
                          f'got {bad}')
 
 
+def check_features(study: Config, runs: List[dict]) -> None:
+    """Refuse a feature that cannot score the selected runs: the table
+    runs' linear probe reads a pooled feature, so ``featmap`` (the token
+    map: kNN, few-shot and the dense probe) is for curve runs only."""
+    features = study.get('features', {})
+    bad = sorted({
+        r['method']
+        for r in runs if r['table'] and features.get(r['method']) == 'featmap'
+    })
+    if bad:
+        raise ValueError(
+            'claim study: ' + ', '.join(f'features.{m}' for m in bad) +
+            "='featmap' has no linear probe, which the table runs need: "
+            'select the curve runs only (--only curve)')
+
+
 def study_settings(study: Config, protocols: Dict[str, FrozenBackboneProtocol],
                    dense: MosaicDenseProbe, root: str) -> dict:
     """What a record depends on besides its method, seed and epochs: each

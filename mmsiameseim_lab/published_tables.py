@@ -152,10 +152,38 @@ def claim_summary(results: dict) -> str:
     return '\n'.join(lines + _smoke_note(data))
 
 
+def _past_pixels(data: dict) -> list:
+    """Per method, written from the records: the first scored epoch whose
+    kNN passes raw pixels', or that none does."""
+    raw = data['raw_pixels']['knn']
+    out = []
+    for method in data['methods']:
+        rows = sorted((r for r in data['records'] if r['method'] == method),
+                      key=lambda r: r['epochs'])
+        if not rows:
+            continue
+        past = [r for r in rows if r['knn'] > raw]
+        best = max(rows, key=lambda r: r['knn'])
+        if past:
+            out.append(f'{method}: kNN first passes raw pixels ({raw:.2f}) '
+                       f'at epoch {past[0]["epochs"]} ({past[0]["knn"]:.2f}); '
+                       f'best {best["knn"]:.2f} at epoch {best["epochs"]}.')
+        else:
+            out.append(f'{method}: kNN stays below raw pixels ({raw:.2f}) at '
+                       f'every scored epoch; best {best["knn"]:.2f} at epoch '
+                       f'{best["epochs"]}.')
+    return out
+
+
 @results_table('claim_holdout', depends_on=_CLAIM)
-def claim_holdout_table(results: dict) -> str:
-    """``tools/claim_study.py --holdout N``: the recorded checkpoints
-    scored on held-out training images (for choosing settings)."""
+@results_table('claim_token_map', depends_on=_CLAIM)
+@results_table('claim_token_map_holdout', depends_on=_CLAIM)
+@results_table('claim_token_map_norm_holdout', depends_on=_CLAIM)
+def claim_records_table(results: dict) -> str:
+    """A results file of ``tools/claim_study.py`` as its records, one row
+    per scored checkpoint, beside raw pixels: the held-out scores
+    (``--holdout N``, for choosing settings) and the curve under another
+    feature (``--results-name``)."""
     data = results['data']
     raw = data['raw_pixels']
     lines = [
@@ -173,11 +201,21 @@ def claim_holdout_table(results: dict) -> str:
                      f'{r["dense_miou"]:.2f} |')
     lines.append(f'| raw pixels | - | {raw["knn"]:.2f} | - | - | '
                  f'{raw["dense_miou"]:.2f} |')
-    lines += [
-        '', f'Scored on {data["holdout"]} held-out training images (the '
-        'test images are not used); the other metrics\' images are drawn '
-        'from the rest of the training set.'
-    ]
+    if data.get('holdout'):
+        lines += [
+            '', f'Scored on {data["holdout"]} held-out training images (the '
+            'test images are not used); the other metrics\' images are '
+            'drawn from the rest of the training set.'
+        ]
+    lines += [''] + [f'* {x}' for x in _past_pixels(data)]
+    feature = [x for x in data['protocol'] if x.startswith('* Feature:')]
+    methods = {r['method'] for r in data['records']}
+    if feature:  # the features of the methods shown
+        parts = feature[0][len('* Feature: '):].rstrip('.').split('; ')
+        lines += [
+            '', 'Feature: ' +
+            '; '.join(p for p in parts if p.split(':')[0] in methods) + '.'
+        ]
     return '\n'.join(lines + _smoke_note(data))
 
 

@@ -20,7 +20,12 @@ stops after that many new runs.
 ``--holdout N`` scores on N held-out training images instead of the test
 set (results file ``claim_holdout.json``, evaluations in
 ``WORK_DIR/holdoutN``, the pretrainings shared with the test runs): for
-choosing settings without the test images.
+choosing settings without the test images. A ``--results-name`` of its own
+keeps its evaluations apart too (``WORK_DIR[/holdoutN]/NAME``), e.g. the
+curve scored with another feature::
+
+    python tools/claim_study.py --only curve --results-name claim_token_map \
+        --cfg-options features.siameseim=featmap
 """
 import argparse
 import os
@@ -46,14 +51,17 @@ def results_file(args):
     return name, folder
 
 
-def figures_dir(args, results_folder):
+def figures_dir(args, results_folder, name):
     """--figures-dir; else docs/claim/figures beside the published results
-    file, or WORK_DIR/figures."""
+    file, or WORK_DIR/figures; another results file than claim.json draws
+    into a NAME subfolder."""
     if args.figures_dir:
         return osp.abspath(args.figures_dir)
     if results_folder == osp.join(ROOT, 'docs', 'results'):
-        return osp.join(ROOT, 'docs', 'claim', 'figures')
-    return osp.join(osp.abspath(args.work_dir), 'figures')
+        folder = osp.join(ROOT, 'docs', 'claim', 'figures')
+    else:
+        folder = osp.join(osp.abspath(args.work_dir), 'figures')
+    return folder if name == 'claim' else osp.join(folder, name)
 
 
 def selected_runs(study, args):
@@ -69,9 +77,10 @@ def selected_runs(study, args):
 def run(args):
     from mmsiameseim.atomic_io import load_json
     from mmsiameseim.evaluation import MosaicDenseProbe
-    from mmsiameseim_lab.claim import (check_study, claim_results_data,
-                                       describe, pending, reusable_records,
-                                       run_config, run_once, study_settings)
+    from mmsiameseim_lab.claim import (check_features, check_study,
+                                       claim_results_data, describe, pending,
+                                       reusable_records, run_config, run_once,
+                                       study_settings)
     from mmsiameseim_lab.demo import config_off_console, describe_pretraining
     from mmsiameseim_lab.results import write_results
     from mmsiameseim_lab.visualization import plot_claim
@@ -83,11 +92,15 @@ def run(args):
     if args.cfg_options:
         study.merge_from_dict(args.cfg_options)
     check_study(study)
+    runs = selected_runs(study, args)
+    check_features(study, runs)
     wd = osp.abspath(args.work_dir)
-    eval_dir = wd
-    if args.holdout:  # pretrainings shared, evaluations apart
+    eval_dir = wd  # pretrainings shared, evaluations apart:
+    if args.holdout:
         study.evaluation.update(holdout=args.holdout, test_samples=None)
-        eval_dir = osp.join(wd, f'holdout{args.holdout}')
+        eval_dir = osp.join(eval_dir, f'holdout{args.holdout}')
+    if args.results_name:
+        eval_dir = osp.join(eval_dir, args.results_name)
     protocols = {  # each method's feature (study.features)
         m:
         build_protocol(
@@ -110,7 +123,6 @@ def run(args):
     done = {r['key'] for r in records}
     floors = dict(knn=protocol.pixel_knn()['knn'], dense=dense.raw_pixels())
     precision = training_precision(False)
-    runs = selected_runs(study, args)
     pretraining = {  # each method's table run, in one sentence
         r['method']:
         describe_pretraining(
@@ -139,7 +151,7 @@ def run(args):
                                   describe(protocols, dense), pretraining,
                                   args.smoke, args.holdout)
         path = write_results(name, data, results_dir=folder)
-        plot_claim(data, figures_dir(args, folder))
+        plot_claim(data, figures_dir(args, folder, name))
         say(f'{r["key"]} recorded in {path} '
             f'({(time.time() - t0) / 60:.1f} min so far)')
     if not new:
@@ -192,12 +204,13 @@ def parse_args(argv=None):
         '--results-name',
         default=None,
         help='name of the results file (default claim; with --holdout '
-        'claim_holdout)')
+        'claim_holdout), its evaluations in WORK_DIR[/holdoutN]/NAME')
     parser.add_argument(
         '--figures-dir',
         default=None,
         help='folder of the charts (default docs/claim/figures for the '
-        'published results file, else WORK_DIR/figures)')
+        'published results file, else WORK_DIR/figures; /NAME for a '
+        'results file other than claim.json)')
     return parser.parse_args(argv)
 
 

@@ -17,6 +17,8 @@ mmpretrain ViT. Writes into ``--out``:
   photos that matplotlib and scikit-learn ship), resized to
   ``--photo-size`` (grey for a one-channel model; the position embedding
   is interpolated to the larger grid);
+* ``attention_photos.png``: on the same photographs, the last block's
+  attention of the cls token to the patches, one map per head;
 * ``neighbours.png``: a few test images and their nearest training images
   by each model's frozen feature;
 * ``dense_maps.png``: the dense probe's predicted patch labels beside the

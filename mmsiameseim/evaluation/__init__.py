@@ -5,6 +5,8 @@ from .dense_probe import (dense_probe_scores, fit_linear_classifier,
 from .feature_cache import cache_digest, cached_features, file_identity
 from .feature_pca import nearest_neighbours, pca_rgb
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
+from .folder_embeddings import (EMBEDDING_FEATURES, embed_folder, embed_images,
+                                load_centre_crop)
 from .frozen_features import (batch_features, build_frozen_backbone_model,
                               extract_features, pool_backbone_output,
                               pool_tokens)
@@ -30,5 +32,6 @@ __all__ = [
     'patch_labels', 'patch_tokens', 'fit_linear_classifier',
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
     'checkpoint_config', 'frozen_vit', 'nearest_neighbours', 'pca_rgb',
-    'pool_tokens'
+    'pool_tokens', 'EMBEDDING_FEATURES', 'embed_folder', 'embed_images',
+    'load_centre_crop'
 ]

@@ -46,12 +46,14 @@ def build_frozen_backbone_model(cfg: Config,
     return model.eval()
 
 
-def pool_backbone_output(out) -> torch.Tensor:
+def pool_backbone_output(out, flatten_maps: bool = False) -> torch.Tensor:
     """One feature vector per image from a backbone's output.
 
     A tuple or list (mmpretrain backbones return one entry per out index)
     gives its last entry; a feature map (N, C, H, W), e.g. a Swin stage, is
-    averaged over space; a token sequence (N, 1 + L, C), e.g. a ViT with
+    averaged over space, or flattened to (N, C * H * W) with
+    ``flatten_maps`` (a ViT's ``out_type='featmap'``: the token map); a
+    token sequence (N, 1 + L, C), e.g. a ViT with
     ``out_type='raw'`` or ``SiameseIMViT``, gives its first (cls) token;
     (N, C), e.g. a ViT with ``out_type='cls_token'``, is kept.
 
@@ -59,7 +61,7 @@ def pool_backbone_output(out) -> torch.Tensor:
         Tensor: (N, D) float32 features.
     """
     out = out[-1] if isinstance(out, (tuple, list)) else out
-    if out.dim() == 4:
+    if out.dim() == 4 and not flatten_maps:
         out = out.mean(dim=(2, 3))
     elif out.dim() == 3:
         out = out[:, 0]
@@ -70,19 +72,25 @@ def pool_tokens(tokens: torch.Tensor,
                 feature: str = 'cls_token') -> torch.Tensor:
     """The frozen feature of ViT tokens (N, 1 + L, C) (a ``raw`` output),
     as the probe backbone with ``out_type=feature`` gives it: the cls
-    token, or the layer-normalised mean of the patch tokens (the
-    ``avg_featmap`` LayerNorm at its identity initialisation).
+    token, the layer-normalised mean of the patch tokens (the
+    ``avg_featmap`` LayerNorm at its identity initialisation), or every
+    patch token flattened (``featmap``, as the feature extraction flattens
+    the map).
 
     Returns:
-        Tensor: (N, C) float32.
+        Tensor: (N, C) float32; (N, L * C) for ``featmap``.
     """
     if feature == 'cls_token':
         return tokens[:, 0].float()
     if feature == 'avg_featmap':
         mean = tokens[:, 1:].float().mean(1)
         return torch.nn.functional.layer_norm(mean, mean.shape[-1:], eps=1e-6)
-    raise ValueError(f"pool_tokens: feature={feature!r}, choose 'cls_token' "
-                     "or 'avg_featmap'")
+    if feature == 'featmap':
+        # token-major here, channel-major from the (C, H, W) map: the same
+        # values in another order, which no cosine or linear model sees
+        return tokens[:, 1:].float().flatten(1)
+    raise ValueError(f"pool_tokens: feature={feature!r}, choose 'cls_token', "
+                     "'avg_featmap' or 'featmap'")
 
 
 @torch.no_grad()
@@ -90,7 +98,8 @@ def batch_features(
         model: torch.nn.Module,
         data_batch: dict,
         backbone: Optional[torch.nn.Module] = None,
-        precision: str = 'float32') -> Tuple[torch.Tensor, torch.Tensor]:
+        precision: str = 'float32',
+        flatten_maps: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
     """Frozen features and labels of one collated batch.
 
     Args:
@@ -103,6 +112,7 @@ def batch_features(
             instead).
         precision (str): 'float32' (no autocast), 'bfloat16' or
             'float16'.
+        flatten_maps (bool): See :func:`pool_backbone_output`.
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
@@ -114,7 +124,8 @@ def batch_features(
     with autocast(inputs.device.type, precision):
         out = backbone(inputs)
     labels = torch.stack([s.gt_label for s in data['data_samples']])
-    return pool_backbone_output(out).cpu(), labels.reshape(-1).cpu()
+    return pool_backbone_output(out,
+                                flatten_maps).cpu(), labels.reshape(-1).cpu()
 
 
 @torch.no_grad()
@@ -125,7 +136,8 @@ def extract_features(
         indices: Optional[Sequence[int]] = None,
         batch_size: int = 500,
         desc: str = 'features',
-        precision: str = 'float32') -> Tuple[torch.Tensor, torch.Tensor]:
+        precision: str = 'float32',
+        flatten_maps: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
     """Backbone features and labels of a dataset, with a progress bar.
 
     Args:
@@ -140,6 +152,8 @@ def extract_features(
         precision (str): 'float32' (no autocast), or 'bfloat16' /
             'float16' autocast (e.g. 'bfloat16' on CPUs with bf16
             instructions).
+        flatten_maps (bool): Flatten feature maps instead of averaging
+            them (see :func:`pool_backbone_output`).
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
@@ -155,7 +169,8 @@ def extract_features(
     for start in range(0, len(indices), batch_size):
         batch = pseudo_collate(
             [dataset[i] for i in indices[start:start + batch_size]])
-        x, y = batch_features(model, batch, precision=precision)
+        x, y = batch_features(
+            model, batch, precision=precision, flatten_maps=flatten_maps)
         feats.append(x)
         labels.append(y)
         bar.update(len(batch['inputs']))

@@ -10,7 +10,7 @@ from .precision import set_training_precision
 _VITS = ('SiameseIMViT', 'MAEViT', 'MoCoV3ViT', 'VisionTransformer')
 _SWINS = ('SimMIMSwinTransformer', 'SwinTransformer')
 #: the frozen ViT feature: mmpretrain ``VisionTransformer`` out types
-VIT_FEATURES = ('cls_token', 'avg_featmap')
+VIT_FEATURES = ('cls_token', 'avg_featmap', 'featmap')
 
 
 def match_probe_backbone(probe_model: ConfigDict,
@@ -111,7 +111,10 @@ def set_vit_feature(probe_model: ConfigDict,
         out_type (str): 'cls_token' (the last block's cls token) or
             'avg_featmap' (the mean of the patch tokens through a
             LayerNorm that starts as identity and stays frozen: the
-            authors' ``global_pool`` linear probe before training).
+            authors' ``global_pool`` linear probe before training) or
+            'featmap' (the patch tokens as a (C, H, W) map, which the
+            feature extraction flattens: kNN and few-shot only, no linear
+            probe neck reads it).
         final_norm (bool): Apply the backbone's final LayerNorm first: the
             pretrained one where the checkpoint has it (MAE), else a
             LayerNorm without learned scale (identity affine).

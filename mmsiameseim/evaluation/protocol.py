@@ -69,9 +69,12 @@ class FrozenBackboneProtocol:
         cache_dir (str, optional): Feature cache (see
             :func:`cached_features`); None extracts every time.
         feature (str): The frozen ViT feature every metric reads:
-            'cls_token' (the last block's cls token) or 'avg_featmap' (the
+            'cls_token' (the last block's cls token), 'avg_featmap' (the
             mean of the patch tokens, layer-normalised: the authors'
-            global-pool probe). See :func:`set_vit_feature`.
+            global-pool probe) or 'featmap' (every patch token, flattened:
+            the token map, as raw pixels are the flattened image; kNN and
+            few-shot only, :meth:`evaluate` with ``linear=False``). See
+            :func:`set_vit_feature`.
         final_norm (bool): Pass the tokens through the backbone's final
             LayerNorm first (the pretrained one where the checkpoint has
             it, e.g. MAE's; else without learned scale).
@@ -319,7 +322,8 @@ class FrozenBackboneProtocol:
                     pipeline,
                     idx,
                     desc=f'{name} {split} features',
-                    precision=self.precision)
+                    precision=self.precision,
+                    flatten_maps=self.feature == 'featmap')
 
             split_key = None if key is None else dict(
                 key,
@@ -352,7 +356,16 @@ class FrozenBackboneProtocol:
         Returns:
             dict: ``knn``, ``linear`` (when asked), ``fewshot`` and the
             chosen ``fewshot_l2``.
+
+        Raises:
+            ValueError: ``linear`` with the ``featmap`` feature (the probe
+                configs' necks read one pooled vector).
         """
+        if linear and self.feature == 'featmap':
+            raise ValueError(
+                f'{name}: the linear probe reads a pooled feature (cls_token '
+                'or avg_featmap), not feature=\'featmap\': evaluate with '
+                'linear=False')
         out_path = osp.join(self.work_dir, 'results', f'{name}.json')
         settings = dict(
             self.settings(),
@@ -435,7 +448,9 @@ class FrozenBackboneProtocol:
         text = dict(
             cls_token='the cls token of the last block',
             avg_featmap='the mean of the last block\'s patch tokens, '
-            'layer-normalised')[self.feature]
+            'layer-normalised',
+            featmap='the last block\'s patch tokens, flattened (the token '
+            'map)')[self.feature]
         return text + (', after the final LayerNorm'
                        if self.final_norm else ' (no final norm)')
 

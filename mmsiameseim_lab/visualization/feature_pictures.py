@@ -146,3 +146,59 @@ def draw_dense_maps(mosaics: np.ndarray, truth: np.ndarray,
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+@torch.no_grad()
+def cls_attention(net: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """The last block's attention of the cls token to every patch token,
+    per head: (N, heads, L), each row summing to 1 with the cls token's
+    attention to itself left out of the picture (not renormalised).
+
+    ``net`` is an mmpretrain ``VisionTransformer``: the attention is
+    recomputed from the last block's ``attn.qkv`` on that block's normalised
+    input, caught by a forward pre-hook (the block itself only returns its
+    output)."""
+    attn = net.layers[-1].attn
+    seen = {}
+    hook = attn.register_forward_pre_hook(
+        lambda module, args: seen.setdefault('x', args[0]))
+    try:
+        net(x)
+    finally:
+        hook.remove()
+    tokens = seen['x']
+    n, length, _ = tokens.shape
+    qkv = attn.qkv(tokens).reshape(n, length, 3, attn.num_heads,
+                                   attn.head_dims).permute(2, 0, 3, 1, 4)
+    q, k = qkv[0], qkv[1]
+    weights = (q[:, :, :1] @ k.transpose(-2, -1) *
+               attn.head_dims**-0.5).softmax(-1)
+    return weights[:, :, 0, 1:]
+
+
+def draw_attention(models: Dict[str, Model],
+                   images: np.ndarray,
+                   path: str,
+                   titles: Sequence[str] = ()) -> None:
+    """Per model and image: the image, then the last block's cls-token
+    attention of each head over it (brighter: more attention)."""
+    heads = max(m[0].layers[-1].attn.num_heads for m in models.values())
+    plt, fig, axes = _grid(len(models) * len(images), heads + 1, scale=1.3)
+    for i, (name, (net, mean, std)) in enumerate(models.items()):
+        x = _inputs(images, mean, std)
+        att = cls_attention(net, x)
+        side = int(round(att.shape[-1]**0.5))
+        maps = att.reshape(len(images), -1, side, side)
+        for j, img in enumerate(images):
+            row = axes[i * len(images) + j]
+            row[0].imshow(img, cmap='gray' if img.ndim == 2 else None)
+            label = titles[j] if j < len(titles) else ''
+            row[0].set_ylabel(f'{name}\n{label}'.strip(), fontsize=7)
+            for h in range(maps.shape[1]):
+                row[h + 1].imshow(
+                    maps[j, h].numpy(),
+                    cmap='inferno',
+                    interpolation='nearest')
+    for h in range(heads):
+        axes[0, h + 1].set_title(f'head {h}', fontsize=8)
+    _save(plt, fig, path)

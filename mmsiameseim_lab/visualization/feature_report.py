@@ -9,7 +9,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .feature_pictures import draw_dense_maps, draw_neighbours, draw_pca
+from .feature_pictures import (draw_attention, draw_dense_maps,
+                               draw_neighbours, draw_pca)
 
 FASHION_CLASSES = [
     'T-shirt', 'trouser', 'pullover', 'dress', 'coat', 'sandal', 'shirt',
@@ -108,8 +109,12 @@ def draw_all(checkpoints: Dict[str, str],
             path = osp.join(
                 out_dir, 'pca_photos.png' if len(set(grey.values())) == 1 else
                 f'pca_photos_{"grey" if kind else "rgb"}.png')
-            draw_pca(group, load_photos(photos, photo_size, kind), path,
-                     [osp.basename(p) for p in photos])
+            images = load_photos(photos, photo_size, kind)
+            names = [osp.basename(p) for p in photos]
+            draw_pca(group, images, path, names)
+            paths.append(path)
+            path = path.replace('pca_photos', 'attention_photos')
+            draw_attention(group, images, path, names)
             paths.append(path)
     fmnist = {n: m for n, m in models.items() if grey[n]}
     if len(fmnist) < len(models):

@@ -96,6 +96,32 @@ def test_backbone_outputs_pool_to_one_vector_per_image():
     fmap = torch.ones(2, 5, 3, 3)
     assert pool_backbone_output((fmap * 0, fmap)).shape == (2, 5)
     assert torch.equal(pool_backbone_output((tokens[:, 0], )), tokens[:, 0])
+    # a ViT's token map (out_type='featmap') is flattened, not averaged
+    fmap = torch.arange(2 * 5 * 9.).reshape(2, 5, 3, 3)
+    assert torch.equal(
+        pool_backbone_output(fmap, flatten_maps=True), fmap.reshape(2, 45))
+
+
+def test_token_features_match_what_the_probe_backbone_gives():
+    from mmpretrain.models import VisionTransformer
+
+    from mmsiameseim.evaluation import pool_tokens
+    kw = dict(arch='deit-tiny', img_size=32, patch_size=8, final_norm=False)
+    raw = VisionTransformer(out_type='raw', **kw)
+    fmap = VisionTransformer(out_type='featmap', **kw)
+    fmap.load_state_dict(raw.state_dict())
+    raw.eval()  # (VisionTransformer.train returns None: no chaining)
+    fmap.eval()
+    x = torch.randn(3, 3, 32, 32)
+    with torch.no_grad():
+        tokens, flat = raw(x)[-1], pool_backbone_output(fmap(x), True)
+    ours = pool_tokens(tokens, 'featmap')
+    assert ours.shape == flat.shape == (3, 16 * 192)
+    # the same values in another order: equal norms and cosines
+    assert torch.allclose(ours.norm(dim=1), flat.norm(dim=1))
+    assert torch.allclose(ours @ ours.T, flat @ flat.T, rtol=1e-4)
+    with pytest.raises(ValueError, match="'featmap'"):
+        pool_tokens(tokens, 'mean')
 
 
 def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):

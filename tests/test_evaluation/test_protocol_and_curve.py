@@ -3,6 +3,7 @@ kNN curve read back from mmengine's scalars file."""
 import json
 import os
 
+import pytest
 from mmengine.config import Config
 
 from mmsiameseim.evaluation import FrozenBackboneProtocol
@@ -31,6 +32,19 @@ def test_protocol_text_is_written_from_its_settings(tmp_path):
     text = '\n'.join(protocol.describe())
     assert 'k=5, T=0.07, on 400 random' in text
     assert 'the first 300 test images' in text
+
+
+def test_the_token_map_feature_has_no_linear_probe(tmp_path):
+    demo = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'demo', 'fashionmnist_demo.py'))
+    protocol = FrozenBackboneProtocol.from_cfg(
+        demo.evaluation, work_dir=str(tmp_path), feature='featmap')
+    assert protocol.settings()['feature'] == 'featmap'
+    assert 'patch tokens, flattened (the token map) (no final norm)' in \
+        protocol.feature_text()
+    with pytest.raises(ValueError, match='linear=False'):
+        protocol.evaluate('run', None)
+    assert not os.listdir(os.path.join(str(tmp_path), 'results'))
 
 
 def test_knn_curve_reads_every_run_of_a_work_dir(tmp_path):

@@ -76,3 +76,29 @@ def test_holdout_scores_are_kept_apart(tmp_path, run):
     assert os.path.isdir(os.path.join(wd, 'holdout300', 'results'))
     assert any('300 held-out training images' in line
                for line in data['protocol'])
+
+
+def test_curve_under_the_token_map_keeps_its_evaluations_apart(tmp_path, run):
+    wd = str(tmp_path)
+    # the table's linear probe cannot read the token map: refused by name
+    with pytest.raises(ValueError, match=r'features\.siameseim'):
+        run('--work-dir', wd, '--cfg-options', 'features.siameseim=featmap')
+    path, _ = run('--work-dir', wd, '--only', 'curve', '--results-name',
+                  'token_map', '--cfg-options', 'features.siameseim=featmap')
+    assert path == os.path.join(wd, 'token_map.json')
+    data = json.load(open(path))['data']
+    assert [r['key'] for r in data['records']] == \
+        ['siameseim_seed0_2e@1', 'siameseim_seed0_2e@2']
+    assert all(0 <= r['knn'] <= 100 for r in data['records'])
+    assert any('siameseim: the last block\'s patch tokens, flattened' in line
+               for line in data['protocol'])
+    stored = json.load(
+        open(
+            os.path.join(wd, 'token_map', 'results',
+                         'siameseim_seed0_2e@1.json')))
+    assert stored['settings']['feature'] == 'featmap'
+    assert not os.path.exists(os.path.join(wd, 'results'))
+    # its charts beside the others, not over them
+    assert os.path.isfile(
+        os.path.join(wd, 'figures', 'token_map', 'learning_curve.png'))
+    assert not os.path.exists(os.path.join(wd, 'figures', 'claim_table.png'))

@@ -46,6 +46,30 @@ def test_config_is_read_from_the_checkpoint_or_refused(tmp_path):
     assert checkpoint_config(str(bare), MAE).model.type == 'MAE'
 
 
+def test_cls_attention_is_the_last_blocks_softmax_per_head():
+    from mmpretrain.models import VisionTransformer
+
+    from mmsiameseim_lab.visualization.feature_pictures import cls_attention
+    torch.manual_seed(0)
+    net = VisionTransformer(
+        arch='deit-tiny', img_size=32, patch_size=8, out_type='raw')
+    net.eval()
+    x = torch.randn(2, 3, 32, 32)
+    att = cls_attention(net, x)
+    assert att.shape == (2, 3, 16)  # deit-tiny: 3 heads; 4 x 4 patches
+    # with the cls token's own share, each head's row is a distribution
+    block = net.layers[-1]
+    seen = []
+    block.register_forward_hook(lambda m, a, out: seen.append(a[0]))
+    net(x)
+    q, k, _ = block.attn.qkv(block.ln1(seen[0])).reshape(2, 17, 3, 3,
+                                                         64).permute(
+                                                             2, 0, 3, 1, 4)
+    full = torch.softmax(q @ k.transpose(-2, -1) / 8, -1)[:, :, 0]
+    torch.testing.assert_close(att, full[..., 1:])
+    assert torch.all(att.sum(-1) < 1)
+
+
 def test_pca_colours_are_shared_and_in_range():
     feats = torch.randn(2, 4, 4, 8)
     rgb = pca_rgb(feats)
@@ -70,8 +94,8 @@ def test_every_picture_of_two_checkpoints(tmp_path, monkeypatch, capsys):
         '3', '--photo-size', '64'
     ])
     printed = capsys.readouterr().out
-    for name in ('pca_photos.png', 'pca_mosaics.png', 'neighbours.png',
-                 'dense_maps.png'):
+    for name in ('pca_photos.png', 'attention_photos.png', 'pca_mosaics.png',
+                 'neighbours.png', 'dense_maps.png'):
         assert (out / name).stat().st_size > 10_000, name
         assert f'wrote {out / name}' in printed
     with pytest.raises(SystemExit, match='1 names for 2 checkpoints'):
