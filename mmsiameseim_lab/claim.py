@@ -454,8 +454,9 @@ def claim_reading(data: dict, floors: bool = True) -> List[str]:
                    if r['curve'] and r['method'] == 'siameseim')
     if curve:
         past = [e for e, k in curve if k > raw['knn']]
-        out.append('Learning curve: SiameseIM\'s kNN ' +
-                   (f'passes raw pixels from epoch {past[0]} of its curve run.'
-                    if past else f'stays below raw pixels up to epoch '
-                    f'{curve[-1][0]}, the last point recorded.'))
+        out.append('Learning curve, on the pooled feature of the table: '
+                   'SiameseIM\'s kNN ' +
+                   (f'first passes raw pixels at epoch {past[0]} of its '
+                    'curve run.' if past else 'stays below raw pixels up to '
+                    f'epoch {curve[-1][0]}, the last point recorded.'))
     return out
