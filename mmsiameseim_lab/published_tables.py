@@ -200,8 +200,12 @@ def claim_records_table(results: dict) -> str:
         '| dense mIoU |', '|---|---|---|---|---|---|'
     ]
 
-    def order(r):
-        return r['key'].split('@')[0], r['epochs']
+    methods = list(data['methods'])
+
+    def order(r):  # the study's method order, then run and epoch
+        rank = methods.index(r['method']) if r['method'] in methods else \
+            len(methods)
+        return rank, r['key'].split('@')[0], r['epochs']
 
     for r in sorted(data['records'], key=order):
         lin = '-' if r.get('linear') is None else f'{r["linear"]:.2f}'

@@ -116,6 +116,12 @@ def draw_all(checkpoints: Dict[str, str],
             path = path.replace('pca_photos', 'attention_photos')
             draw_attention(group, images, path, names)
             paths.append(path)
+    pairs = [n for n in checkpoints if loaded[n][3].type == 'SiameseIM']
+    for n in (n for n in pairs if not grey[n] and photos):
+        paths.append(
+            _prediction_pairs(n, checkpoints[n], config,
+                              load_photos(photos[:3], photo_size, False),
+                              out_dir))
     fmnist = {n: m for n, m in models.items() if grey[n]}
     if len(fmnist) < len(models):
         print('Fashion-MNIST pictures left out for the models that are not '
@@ -135,6 +141,9 @@ def draw_all(checkpoints: Dict[str, str],
         None if test_idx is None else test_idx[:count])[0]
     if test_idx is None:
         queries = queries[:count]
+    for n in (n for n in pairs if grey[n]):
+        paths.append(
+            _prediction_pairs(n, checkpoints[n], config, queries[:3], out_dir))
     bank = raw_images(cfg.train_dataloader.dataset, subsets['knn'][:5000])[0]
     paths.append(osp.join(out_dir, 'neighbours.png'))
     # each model's feature: the study's for its algorithm, else the
@@ -156,6 +165,25 @@ def draw_all(checkpoints: Dict[str, str],
     paths.append(osp.join(out_dir, 'dense_maps.png'))
     draw_dense_maps(mosaics, truth, predictions, paths[-1], FASHION_CLASSES)
     return paths
+
+
+def _prediction_pairs(name: str, checkpoint: str, config: Optional[str],
+                      images: np.ndarray, out_dir: str) -> str:
+    """SiameseIM's predictor against its target on two-view pairs of
+    ``images`` (see :mod:`.prediction_pairs`)."""
+    from mmsiameseim.evaluation import checkpoint_config
+    from .prediction_pairs import (draw_prediction_pairs, load_siameseim,
+                                   two_view_pairs)
+    cfg = checkpoint_config(checkpoint, config)
+    path = osp.join(out_dir, f'prediction_pairs_{_file_name(name)}.png')
+    draw_prediction_pairs(
+        load_siameseim(checkpoint, cfg), two_view_pairs(cfg, images), path,
+        name)
+    return path
+
+
+def _file_name(name: str) -> str:
+    return ''.join(c if c.isalnum() or c in '-_' else '_' for c in name)
 
 
 def _pad(images: np.ndarray, side: int) -> np.ndarray:

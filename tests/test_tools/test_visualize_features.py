@@ -95,8 +95,30 @@ def test_every_picture_of_two_checkpoints(tmp_path, monkeypatch, capsys):
     ])
     printed = capsys.readouterr().out
     for name in ('pca_photos.png', 'attention_photos.png', 'pca_mosaics.png',
-                 'neighbours.png', 'dense_maps.png'):
+                 'neighbours.png', 'dense_maps.png',
+                 'prediction_pairs_siameseim.png'):
         assert (out / name).stat().st_size > 10_000, name
         assert f'wrote {out / name}' in printed
+    assert not (out / 'prediction_pairs_mae.png').exists()  # SiameseIM's own
     with pytest.raises(SystemExit, match='1 names for 2 checkpoints'):
         visualize_features.main([sim, mae, '--names', 'x'])
+
+
+def test_prediction_similarity_per_patch_of_seeded_pairs(tmp_path):
+    import numpy as np
+
+    from mmsiameseim_lab.visualization.prediction_pairs import (
+        load_siameseim, prediction_similarity, two_view_pairs)
+    ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
+    cfg = checkpoint_config(ckpt)
+    model = load_siameseim(ckpt, cfg)
+    images = np.random.default_rng(0).integers(0, 255, (2, 28, 28), np.uint8)
+    pairs = two_view_pairs(cfg, list(images))
+    sim = prediction_similarity(model, pairs)
+    assert sim.shape == (2, 8, 8) and np.all(np.abs(sim) <= 1 + 1e-6)
+    assert sim.std() > 0  # per patch, not one number
+    # the pairs are the seeded pipeline's: drawn again, the same
+    again = prediction_similarity(model, two_view_pairs(cfg, list(images)))
+    np.testing.assert_allclose(sim, again)
+    with pytest.raises(ValueError, match="type='MAE'"):
+        load_siameseim(ckpt, Config.fromfile(MAE))
