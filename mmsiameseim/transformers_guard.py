@@ -15,6 +15,7 @@ pinned ``export`` extra (transformers 4.46.3) has them all.
 import ast
 import importlib
 import importlib.util
+import os
 import os.path as osp
 import sys
 import warnings
@@ -22,12 +23,8 @@ from typing import Iterator, Optional, Tuple
 
 
 def _transformers_imports(folder: str) -> Iterator[Tuple[str, str]]:
-    """(module, name) of every ``from transformers...
-
-    import name`` in the
-    Python files under ``folder``.
-    """
-    import os
+    """(module, name) of every name that the Python files under ``folder``
+    import from a ``transformers`` module."""
     for root, _, files in os.walk(folder):
         for file in sorted(f for f in files if f.endswith('.py')):
             with open(osp.join(root, file), encoding='utf-8') as f:

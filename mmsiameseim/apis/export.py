@@ -49,15 +49,41 @@ def load_backbone(
     (0-255 units)."""
     from mmsiameseim.checkpoint.reader import (read_checkpoint,
                                                read_checkpoint_state)
-    from mmsiameseim.evaluation import checkpoint_config, frozen_vit
+    from mmsiameseim.evaluation import checkpoint_config
     cfg = checkpoint_config(checkpoint, config)
     state = read_checkpoint_state(read_checkpoint(checkpoint)).state_dict
-    final_norm = 'backbone.ln1.weight' in state
+    backbone, mean, std = _frozen_vit(checkpoint, cfg, 'backbone.ln1.weight'
+                                      in state)
+    return backbone, cfg, mean, std
+
+
+def _frozen_vit(checkpoint: str, cfg: Config, final_norm: bool) -> tuple:
+    """(backbone, mean, std) of :func:`frozen_vit`, refusing a non-ViT."""
+    from mmsiameseim.evaluation import frozen_vit
     backbone, mean, std = frozen_vit(checkpoint, cfg.model, final_norm)
     if type(backbone).__name__ != 'VisionTransformer':
         raise ValueError(f'{checkpoint}: exports are for ViT backbones, its '
                          f'config builds a {type(backbone).__name__}')
-    return backbone, cfg, mean, std
+    return backbone, mean, std
+
+
+def _export_source(checkpoint: str, config: Optional[str]) -> dict:
+    """What both exports start from: the config (a checkpoint without one
+    is refused first), the timm-key weights (validated by
+    :func:`to_timm_vit`, whose report says whether there is a final norm),
+    the architecture of the backbone the config builds with them, and the
+    input mean / std in 0-1 units."""
+    from mmsiameseim.evaluation import checkpoint_config
+    cfg = checkpoint_config(checkpoint, config)
+    state, report = to_timm_vit(checkpoint)
+    backbone, mean, std = _frozen_vit(checkpoint, cfg,
+                                      report['arch']['final_norm'])
+    return dict(
+        state=state,
+        arch=vit_architecture(backbone),
+        cfg=cfg,
+        mean=[m / 255. for m in mean.flatten().tolist()],
+        std=[s / 255. for s in std.flatten().tolist()])
 
 
 def timm_files(checkpoint: str,
@@ -65,9 +91,8 @@ def timm_files(checkpoint: str,
     """The contents of a timm folder: ``state_dict`` (timm keys),
     ``config`` (``config.json``: architecture, ``model_args`` and the
     ``pretrained_cfg``) and ``arch``."""
-    backbone, cfg, mean, std = load_backbone(checkpoint, config)
-    state, _ = to_timm_vit(checkpoint)
-    arch = vit_architecture(backbone)
+    source = _export_source(checkpoint, config)
+    arch = source['arch']
     model_args = dict(
         img_size=list(arch['img_size']),
         patch_size=list(arch['patch_size']),
@@ -84,14 +109,14 @@ def timm_files(checkpoint: str,
     pretrained_cfg = dict(
         tag='siameseim',
         input_size=[arch['in_channels'], *arch['img_size']],
-        mean=[m / 255. for m in mean.flatten().tolist()],
-        std=[s / 255. for s in std.flatten().tolist()],
+        mean=source['mean'],
+        std=source['std'],
         interpolation='bicubic',
         crop_pct=0.875,
         num_classes=0,
         license='apache-2.0')
     return dict(
-        state_dict=state,
+        state_dict=source['state'],
         config=dict(
             architecture=TIMM_BASE_MODEL,
             num_classes=0,
@@ -100,7 +125,7 @@ def timm_files(checkpoint: str,
             model_args=model_args,
             pretrained_cfg=pretrained_cfg),
         arch=arch,
-        pretrain_cfg=cfg)
+        pretrain_cfg=source['cfg'])
 
 
 def transformers_files(checkpoint: str,
@@ -108,9 +133,8 @@ def transformers_files(checkpoint: str,
     """The contents of a Hugging Face ``ViTModel`` folder: ``state_dict``
     (``transformers`` keys, qkv split into query, key and value) and
     ``config`` (``config.json``)."""
-    backbone, cfg, mean, std = load_backbone(checkpoint, config)
-    timm_state, _ = to_timm_vit(checkpoint)
-    arch = vit_architecture(backbone)
+    source = _export_source(checkpoint, config)
+    timm_state, arch = source['state'], source['arch']
     if arch['patch_size'][0] != arch['patch_size'][1]:
         raise ValueError(f'{checkpoint}: transformers\' ViT takes square '
                          f'patches, this one is {arch["patch_size"]}')
@@ -170,14 +194,14 @@ def transformers_files(checkpoint: str,
         do_rescale=True,
         rescale_factor=1 / 255.,
         do_normalize=True,
-        image_mean=[m / 255. for m in mean.flatten().tolist()],
-        image_std=[s / 255. for s in std.flatten().tolist()])
+        image_mean=source['mean'],
+        image_std=source['std'])
     return dict(
         state_dict=out,
         config=hf_config,
         extra_json={'preprocessor_config.json': preprocessor},
         arch=arch,
-        pretrain_cfg=cfg)
+        pretrain_cfg=source['cfg'])
 
 
 def write_export(files: Dict[str, object],

@@ -92,8 +92,7 @@ def draw_prediction_pairs(model: torch.nn.Module,
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    from mmsiameseim.models.utils import (crop_pair_offsets,
-                                          relative_patch_centres)
+    from .two_view_sample import placed_patch_centres
     sims = prediction_similarity(model, pairs)
     grid = sims.shape[-1]
     # one colour scale for the figure, from its lowest cosine to 1: the
@@ -119,15 +118,11 @@ def draw_prediction_pairs(model: torch.nn.Module,
             interpolation='nearest')
         axes[i, 0].set_ylabel(f'{name}\npair {i}'.strip(), fontsize=8)
         s = pair['data_samples']
-        offsets = crop_pair_offsets(
-            torch.as_tensor(np.asarray(s.crop_boxes))[None],
-            torch.as_tensor(np.asarray(s.flips))[None],
-            torch.tensor([float(s.crop_source_shape[1])]))
-        rows, cols = relative_patch_centres(offsets, grid)
+        rows, cols = placed_patch_centres(s.crop_boxes, s.flips,
+                                          s.crop_source_shape, grid)
         axes[i, 1].imshow(view_a, cmap=cmap)
         dots = axes[i, 1].scatter(
-            (cols[0].numpy() + .5) * step - .5,
-            (rows[0].numpy() + .5) * step - .5,
+            (cols + .5) * step - .5, (rows + .5) * step - .5,
             c=sim.ravel(),
             cmap='viridis',
             vmin=low,

@@ -1,9 +1,24 @@
-from typing import Dict
+from typing import Dict, Tuple
 
 import numpy as np
 import torch
 
 from mmsiameseim.models.utils import crop_pair_offsets, relative_patch_centres
+
+
+def placed_patch_centres(crop_boxes, flips, source_shape,
+                         grid: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Where the predictor is told each patch of view b lies, in view a's.
+
+    patch units (the relative positions p_b): (rows, cols), each (grid *
+    grid,), for one sample's crop boxes, flips and source size.
+    """
+    offsets = crop_pair_offsets(
+        torch.as_tensor(np.asarray(crop_boxes))[None],
+        torch.as_tensor(np.asarray(flips))[None],
+        torch.tensor([float(source_shape[1])]))
+    rows, cols = relative_patch_centres(offsets, grid)
+    return rows[0].numpy(), cols[0].numpy()
 
 
 def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,
@@ -32,12 +47,8 @@ def draw_two_view_sample(image: np.ndarray, results: Dict, grid: int,
     boxes, flips = results['crop_boxes'], results['flips']
     size = view_a.shape[0]
     step = size / grid
-    offsets = crop_pair_offsets(
-        torch.as_tensor(boxes)[None],
-        torch.as_tensor(flips)[None],
-        torch.tensor([float(results['crop_source_shape'][1])]))
-    rows, cols = relative_patch_centres(offsets, grid)
-    rows, cols = rows[0].numpy(), cols[0].numpy()
+    rows, cols = placed_patch_centres(boxes, flips,
+                                      results['crop_source_shape'], grid)
     colours = plt.cm.viridis(np.linspace(0, 1, grid * grid))
 
     fig, axes = plt.subplots(1, 4, figsize=(16, 4.4))
