@@ -5,12 +5,15 @@ _base_ = [
     '_base_/runtime.py',
 ]
 
-# Online kNN during pretraining (OnlineKNNHook), off by default: uncomment to
-# log weighted kNN top-1/top-5 of the target encoder every 5000 iterations
-# (about 20 epochs at batch 4096), with the 1 % ImageNet subset (12.8k images,
-# SimCLR's 1percent.txt) as the bank and 10k validation images as queries.
-# Every rank encodes its share; a round is cut at 5 minutes. The list
-# repeats _base_/runtime.py's hooks, since it replaces theirs.
+# Online kNN and an online linear probe during pretraining (OnlineKNNHook,
+# OnlineLinearProbeHook), off by default: uncomment to log weighted kNN
+# top-1/top-5 of the target encoder every 5000 iterations (about 20 epochs at
+# batch 4096), with the 1 % ImageNet subset (12.8k images, SimCLR's
+# 1percent.txt) as the bank and 10k validation images as queries; and a
+# linear classifier on its detached features, one SGD step on 256 images of
+# the 1 % subset every 10 iterations, scored on the same 10k images. Every
+# rank encodes its share; a kNN round is cut at 5 minutes. The list repeats
+# _base_/runtime.py's hooks, since it replaces theirs.
 # knn_pipeline = [
 #     dict(type='StrictLoadImageFromFile'),
 #     dict(type='ResizeEdge', scale=256, edge='short', backend='pillow',
@@ -34,6 +37,20 @@ _base_ = [
 #                           subset_file='data/imagenet/1percent.txt',
 #                           pipeline=knn_pipeline)),
 #          query_dataloader=dict(
+#              knn_loader,
+#              dataset=dict(type='ImageNet', data_root='data/imagenet/',
+#                           split='val', indices=10000,
+#                           pipeline=knn_pipeline))),
+#     dict(type='OnlineLinearProbeHook', train_interval=10, val_interval=5000,
+#          encoder='target', precision='float16', num_classes=1000,
+#          train_dataloader=dict(
+#              knn_loader,
+#              sampler=dict(type='DefaultSampler', shuffle=True),
+#              dataset=dict(type='ImageNetSubset', data_root='data/imagenet/',
+#                           data_prefix='train',
+#                           subset_file='data/imagenet/1percent.txt',
+#                           pipeline=knn_pipeline)),
+#          val_dataloader=dict(
 #              knn_loader,
 #              dataset=dict(type='ImageNet', data_root='data/imagenet/',
 #                           split='val', indices=10000,

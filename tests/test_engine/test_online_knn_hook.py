@@ -9,7 +9,7 @@ from mmengine.config import Config
 from mmengine.runner import Runner
 
 import mmsiameseim  # noqa: F401
-from mmsiameseim.engine.hooks import OnlineKNNHook
+from mmsiameseim.engine.hooks import OnlineKNNHook, OnlineLinearProbeHook
 from mmsiameseim.evaluation import (batch_features, set_training_precision,
                                     weighted_knn_accuracy)
 from tests.helpers import logged
@@ -167,7 +167,8 @@ def test_bad_options_are_refused():
 
 def test_the_imagenet_configs_commented_example_builds(tmp_path):
     """Uncommented, the example of the ImageNet pretraining config gives
-    the hook on the target encoder beside the runtime's hooks."""
+    the kNN hook and the online linear probe on the target encoder beside
+    the runtime's hooks."""
     from mmpretrain.registry import HOOKS
     name = 'siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
     src = open(os.path.join(ROOT, 'configs', 'pretrain', name)).read()
@@ -182,8 +183,11 @@ def test_the_imagenet_configs_commented_example_builds(tmp_path):
         os.path.join(ROOT, 'configs', 'pretrain', '_base_',
                      'runtime.py')).custom_hooks
     assert hooks[:len(runtime)] == runtime
-    hook = HOOKS.build(hooks[-1])
-    assert isinstance(hook, OnlineKNNHook) and hook.encoder == 'target'
+    knn, probe = (HOOKS.build(h) for h in hooks[len(runtime):])
+    assert isinstance(knn, OnlineKNNHook) and knn.encoder == 'target'
+    assert isinstance(probe, OnlineLinearProbeHook)
+    assert (probe.encoder, probe.num_classes, probe.train_interval) == \
+        ('target', 1000, 10)
 
 
 def _log(runner):

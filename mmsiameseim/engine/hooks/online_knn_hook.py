@@ -1,19 +1,16 @@
 import time
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 import torch
-from mmengine import dist
-from mmengine.hooks import Hook
-from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
-from ...evaluation.frozen_features import batch_features
 from ...evaluation.knn import weighted_knn_accuracy
 from ...evaluation.precision import check_precision
+from .frozen_feature_hook import FrozenFeatureHook
 
 
 @HOOKS.register_module()
-class OnlineKNNHook(Hook):
+class OnlineKNNHook(FrozenFeatureHook):
     """Weighted kNN accuracy of the backbone being pretrained, logged as a
     curve during training.
 
@@ -78,6 +75,7 @@ class OnlineKNNHook(Hook):
     """
 
     priority = 'LOW'
+    needs = 'every kNN round needs at least one bank and one query sample'
 
     def __init__(self,
                  bank_dataloader: dict,
@@ -94,9 +92,6 @@ class OnlineKNNHook(Hook):
                  precision: str = 'float32',
                  cache_inputs: bool = False,
                  prefix: str = 'knn') -> None:
-        if encoder not in ('online', 'target'):
-            raise ValueError(f'OnlineKNNHook: encoder={encoder!r}, choose '
-                             "'online' or 'target'")
         if interval < 1:
             raise ValueError(f'OnlineKNNHook: interval={interval} must be '
                              '>= 1')
@@ -108,21 +103,16 @@ class OnlineKNNHook(Hook):
         if temperature <= 0:
             raise ValueError(f'OnlineKNNHook: temperature={temperature} '
                              'must be > 0')
-        self.loader_cfgs = dict(bank=bank_dataloader, query=query_dataloader)
+        super().__init__(
+            dict(bank=bank_dataloader, query=query_dataloader), encoder,
+            target_backbone, precision, max_samples, cache_inputs)
         self.interval = interval
         self.by_epoch = by_epoch
         self.k = k
         self.temperature = temperature
-        self.encoder = encoder
-        self.target_backbone = target_backbone
-        self.max_samples = max_samples
         self.max_seconds = max_seconds
         self.run_before_train = before_train
-        self.precision = precision
         self.prefix = prefix
-        self.cache_inputs = cache_inputs
-        self.loaders = None
-        self.cached_batches = {}
 
     # ------------------------------------------------------------ schedule
     def before_train(self, runner) -> None:
@@ -130,53 +120,11 @@ class OnlineKNNHook(Hook):
         if self.run_before_train:
             self.evaluate(runner, step=runner.iter)
 
-    def build_loaders(self, runner) -> None:
-        """The bank and query loaders, built once; an empty set is refused
-        naming its option."""
-        if self.loaders is not None:
-            return
-        loaders = {}
-        for name, cfg in self.loader_cfgs.items():
-            try:
-                loaders[name] = runner.build_dataloader(cfg, seed=runner.seed)
-            except ValueError:
-                # mmengine's serialisation fails on an empty data list
-                if self._unserialised_size(cfg) == 0:
-                    self._refuse_empty(name)
-                raise
-            if len(loaders[name].dataset) == 0:
-                self._refuse_empty(name)
-        self.loaders = loaders
-
-    @staticmethod
-    def _unserialised_size(loader_cfg: dict) -> Optional[int]:
-        """The length of the loader's dataset built without serialisation,
-        None when that fails too."""
-        from mmengine.registry import DATASETS
-        dataset = loader_cfg.get('dataset')
-        if not isinstance(dataset, dict):
-            return None
-        try:
-            return len(DATASETS.build(dict(dataset, serialize_data=False)))
-        except Exception:  # noqa: BLE001  (the first error is the one)
-            return None
-
-    def _refuse_empty(self, name: str) -> None:
-        cfg = self.loader_cfgs[name].get('dataset', {})
-        where = ', '.join(f'{key}={cfg[key]!r}'
-                          for key in ('type', 'data_root', 'data_prefix',
-                                      'ann_file', 'indices') if key in cfg)
-        raise ValueError(
-            f'OnlineKNNHook: {name}_dataloader has no samples ({where}): '
-            'every kNN round needs at least one bank and one query sample; '
-            f'fix the dataset of {name}_dataloader or remove the hook')
-
     def check_sets(self, runner) -> None:
         """Refuse, before the first iteration, what would fail at the first
         round; say when the bank is smaller than ``k``."""
         self.build_loaders(runner)
-        model = runner.model.module if is_model_wrapper(runner.model) \
-            else runner.model
+        model = self.unwrap(runner)
         self.backbone(model)  # a wrong target_backbone is named now
         bank = len(self.loaders['bank'].dataset)
         if self.max_samples is not None:
@@ -200,75 +148,10 @@ class OnlineKNNHook(Hook):
             self.evaluate(runner, step=runner.iter)
 
     # ------------------------------------------------------------ evaluate
-    def backbone(self, model: torch.nn.Module) -> torch.nn.Module:
-        """The backbone that is evaluated."""
-        if self.encoder == 'online':
-            return model.backbone
-        try:
-            return model.get_submodule(self.target_backbone)
-        except AttributeError as e:
-            raise AttributeError(
-                f"OnlineKNNHook: encoder='target', but the model "
-                f'({type(model).__name__}) has no module '
-                f'{self.target_backbone!r} (target_backbone): {e}') from None
-
-    def encode(
-            self, model, backbone, name: str, deadline: Optional[float]
-    ) -> Tuple[torch.Tensor, torch.Tensor, bool]:
-        """Features and labels of one loader, gathered over the ranks,
-        and whether the round was capped."""
-        world = dist.get_world_size()
-        limit = None if self.max_samples is None else \
-            -(-self.max_samples // world)
-        feats, labels, index = [], [], []
-        cached = self.cached_batches.get(name)
-        batches = []
-        for batch in (self.loaders[name] if cached is None else cached):
-            if cached is None and self.cache_inputs:
-                batches.append(batch)
-            x, y = batch_features(model, batch, backbone, self.precision)
-            feats.append(x)
-            labels.append(y)
-            index.append(
-                torch.tensor([
-                    s.metainfo.get('sample_idx', -1)
-                    for s in batch['data_samples']
-                ]))
-            count = sum(len(f) for f in feats)
-            stop = torch.tensor([
-                float(limit is not None and count >= limit),
-                float(deadline is not None and time.time() > deadline)
-            ])
-            dist.all_reduce(stop, op='max')
-            if stop.any():
-                break
-        # capped: some rank stopped before the end of its share
-        total = len(self.loaders[name].sampler) if cached is None else \
-            sum(len(b['data_samples']) for b in cached)
-        short = torch.tensor([float(count < total)])
-        dist.all_reduce(short, op='max')
-        capped = bool(short.item())
-        if cached is None and self.cache_inputs and not capped:
-            self.cached_batches[name] = batches  # complete passes only
-        local = (torch.cat(feats), torch.cat(labels), torch.cat(index))
-        parts = dist.all_gather_object(local) if world > 1 else [local]
-        x, y, idx = (torch.cat(p) for p in zip(*parts))
-        if world > 1 and bool((idx >= 0).all()):  # drop sampler padding
-            keep = torch.zeros(len(idx), dtype=torch.bool)
-            seen = set()
-            for i, v in enumerate(idx.tolist()):
-                keep[i] = v not in seen
-                seen.add(v)
-            x, y = x[keep], y[keep]
-        if self.max_samples is not None and len(y) > self.max_samples:
-            x, y = x[:self.max_samples], y[:self.max_samples]
-        return x, y, capped
-
     def evaluate(self, runner, step: int) -> Optional[Dict[str, float]]:
         """One kNN round; returns the logged scalars (None if skipped)."""
         self.build_loaders(runner)
-        model = runner.model.module if is_model_wrapper(runner.model) \
-            else runner.model
+        model = self.unwrap(runner)
         was_training = model.training
         start = time.time()
         deadline = None if self.max_seconds is None else \
@@ -323,9 +206,7 @@ class OnlineKNNHook(Hook):
             f'{p}/seconds': seconds,
             f'{p}/capped': int(capped)
         }
-        for key, value in scalars.items():
-            runner.message_hub.update_scalar(key, value)
-        runner.visualizer.add_scalars(scalars, step=step)
+        self.log_scalars(runner, scalars, step)
         clamped = f' of the k={self.k} asked: the bank has {k}' \
             if k < self.k else ''
         runner.logger.info(
