@@ -4,6 +4,7 @@ from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
 from .imagenet_c import IMAGENET_C_CORRUPTIONS, ImageNetC
 from .imagenet_subset import ImageNetSubset
 from .imagenet_wnid_folder import ImageNetWnidFolder, load_wnid_to_label
+from .labelled_image_folder import LabelledImageFolder
 from .local_fashion_mnist import LocalFashionMNIST
 from .transforms import *  # noqa: F401,F403
 
@@ -11,6 +12,6 @@ __all__ = [
     'DamagedImagePolicy', 'FOLDER_IMAGE_EXTENSIONS',
     'TooManyDamagedImagesError', 'UnlabeledImageFolder', 'check_image_file',
     'list_image_files', 'IMAGENET_C_CORRUPTIONS', 'ImageNetC',
-    'ImageNetSubset', 'ImageNetWnidFolder', 'LocalFashionMNIST',
-    'load_wnid_to_label'
+    'ImageNetSubset', 'ImageNetWnidFolder', 'LabelledImageFolder',
+    'LocalFashionMNIST', 'load_wnid_to_label'
 ]

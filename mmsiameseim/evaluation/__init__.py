@@ -12,6 +12,7 @@ from .frozen_features import (batch_features, build_frozen_backbone_model,
                               pool_tokens)
 from .imagenet_corruption_error import ImageNetCorruptionError
 from .knn import weighted_knn_accuracy
+from .labelled_folder import embed_split, evaluate_labelled_folder
 from .linear_probe import (VIT_FEATURES, linear_probe_accuracy,
                            match_probe_backbone, probe_config,
                            set_probe_epochs, set_vit_feature)
@@ -33,5 +34,5 @@ __all__ = [
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
     'checkpoint_config', 'frozen_vit', 'nearest_neighbours', 'pca_rgb',
     'pool_tokens', 'EMBEDDING_FEATURES', 'embed_folder', 'embed_images',
-    'load_centre_crop'
+    'load_centre_crop', 'embed_split', 'evaluate_labelled_folder'
 ]

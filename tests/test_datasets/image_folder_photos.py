@@ -115,3 +115,37 @@ def make_photo_folder(root, large=True):
     grace.save(os.path.join(root, 'a', '._grace.JPG'))  # macOS fork name
     os.symlink('..', os.path.join(root, 'e', 'loop'))  # a cycle
     return expected, [damaged]
+
+
+def make_labelled_photo_folder(root, train_per_class=3, val_per_class=2):
+    """``root/{train,val}/<photo>/`` of real photographs: each of the four
+    sample photos is a class, its images are crops of it (different places
+    and sizes, some mirrored) saved as JPEG, PNG or 16-bit grey TIFF.
+
+    Returns:
+        list: the class names (sorted).
+    """
+    photos = sample_photos(width=160)
+    for split, count, offset in (('train', train_per_class, 0),
+                                 ('val', val_per_class, train_per_class)):
+        for name, img in photos.items():
+            folder = os.path.join(root, split, name)
+            os.makedirs(folder, exist_ok=True)
+            img = img.convert('RGB')
+            for i in range(offset, offset + count):
+                side = 64 + 16 * (i % 3)
+                x = (i * 23) % (img.width - side)
+                y = (i * 17) % (img.height - side)
+                crop = img.crop((x, y, x + side, y + side))
+                if i % 2:
+                    crop = crop.transpose(Image.FLIP_LEFT_RIGHT)
+                kind = i % 3
+                if kind == 0:
+                    crop.save(os.path.join(folder, f'{i}.jpg'), quality=90)
+                elif kind == 1:
+                    crop.save(os.path.join(folder, f'{i}.png'))
+                else:
+                    grey = np.asarray(crop.convert('L')).astype(np.uint16)
+                    Image.fromarray(grey * 257).save(
+                        os.path.join(folder, f'{i}.tif'))
+    return sorted(photos)

@@ -1,0 +1,133 @@
+import os
+import os.path as osp
+from typing import List, Optional, Sequence
+
+from mmengine.logging import MMLogger
+from mmpretrain.datasets import BaseDataset
+from mmpretrain.registry import DATASETS
+
+from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
+
+
+def class_folders(folder: str) -> List[str]:
+    """The sub-folders of ``folder`` that name classes: sorted, hidden ones
+    ('.git', '.ipynb_checkpoints') left out."""
+    return sorted(
+        d for d in os.listdir(folder)
+        if not d.startswith('.') and osp.isdir(osp.join(folder, d)))
+
+
+@DATASETS.register_module()
+class LabelledImageFolder(BaseDataset):
+    """Your own labelled images: one sub-folder per class in each split,
+    ``DATA_ROOT/SPLIT/CLASS/**/IMAGE``.
+
+    The classes are the sub-folders of ``DATA_ROOT/CLASS_SPLIT`` (the
+    training split), sorted, for every split: a validation split that lacks
+    a class keeps the training split's label numbers (mmpretrain's
+    ``CustomDataset`` numbers each split's own folders, so one missing class
+    would shift every label after it), and a class folder that the training
+    split does not have is refused by name. Images are found recursively
+    inside each class folder, by extension in any case; hidden files and
+    folders are left out. Images beside the class folders, and class
+    folders without an image, are named in a warning. Read them with
+    ``StrictLoadImageFromFile`` (every image mode and bit depth).
+
+    Args:
+        data_root (str): The folder holding the splits. Required: the
+            configs ship without it (``--cfg-options
+            train_dataloader.dataset.data_root=DIR
+            val_dataloader.dataset.data_root=DIR``).
+        split (str): The split's sub-folder ('train', 'val', ...; '' for
+            ``data_root`` itself). Defaults to 'train'.
+        class_split (str): The split whose class folders number the
+            classes. Defaults to 'train'.
+        pipeline (Sequence): Data transforms.
+        extensions (Sequence[str]): Image extensions. Defaults to
+            :data:`FOLDER_IMAGE_EXTENSIONS`.
+        **kwargs: Other :class:`mmpretrain.datasets.BaseDataset` arguments
+            (``indices``, ``test_mode``, ...).
+
+    Raises:
+        ValueError: ``data_root`` is not set, or the split has a class
+            folder that the class split has not.
+        FileNotFoundError: A folder is missing, the class split has no class
+            folder, or the split holds no image.
+    """
+
+    def __init__(self,
+                 data_root: Optional[str] = None,
+                 split: str = 'train',
+                 class_split: str = 'train',
+                 pipeline: Sequence = (),
+                 extensions: Sequence[str] = FOLDER_IMAGE_EXTENSIONS,
+                 **kwargs) -> None:
+        name = type(self).__name__
+        if not data_root:
+            raise ValueError(
+                f'{name}: data_root is not set; give the folder that holds '
+                f'the {split or "class"} folder, e.g. --cfg-options '
+                'train_dataloader.dataset.data_root=DIR '
+                'val_dataloader.dataset.data_root=DIR')
+        self.split = split
+        self.class_split = class_split
+        self.extensions = tuple(extensions)
+        super().__init__(
+            ann_file='', data_root=data_root, pipeline=pipeline, **kwargs)
+
+    def load_data_list(self) -> List[dict]:
+        name = type(self).__name__
+        logger = MMLogger.get_current_instance()
+        class_dir = osp.join(self.data_root, self.class_split)
+        split_dir = osp.join(self.data_root, self.split)
+        for folder, what in ((class_dir, 'class_split'), (split_dir, 'split')):
+            if not osp.isdir(folder):
+                raise FileNotFoundError(
+                    f'{name}: no folder {folder} (data_root='
+                    f'{self.data_root!r}, {what}='
+                    f'{getattr(self, what)!r})')
+        classes = class_folders(class_dir)
+        if not classes:
+            raise FileNotFoundError(
+                f'{name}: {class_dir} has no class sub-folders; put the '
+                'images of each class in a folder named after the class')
+        present = class_folders(split_dir)
+        unknown = [c for c in present if c not in classes]
+        if unknown:
+            raise ValueError(
+                f'{name}: {split_dir} has class folders that {class_dir} '
+                f'has not: {unknown}; every split takes the classes of '
+                f'class_split={self.class_split!r}')
+        data_list, empty = [], []
+        for label, cls in enumerate(classes):
+            if cls not in present:
+                continue
+            listing = list_image_files(
+                osp.join(split_dir, cls), self.extensions, what=name)
+            if not listing.files:
+                empty.append(cls)
+            data_list += [
+                dict(img_path=osp.join(split_dir, cls, rel), gt_label=label)
+                for rel in listing.files
+            ]
+        loose = [
+            f for f in os.listdir(split_dir)
+            if osp.isfile(osp.join(split_dir, f))
+            and f.lower().endswith(self.extensions)
+        ]
+        if loose:
+            logger.warning(
+                f'{name}: {len(loose)} images in {split_dir} are in no class '
+                f'folder and are left out (e.g. {sorted(loose)[0]})')
+        if empty:
+            logger.warning(f'{name}: class folders without an image in '
+                           f'{split_dir}: {empty}')
+        if not data_list:
+            raise FileNotFoundError(
+                f'{name}: no image in the class folders of {split_dir} '
+                f'(extensions {", ".join(self.extensions)})')
+        self._metainfo['classes'] = tuple(classes)
+        logger.info(f'{name}: {len(data_list)} images of '
+                    f'{len(present) - len(empty)}/{len(classes)} classes in '
+                    f'{split_dir}')
+        return data_list
