@@ -26,10 +26,24 @@ class SiameseIMMAE(MAE):
     logging the counts at WARNING.
 
     Args:
+        frozen (bool): Keep every weight as loaded (no gradient) and the
+            backbone in eval mode (no drop path), for a head trained on
+            frozen features (the linear head of the own-folder config).
+            Defaults to False.
         **kwargs: ``MAE``'s arguments. ``init_cfg`` may also give ``prefix``
             (default ``'backbone.'``), the prefix of the backbone keys in
             the checkpoint, and ``allow_partial`` (default False).
     """
+
+    def __init__(self, *args, frozen: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.frozen = frozen
+        if frozen:
+            self.requires_grad_(False)
+
+    def train(self, mode: bool = True) -> 'SiameseIMMAE':
+        super().train(mode and not self.frozen)  # BEiT's returns None
+        return self
 
     def init_weights(self) -> None:
         init_cfg = self.init_cfg

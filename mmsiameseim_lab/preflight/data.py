@@ -15,9 +15,12 @@ that prefix at a folder holding the same layout: the user's real data
   that mmdet's ``CocoDataset`` keeps them;
 - ADE20k image and annotation folders (:mod:`~mmsiameseim_lab.smoke.ade20k`).
 
-The own-images configs (``*_folder.py``) ship ``UnlabeledImageFolder`` without
-a ``data_root`` (the user gives it): a preflight points it at the miniature
-ImageNet's training JPEGs, read recursively without labels.
+The own-images configs (``*_folder*.py``) ship ``UnlabeledImageFolder``,
+``LabelledImageFolder`` or ``SegmentationFolder`` without a ``data_root`` (the
+user gives it): a preflight points the first at the miniature ImageNet's
+training JPEGs, read recursively without labels, the second at the miniature
+ImageNet, whose ``train`` and ``val`` folders hold one folder per class, and
+the third at the miniature ADE20k laid out as images, masks and a class list.
 
 The Fashion-MNIST configs read the real Fashion-MNIST (``LocalFashionMNIST``).
 """
@@ -25,6 +28,7 @@ import json
 import math
 import os
 import os.path as osp
+import shutil
 from typing import Any, Iterable, Optional, Set
 
 from ..results import REPO
@@ -42,25 +46,49 @@ PROVIDERS = {
     'coco': 'coco_lvis',
     'lvis_v1': 'coco_lvis',
     'ade': 'ade20k',
+    'segmentation_folder': 'segmentation_folder',
 }
 IMAGENET_SIZE = 288  # > 256: the test resize and the crops shrink it
 COCO_SIZE = 640  # COCO's long side; LSJ rescales it by 0.1-2.0 of 1024
 
 IMAGE_FOLDER = PREFIX + 'imagenet/train'
+LABELLED_FOLDER = PREFIX + 'imagenet'
+SEGMENTATION_FOLDER = PREFIX + 'segmentation_folder'
 
 
 def fill_image_folder(cfg: dict) -> Optional[str]:
-    """Give an ``UnlabeledImageFolder`` training set without ``data_root``
-    the folder :data:`IMAGE_FOLDER` (under ``data/``, so re-rooted like any
-    other path), in place; returns the override line, or None."""
-    loader = cfg.get('train_dataloader') or {}
-    dataset = inner_dataset(loader.get('dataset') or {})
-    if dataset.get('type') != 'UnlabeledImageFolder' or dataset.get(
-            'data_root'):
-        return None
-    dataset['data_root'] = IMAGE_FOLDER
-    return (f'train_dataloader.dataset.data_root unset -> {IMAGE_FOLDER} '
-            '(JPEGs in class folders, read recursively without labels)')
+    """Give the own-images datasets without ``data_root`` a folder under
+    ``data/`` (re-rooted like any other path), in place: an
+    ``UnlabeledImageFolder`` training set :data:`IMAGE_FOLDER`, a
+    ``LabelledImageFolder`` (any loader) :data:`LABELLED_FOLDER`, whose
+    ``train`` and ``val`` splits hold the same class folders, a
+    ``SegmentationFolder`` :data:`SEGMENTATION_FOLDER`.
+
+    Returns the override line, or None.
+    """
+    filled = []
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(key) or {}
+        dataset = inner_dataset(loader.get('dataset') or {})
+        if dataset.get('data_root'):
+            continue
+        if key == 'train_dataloader' and dataset.get(
+                'type') == 'UnlabeledImageFolder':
+            dataset['data_root'] = IMAGE_FOLDER
+            filled.append(f'{key}.dataset.data_root unset -> {IMAGE_FOLDER} '
+                          '(JPEGs in class folders, read recursively '
+                          'without labels)')
+        elif dataset.get('type') == 'LabelledImageFolder':
+            dataset['data_root'] = LABELLED_FOLDER
+            filled.append(f'{key}.dataset.data_root unset -> '
+                          f'{LABELLED_FOLDER} (class folders in train/ and '
+                          'val/)')
+        elif dataset.get('type') == 'SegmentationFolder':
+            dataset['data_root'] = SEGMENTATION_FOLDER
+            filled.append(f'{key}.dataset.data_root unset -> '
+                          f'{SEGMENTATION_FOLDER} (the miniature ADE20k as '
+                          'images, masks and classes.txt)')
+    return '; '.join(filled) or None
 
 
 def _strings(obj: Any) -> Iterable[str]:
@@ -225,8 +253,39 @@ def make_miniature(folders: Set[str],
             to_polygons(
                 osp.join(root, 'lvis_v1', 'annotations',
                          f'lvis_v1_{split}.json'))
-    if 'ade20k' in kinds:
+    if kinds & {'ade20k', 'segmentation_folder'}:
         from ..smoke.ade20k import make_smoke_ade20k
-        make_smoke_ade20k(
+        ade = make_smoke_ade20k(
             fashion_mnist, root, num_train=max(2, num_train), num_val=1)
+        if 'segmentation_folder' in kinds:
+            ade_as_segmentation_folder(ade,
+                                       osp.join(root, 'segmentation_folder'))
     return root
+
+
+def ade_as_segmentation_folder(ade: str, out: str) -> None:
+    """The miniature ADE20k in ``SegmentationFolder``'s layout: its 150
+    class names in ``classes.txt``, ``images/`` and ``masks/`` per split,
+    the masks' values less one (ADE20k's 0, 'other', becomes 255,
+    ignored)."""
+    import cv2
+    import numpy as np
+    from mmseg.datasets import ADE20KDataset
+    os.makedirs(out, exist_ok=True)
+    with open(osp.join(out, 'classes.txt'), 'w') as f:
+        f.write('\n'.join(ADE20KDataset.METAINFO['classes']) + '\n')
+    for ade_split, split in (('training', 'train'), ('validation', 'val')):
+        img_dir = osp.join(out, 'images', split)
+        mask_dir = osp.join(out, 'masks', split)
+        for d in (img_dir, mask_dir):
+            os.makedirs(d, exist_ok=True)
+        src = osp.join(ade, 'images', ade_split)
+        for name in sorted(os.listdir(src)):
+            stem = osp.splitext(name)[0]
+            shutil.copy(osp.join(src, name), osp.join(img_dir, name))
+            ann = cv2.imread(
+                osp.join(ade, 'annotations', ade_split, stem + '.png'),
+                cv2.IMREAD_UNCHANGED)
+            mask = np.where(ann == 0, 255, ann.astype(np.int32) - 1)
+            cv2.imwrite(
+                osp.join(mask_dir, stem + '.png'), mask.astype(np.uint8))

@@ -14,8 +14,9 @@ from mmsiameseim_lab.preflight import (PreflightError, config_groups,
                                        preflight, shipped_configs)
 from mmsiameseim_lab.preflight.checks import (check_param_groups,
                                               layer_decay_problems)
-from mmsiameseim_lab.preflight.data import (IMAGE_FOLDER, data_folders,
-                                            fill_image_folder, point_data_root)
+from mmsiameseim_lab.preflight.data import (IMAGE_FOLDER, LABELLED_FOLDER,
+                                            data_folders, fill_image_folder,
+                                            point_data_root)
 from mmsiameseim_lab.preflight.hook import PreflightHook
 from mmsiameseim_lab.preflight.run import default_batch, input_size
 from mmsiameseim_lab.preflight.schedule import devices_from_name, project
@@ -148,18 +149,26 @@ def test_every_shipped_config_declares_its_input_size_and_batch():
 
 def test_own_images_configs_read_the_miniature_image_folder():
     """The _folder.py configs ship without a data_root (the user gives it);
-    a preflight gives them the miniature ImageNet JPEGs, and leaves a given
+    a preflight gives the pretraining ones the miniature ImageNet JPEGs, the
+    labelled ones the miniature ImageNet's class folders, and leaves a given
     folder alone."""
     from mmengine.config import Config
     folder_configs = [c for c in GROUPS['heavy'] if c.endswith('_folder.py')]
-    assert len(folder_configs) == 2
+    assert len(folder_configs) == 4
     for config in folder_configs:
         cfg = Config.fromfile(os.path.join(ROOT, config))
         note = fill_image_folder(cfg)
-        assert note and IMAGE_FOLDER in note
-        assert cfg.train_dataloader.dataset.data_root == IMAGE_FOLDER
+        labelled = cfg.train_dataloader.dataset.type == 'LabelledImageFolder'
+        folder = LABELLED_FOLDER if labelled else IMAGE_FOLDER
+        assert note and folder in note
+        assert cfg.train_dataloader.dataset.data_root == folder
+        if labelled:
+            assert cfg.val_dataloader.dataset.data_root == folder
+            assert 'val_dataloader.dataset.data_root unset' in note
         assert data_folders(cfg.to_dict()) == {'imagenet'}
         cfg.train_dataloader.dataset.data_root = '/my/images'
+        if labelled:
+            cfg.val_dataloader.dataset.data_root = '/my/images'
         assert fill_image_folder(cfg) is None
         assert cfg.train_dataloader.dataset.data_root == '/my/images'
 
