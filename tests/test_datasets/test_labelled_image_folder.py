@@ -64,7 +64,7 @@ def test_a_class_the_training_split_lacks_is_refused(photos):
     os.makedirs(root / 'val' / 'zebra')
     with pytest.raises(ValueError) as e:
         LabelledImageFolder(str(root), split='val')
-    assert "has class folders that" in str(e.value)
+    assert 'has class folders that' in str(e.value)
     assert "['zebra']" in str(e.value)
     assert "class_split='train'" in str(e.value)
 
@@ -78,7 +78,7 @@ def test_loose_images_hidden_folders_and_empty_classes_are_named(photos):
         train = LabelledImageFolder(str(root), serialize_data=False)
     log = log.getvalue()
     assert '1 images in' in log and 'are in no class folder' in log
-    assert "class folders without an image in" in log and "['empty']" in log
+    assert 'class folders without an image in' in log and "['empty']" in log
     assert train.metainfo['classes'] == ('china', 'empty', 'flower', 'grace',
                                          'present')
     assert len(train) == 12

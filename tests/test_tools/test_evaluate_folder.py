@@ -26,8 +26,7 @@ def photos(tmp_path):
     return root
 
 
-def test_knn_and_fewshot_on_a_labelled_photo_folder(photos, tmp_path,
-                                                    capsys):
+def test_knn_and_fewshot_on_a_labelled_photo_folder(photos, tmp_path, capsys):
     ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
     work = tmp_path / 'work'
     tool = load_tool('evaluate_folder.py')
@@ -41,8 +40,10 @@ def test_knn_and_fewshot_on_a_labelled_photo_folder(photos, tmp_path,
         'china', 'flower', 'grace', 'present'
     ]
     assert results['data']['images'] == {'train': 16, 'val': 8}
-    assert results['data']['skipped'] == {'train': [], 'val':
-                                          ['grace/broken.jpg']}
+    assert results['data']['skipped'] == {
+        'train': [],
+        'val': ['grace/broken.jpg']
+    }
     assert 'skipped in val (not readable images): grace/broken.jpg' in \
         printed
     assert results['fewshot']['labelled'] == 8  # half of 4 per class
@@ -54,27 +55,33 @@ def test_knn_and_fewshot_on_a_labelled_photo_folder(photos, tmp_path,
     split = {}
     for s in ('train', 'val'):
         z = np.load(work / f'{s}.npz')
-        again = embed_split(net, mean, std, str(photos), s,
-                            str(tmp_path / f'again_{s}.npz'), size=32)
-        np.testing.assert_allclose(z['features'], again['features'],
-                                   atol=1e-6)
+        again = embed_split(
+            net,
+            mean,
+            std,
+            str(photos),
+            s,
+            str(tmp_path / f'again_{s}.npz'),
+            size=32)
+        np.testing.assert_allclose(z['features'], again['features'], atol=1e-6)
         split[s] = (torch.from_numpy(again['features']),
                     torch.from_numpy(again['labels']))
     assert split['val'][1].tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
     knn = weighted_knn_accuracy(*split['train'], *split['val'], 5, 0.07)
     assert results['knn'] == knn
     subset = class_balanced_subset(split['train'][1].numpy(), 0.5, 0)
-    few = logistic_regression_accuracy(split['train'][0][subset],
-                                       split['train'][1][subset],
-                                       *split['val'],
-                                       folds=2)
+    few = logistic_regression_accuracy(
+        split['train'][0][subset],
+        split['train'][1][subset],
+        *split['val'],
+        folds=2)
     assert results['fewshot']['top1'] == pytest.approx(few['top1'])
 
 
 def test_bad_options_are_refused(tmp_path, capsys):
     tool = load_tool('evaluate_folder.py')
-    for args in (['--fraction', '0'], ['--fraction', '2'], ['--k', '0'],
-                 ['--folds', '1']):
+    for args in (['--fraction', '0'], ['--fraction',
+                                       '2'], ['--k', '0'], ['--folds', '1']):
         with pytest.raises(SystemExit):
             tool.parse_args(['x.pth', '--data-root', 'd', *args])
     with pytest.raises(SystemExit, match='not found'):
