@@ -68,16 +68,13 @@ def parse_args(argv=None):
 def main(argv=None) -> dict:
     args = parse_args(argv)
     import mmsiameseim  # noqa: F401
-    from mmsiameseim.evaluation import (checkpoint_config,
+    from mmsiameseim.evaluation import (checkpoint_or_config,
                                         evaluate_labelled_folder, frozen_vit)
-    if args.checkpoint.endswith('.py'):
-        checkpoint = None
-        model_cfg = checkpoint_config(None, args.checkpoint).model
-    else:
-        checkpoint = args.checkpoint
-        if not osp.isfile(checkpoint):
-            sys.exit(f'checkpoint {checkpoint} not found')
-        model_cfg = checkpoint_config(checkpoint, args.config).model
+    try:
+        checkpoint, cfg = checkpoint_or_config(args.checkpoint, args.config)
+    except FileNotFoundError as e:
+        sys.exit(str(e))
+    model_cfg = cfg.model
     work_dir = args.work_dir or osp.join(
         'work_dirs', 'evaluate_folder',
         osp.basename(osp.abspath(args.data_root)))

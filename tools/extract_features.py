@@ -59,20 +59,18 @@ def main(argv=None):
     args = parse_args(argv)
     import mmsiameseim  # noqa: F401
     from mmsiameseim.datasets.image_folder_files import list_image_files
-    from mmsiameseim.evaluation import checkpoint_config, frozen_vit
+    from mmsiameseim.evaluation import checkpoint_or_config, frozen_vit
     from mmsiameseim.evaluation.folder_embeddings import (embed_folder,
                                                           folder_classes)
     out = args.out if args.out.endswith('.npz') else args.out + '.npz'
-    if args.checkpoint.endswith('.py'):
-        checkpoint, model_cfg = None, checkpoint_config(None,
-                                                        args.checkpoint).model
+    try:
+        checkpoint, cfg = checkpoint_or_config(args.checkpoint, args.config)
+    except FileNotFoundError as e:
+        sys.exit(str(e))
+    model_cfg = cfg.model
+    if checkpoint is None:
         print(f'{args.checkpoint}: a config: embedding with the random '
               'initial weights')
-    else:
-        checkpoint = args.checkpoint
-        if not osp.isfile(checkpoint):
-            sys.exit(f'checkpoint {checkpoint} not found')
-        model_cfg = checkpoint_config(checkpoint, args.config).model
     backbone, mean, std = frozen_vit(checkpoint, model_cfg, args.final_norm)
     size = args.size or model_cfg.backbone.get('img_size', 224)
     listing = list_image_files(args.images, what='--images')

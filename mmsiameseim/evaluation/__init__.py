@@ -1,4 +1,5 @@
-from .checkpoint_backbone import checkpoint_config, frozen_vit
+from .checkpoint_backbone import (checkpoint_config, checkpoint_or_config,
+                                  frozen_vit)
 from .class_subset_accuracy import ClassSubsetAccuracy
 from .dense_probe import (dense_probe_scores, fit_linear_classifier,
                           patch_tokens, raw_patch_pixels, segmentation_scores)
@@ -32,7 +33,8 @@ __all__ = [
     'VIT_FEATURES', 'set_vit_feature', 'MosaicDenseProbe', 'make_mosaics',
     'patch_labels', 'patch_tokens', 'fit_linear_classifier',
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
-    'checkpoint_config', 'frozen_vit', 'nearest_neighbours', 'pca_rgb',
-    'pool_tokens', 'EMBEDDING_FEATURES', 'embed_folder', 'embed_images',
-    'load_centre_crop', 'embed_split', 'evaluate_labelled_folder'
+    'checkpoint_config', 'checkpoint_or_config', 'frozen_vit',
+    'nearest_neighbours', 'pca_rgb', 'pool_tokens', 'EMBEDDING_FEATURES',
+    'embed_folder', 'embed_images', 'load_centre_crop', 'embed_split',
+    'evaluate_labelled_folder'
 ]

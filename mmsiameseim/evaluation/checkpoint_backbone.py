@@ -1,3 +1,4 @@
+import os.path as osp
 from typing import Optional, Tuple
 
 import torch
@@ -24,6 +25,23 @@ def checkpoint_config(checkpoint: str, config: Optional[str] = None) -> Config:
             f'{checkpoint}: holds no config (mmengine\'s Runner stores it '
             'under meta.cfg); give the pretraining config with --config')
     return Config.fromstring(text, '.py')
+
+
+def checkpoint_or_config(
+        path: str,
+        config: Optional[str] = None) -> Tuple[Optional[str], Config]:
+    """A tool's CHECKPOINT argument and its pretraining config: a config
+    file (``.py``) stands for the random initial weights (no checkpoint, a
+    floor); a checkpoint comes with :func:`checkpoint_config`.
+
+    Raises:
+        FileNotFoundError: No such checkpoint; the message names it.
+    """
+    if path.endswith('.py'):
+        return None, checkpoint_config(None, path)
+    if not osp.isfile(path):
+        raise FileNotFoundError(f'checkpoint {path} not found')
+    return path, checkpoint_config(path, config)
 
 
 def frozen_vit(

@@ -1,3 +1,4 @@
+import contextlib
 import time
 from typing import Dict, Optional, Tuple
 
@@ -45,6 +46,25 @@ class FrozenFeatureHook(Hook):
     def unwrap(runner) -> torch.nn.Module:
         return runner.model.module if is_model_wrapper(runner.model) \
             else runner.model
+
+    @staticmethod
+    @contextlib.contextmanager
+    def eval_mode(model: torch.nn.Module):
+        """The model in eval mode inside the block, and after it in the
+        train/eval mode it was in."""
+        was_training = model.training
+        model.eval()
+        try:
+            yield
+        finally:
+            model.train(was_training)
+
+    def check_start(self, runner) -> None:
+        """Build the loaders and find the backbone before the first
+        iteration, so that an empty set or a wrong ``target_backbone`` is
+        named then."""
+        self.build_loaders(runner)
+        self.backbone(self.unwrap(runner))
 
     def build_loaders(self, runner) -> None:
         """The loaders, built once; an empty set is refused naming its

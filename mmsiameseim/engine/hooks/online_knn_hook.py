@@ -123,9 +123,7 @@ class OnlineKNNHook(FrozenFeatureHook):
     def check_sets(self, runner) -> None:
         """Refuse, before the first iteration, what would fail at the first
         round; say when the bank is smaller than ``k``."""
-        self.build_loaders(runner)
-        model = self.unwrap(runner)
-        self.backbone(model)  # a wrong target_backbone is named now
+        self.check_start(runner)
         bank = len(self.loaders['bank'].dataset)
         if self.max_samples is not None:
             bank = min(bank, self.max_samples)
@@ -152,22 +150,18 @@ class OnlineKNNHook(FrozenFeatureHook):
         """One kNN round; returns the logged scalars (None if skipped)."""
         self.build_loaders(runner)
         model = self.unwrap(runner)
-        was_training = model.training
         start = time.time()
         deadline = None if self.max_seconds is None else \
             start + self.max_seconds
-        model.eval()
         # the training's random stream stays as it would be without the
         # hook (iterating a DataLoader draws from torch's global generator)
-        with torch.random.fork_rng(devices=[]):
-            try:
-                backbone = self.backbone(model)
-                queries, query_labels, capped_q = self.encode(
-                    model, backbone, 'query', deadline)
-                bank, bank_labels, capped_b = self.encode(
-                    model, backbone, 'bank', deadline)
-            finally:
-                model.train(was_training)
+        with self.eval_mode(model), torch.no_grad(), \
+                torch.random.fork_rng(devices=[]):
+            backbone = self.backbone(model)
+            queries, query_labels, capped_q = self.encode(
+                model, backbone, 'query', deadline)
+            bank, bank_labels, capped_b = self.encode(model, backbone, 'bank',
+                                                      deadline)
         seconds = time.time() - start
         sizes = (f'{len(bank_labels)}/{len(self.loaders["bank"].dataset)} '
                  f'bank and {len(query_labels)}/'

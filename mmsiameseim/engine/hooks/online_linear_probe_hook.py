@@ -146,8 +146,7 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
 
     # ------------------------------------------------------------ schedule
     def before_train(self, runner) -> None:
-        self.build_loaders(runner)
-        self.backbone(self.unwrap(runner))  # a wrong target_backbone now
+        self.check_start(runner)
         if self.num_classes is None:
             classes = getattr(self.loaders['train'].dataset, 'metainfo',
                               {}).get('classes')
@@ -240,15 +239,10 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
     def train_step(self, runner) -> None:
         """One SGD step of the classifier on detached features."""
         model = self.unwrap(runner)
-        was_training = model.training
         with kept_random_state():
-            model.eval()
-            try:
-                with torch.no_grad():
-                    x, y = batch_features(model, self.next_batch(runner),
-                                          self.backbone(model), self.precision)
-            finally:
-                model.train(was_training)
+            with self.eval_mode(model), torch.no_grad():
+                x, y = batch_features(model, self.next_batch(runner),
+                                      self.backbone(model), self.precision)
             self.check_labels(y)
             if self.classifier is None:
                 self.build_classifier(x.shape[1])
@@ -288,16 +282,10 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
         """Top-1 / top-5 on the held-out set; returns the logged
         scalars."""
         model = self.unwrap(runner)
-        was_training = model.training
         start = time.time()
         with kept_random_state():
-            model.eval()
-            try:
-                with torch.no_grad():
-                    x, y, _ = self.encode(model, self.backbone(model), 'val',
-                                          None)
-            finally:
-                model.train(was_training)
+            with self.eval_mode(model), torch.no_grad():
+                x, y, _ = self.encode(model, self.backbone(model), 'val', None)
             if self.classifier is None:
                 self.build_classifier(x.shape[1])
             self.classifier.eval()
