@@ -4,14 +4,12 @@ class folders, run end to end on a folder of real photographs through
 mmengine's Runner with a pretrained checkpoint, and the class-count check
 that names the options to set."""
 import pytest
-import torch
 from mmengine.runner import Runner
 
 import mmsiameseim  # noqa: F401
-from tests.helpers import tiny_siameseim_cfg
-from tests.test_configs.test_mmpretrain_benchmarks import (FT, LIN, TINY,
-                                                           backbone_state,
-                                                           load, shrink)
+from tests.test_configs.test_mmpretrain_benchmarks import (
+    FT, LIN, assert_finetuned_from, assert_linear_probe_of, load,
+    save_tiny_pretraining, shrink)
 from tests.test_datasets.image_folder_photos import make_labelled_photo_folder
 
 FT_FOLDER = 'vit-base-p16_siameseim-pre_8xb128-coslr-100e_folder.py'
@@ -20,14 +18,8 @@ LIN_FOLDER = 'vit-base-p16_siameseim-pre_8xb128-linear-coslr-90e_folder.py'
 
 @pytest.fixture(scope='module')
 def pretrained(tmp_path_factory):
-    """A tiny SiameseIM saved the way mmengine's Runner saves it."""
-    from mmpretrain.registry import MODELS
-    torch.manual_seed(0)
-    model = MODELS.build(
-        tiny_siameseim_cfg(img_size=32, patch_size=8, dims=TINY['embed_dims']))
-    path = tmp_path_factory.mktemp('pretrain') / 'epoch_1.pth'
-    torch.save({'meta': {}, 'state_dict': model.state_dict()}, path)
-    return path
+    return save_tiny_pretraining(
+        tmp_path_factory.mktemp('pretrain') / 'epoch_1.pth')
 
 
 @pytest.fixture(scope='module')
@@ -106,15 +98,7 @@ def test_finetune_on_a_labelled_photo_folder(photos, pretrained, tmp_path):
     assert 0 <= top1 <= 100
     # the pretrained weights were loaded: 3 warm-up steps (lr up to 1.3e-4)
     # move them by about 1e-4, random weights differ by about 1e-2
-    ours = runner.model.backbone.state_dict()
-    for k, v in backbone_state(pretrained).items():
-        torch.testing.assert_close(ours[k], v, atol=1e-3, rtol=0)
-    # layer-wise lr decay: 4 depths of base lr x 0.65^k
-    scales = {
-        round(g['lr_scale'], 6)
-        for g in runner.optim_wrapper.optimizer.param_groups
-    }
-    assert scales == {round(0.65**k, 6) for k in range(4)}
+    assert_finetuned_from(runner, pretrained, atol=1e-3)
     assert (tmp_path / 'epoch_1.pth').is_file()
 
 
@@ -124,12 +108,4 @@ def test_linear_probe_on_a_labelled_photo_folder(photos, pretrained, tmp_path):
     assert runner.iter == 3
     top1 = runner.message_hub.get_scalar('val/accuracy/top1').current()
     assert 0 <= top1 <= 100
-    # frozen backbone: exactly the pretrained weights after training
-    ours = runner.model.backbone.state_dict()
-    for k, v in backbone_state(pretrained).items():
-        torch.testing.assert_close(ours[k], v, atol=0, rtol=0)
-    trainable = {
-        n
-        for n, p in runner.model.named_parameters() if p.requires_grad
-    }
-    assert trainable == {'head.fc.weight', 'head.fc.bias'}
+    assert_linear_probe_of(runner, pretrained)

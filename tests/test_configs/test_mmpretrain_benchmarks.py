@@ -243,8 +243,7 @@ def shrink_for_training(cfg, smoke, work_dir, checkpoint):
     return cfg
 
 
-@pytest.fixture(scope='module')
-def pretrain_ckpt(tmp_path_factory):
+def save_tiny_pretraining(path):
     """A tiny SiameseIM saved the way mmengine's Runner saves it."""
     from mmpretrain.registry import MODELS
 
@@ -253,9 +252,14 @@ def pretrain_ckpt(tmp_path_factory):
     torch.manual_seed(0)
     model = MODELS.build(
         tiny_siameseim_cfg(img_size=32, patch_size=8, dims=TINY['embed_dims']))
-    path = tmp_path_factory.mktemp('pretrain') / 'epoch_1.pth'
     torch.save({'meta': {}, 'state_dict': model.state_dict()}, path)
     return path
+
+
+@pytest.fixture(scope='module')
+def pretrain_ckpt(tmp_path_factory):
+    return save_tiny_pretraining(
+        tmp_path_factory.mktemp('pretrain') / 'epoch_1.pth')
 
 
 def backbone_state(pretrain_ckpt):
@@ -264,6 +268,34 @@ def backbone_state(pretrain_ckpt):
         k[len('backbone.'):]: v
         for k, v in sd.items() if k.startswith('backbone.')
     }
+
+
+def assert_finetuned_from(runner, checkpoint, atol):
+    """The backbone starts from ``checkpoint`` (within ``atol`` after the
+    steps taken) and layer-wise lr decay reached the optimizer: 4 depths
+    (embed, 2 blocks, head) of base lr x 0.65^k."""
+    ours = runner.model.backbone.state_dict()
+    for k, v in backbone_state(checkpoint).items():
+        torch.testing.assert_close(ours[k], v, atol=atol, rtol=0)
+    scales = {
+        round(g['lr_scale'], 6)
+        for g in runner.optim_wrapper.optimizer.param_groups
+    }
+    assert scales == {round(0.65**k, 6) for k in range(4)}
+
+
+def assert_linear_probe_of(runner, checkpoint):
+    """Frozen backbone: exactly ``checkpoint``'s weights after training;
+    only the linear head trains, after a BatchNorm without affine."""
+    ours = runner.model.backbone.state_dict()
+    for k, v in backbone_state(checkpoint).items():
+        torch.testing.assert_close(ours[k], v, atol=0, rtol=0)
+    trainable = {
+        n
+        for n, p in runner.model.named_parameters() if p.requires_grad
+    }
+    assert trainable == {'head.fc.weight', 'head.fc.bias'}
+    assert not runner.model.neck.bn.affine
 
 
 def assert_percent(metrics, key):
@@ -288,16 +320,7 @@ def test_finetune_runs_end_to_end(finetuned, pretrain_ckpt):
     metrics = runner.message_hub.get_scalar('val/accuracy/top1').current()
     assert 0 <= metrics <= 100
     # the pretrained weights were loaded (warm-up lr ~1e-7 barely moves them)
-    ours = runner.model.backbone.state_dict()
-    for k, v in backbone_state(pretrain_ckpt).items():
-        torch.testing.assert_close(ours[k], v, atol=1e-4, rtol=0)
-    # layer-wise lr decay reached the optimizer: 4 depths (embed, 2 blocks,
-    # head) of base lr x 0.65^k
-    scales = {
-        round(g['lr_scale'], 6)
-        for g in runner.optim_wrapper.optimizer.param_groups
-    }
-    assert scales == {round(0.65**k, 6) for k in range(4)}
+    assert_finetuned_from(runner, pretrain_ckpt, atol=1e-4)
     assert (work_dir / 'epoch_1.pth').is_file()
 
 
@@ -309,16 +332,7 @@ def test_linear_probe_runs_end_to_end(smoke_imagenet, pretrain_ckpt, tmp_path):
     assert runner.iter == 2
     top1 = runner.message_hub.get_scalar('val/accuracy/top1').current()
     assert 0 <= top1 <= 100
-    # frozen backbone: exactly the pretrained weights after training
-    ours = runner.model.backbone.state_dict()
-    for k, v in backbone_state(pretrain_ckpt).items():
-        torch.testing.assert_close(ours[k], v, atol=0, rtol=0)
-    trainable = {
-        n
-        for n, p in runner.model.named_parameters() if p.requires_grad
-    }
-    assert trainable == {'head.fc.weight', 'head.fc.bias'}
-    assert not runner.model.neck.bn.affine
+    assert_linear_probe_of(runner, pretrain_ckpt)
 
 
 def _test(variant, smoke, finetuned, tmp_path):

@@ -13,12 +13,12 @@ from mmengine.dataset import DefaultSampler, default_collate
 from mmengine.hooks import Hook
 from mmengine.logging import MessageHub
 from mmengine.runner import Runner
-from mmpretrain.structures import DataSample
 from torch.utils.data import DataLoader
 
 import mmsiameseim  # noqa: F401
 from mmsiameseim.engine.hooks import OnlineLinearProbeHook
 from mmsiameseim.evaluation import batch_features, set_training_precision
+from tests.test_engine.test_online_knn_hook_dist import _dataset, _Model
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -237,36 +237,11 @@ def test_bad_options_are_refused():
         OnlineLinearProbeHook({}, {}, precision='fp32')
 
 
-class _Pre(torch.nn.Module):
-
-    def forward(self, data, training=False):
-        return data
-
-
-class _Model(torch.nn.Module):
-
-    def __init__(self):
-        super().__init__()
-        self.data_preprocessor = _Pre()
-        self.backbone = torch.nn.Linear(4, 3)
-
-
-def _labelled(n):
-    g = torch.Generator().manual_seed(n)
-    x = torch.randn(n, 4, generator=g)
-    return [
-        dict(
-            inputs=x[i],
-            data_samples=DataSample(metainfo=dict(sample_idx=i)).set_gt_label(
-                i % 2)) for i in range(n)
-    ]
-
-
 def _worker(rank, port, out):
     torch.distributed.init_process_group(
         'gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=2)
     torch.manual_seed(rank)  # different classifier initialisations too
-    data = _labelled(12)
+    data = _dataset(12)
     hook = OnlineLinearProbeHook({}, {}, num_classes=2)
     hook.loaders = dict(
         train=DataLoader(
