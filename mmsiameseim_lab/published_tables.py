@@ -394,20 +394,32 @@ def tests_table(results: dict) -> str:
     ])
 
 
-@results_table('fault_matrix', depends_on=('tests', ))
-def fault_matrix_table(results: dict) -> str:
-    """Entry point x fault -> behaviour, and the test that shows it."""
+def _matrix_table(results: dict, key: str, heading: str) -> str:
     d = results['data']
-    lines = ['| entry point | fault | behaviour | test |', '|---|---|---|---|']
+    columns = d[f'{key}s']
+    lines = [f'| entry point | {heading} | behaviour | test |', '|---|---|---|---|']
     order = {k: i for i, k in enumerate(d['entries'])}
-    faults = {k: i for i, k in enumerate(d['faults'])}
+    column_order = {k: i for i, k in enumerate(columns)}
     for c in sorted(
             d['cells'],
-            key=lambda c: (order[c['entry']], faults[c['fault']], c['test'])):
+            key=lambda c: (order[c['entry']], column_order[c[key]], c['test'])):
         cells = [
-            d['entries'][c['entry']], d['faults'][c['fault']], c['behaviour'],
+            d['entries'][c['entry']], columns[c[key]], c['behaviour'],
             f'`{c["test"]}`'
         ]
         lines.append('| ' + ' | '.join(
             x.replace('|', '\\|').replace('\n', ' ') for x in cells) + ' |')
     return '\n'.join(lines)
+
+
+@results_table('fault_matrix', depends_on=('tests', ))
+def fault_matrix_table(results: dict) -> str:
+    """Entry point x fault -> behaviour, and the test that shows it."""
+    return _matrix_table(results, 'fault', 'fault')
+
+
+@results_table('person_matrix', depends_on=('tests', ))
+def person_matrix_table(results: dict) -> str:
+    """Entry point x a person's mistake -> behaviour, and the test that
+    shows it."""
+    return _matrix_table(results, 'mistake', 'mistake')

@@ -11,62 +11,73 @@ DATA = os.path.join(os.path.dirname(__file__), 'data')
 _SCOPES_AT_START = set(DefaultScope._instance_dict)
 
 
+def _matrices():
+    """Marker name -> (entries, columns, column key) of the two matrices of
+    docs/reliability.md."""
+    from tests.fault_matrix import ENTRIES, FAULTS
+    from tests.person_matrix import MISTAKES
+    return dict(
+        fault_matrix=(ENTRIES, FAULTS, 'fault'),
+        person_matrix=(ENTRIES, MISTAKES, 'mistake'))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Check every ``fault_matrix`` marker against the vocabulary of
-    ``tests/fault_matrix.py``; with ``FAULT_MATRIX_JSON=PATH`` set, also
-    write the cells (entry, fault, behaviour, test id) to PATH; with
-    ``MMSIAMESEIM_RESULTS=1``, the results file ``fault_matrix`` (not when
-    a module failed to be collected: its cells would be missing)."""
-    from tests.fault_matrix import ENTRIES, FAULTS
-    cells = []
+    """Check every ``fault_matrix`` / ``person_matrix`` marker against the
+    vocabulary of ``tests/fault_matrix.py`` / ``tests/person_matrix.py``;
+    with ``FAULT_MATRIX_JSON=PATH`` set, also write the fault matrix's cells
+    (entry, fault, behaviour, test id) to PATH; with ``MMSIAMESEIM_RESULTS=1``,
+    the results files ``fault_matrix`` and ``person_matrix`` (not when a
+    module failed to be collected: its cells would be missing)."""
+    cells = {name: [] for name in _matrices()}
     for item in items:
-        for mark in item.iter_markers('fault_matrix'):
-            if (len(mark.args) != 3 or mark.args[0] not in ENTRIES
-                    or mark.args[1] not in FAULTS):
-                raise pytest.UsageError(
-                    f'{item.nodeid}: fault_matrix(entry, fault, behaviour) '
-                    f'needs an entry of {sorted(ENTRIES)} and a fault of '
-                    f'{sorted(FAULTS)}, got {mark.args}')
-            cells.append(
-                dict(
-                    zip(('entry', 'fault', 'behaviour'), mark.args),
-                    test=item.nodeid))
+        for name, (entries, columns, key) in _matrices().items():
+            for mark in item.iter_markers(name):
+                if (len(mark.args) != 3 or mark.args[0] not in entries
+                        or mark.args[1] not in columns):
+                    raise pytest.UsageError(
+                        f'{item.nodeid}: {name}(entry, {key}, behaviour) '
+                        f'needs an entry of {sorted(entries)} and a {key} of '
+                        f'{sorted(columns)}, got {mark.args}')
+                cells[name].append(
+                    dict(
+                        zip(('entry', key, 'behaviour'), mark.args),
+                        test=item.nodeid))
     out = os.environ.get('FAULT_MATRIX_JSON')
     if out:
         with open(out, 'w') as f:
-            json.dump(cells, f, indent=1)
-    config._fault_matrix_cells = None
+            json.dump(cells['fault_matrix'], f, indent=1)
+    config._matrix_cells = None
     if _recording(config) and session.testsfailed:
         config.pluginmanager.get_plugin('terminalreporter').write_line(
             f'MMSIAMESEIM_RESULTS: {session.testsfailed} collection '
-            'error(s): fault_matrix.json not written',
+            'error(s): fault_matrix.json and person_matrix.json not written',
             red=True)
     elif _recording(config):
-        config._fault_matrix_cells = cells
+        config._matrix_cells = cells
         if config.option.collectonly:
-            _write_fault_matrix(config)
+            _write_matrices(config)
 
 
-def _write_fault_matrix(config):
+def _write_matrices(config):
     from mmsiameseim_lab.results import write_results
-    from tests.fault_matrix import ENTRIES, FAULTS
-    write_results(
-        'fault_matrix',
-        dict(
-            entries=ENTRIES,
-            faults=FAULTS,
-            cells=config._fault_matrix_cells,
-            args=list(config.invocation_params.args)),
-        command=_command(config),
-        results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
+    for name, (entries, columns, key) in _matrices().items():
+        write_results(
+            name, {
+                'entries': entries,
+                f'{key}s': columns,
+                'cells': config._matrix_cells[name],
+                'args': list(config.invocation_params.args)
+            },
+            command=_command(config),
+            results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
 
 # The results files of a test run (docs/results/tests.json, counts and wall
-# time, and docs/results/fault_matrix.json, the fault_matrix markers),
+# time, and docs/results/{fault,person}_matrix.json, the matrix markers),
 # written only with MMSIAMESEIM_RESULTS=1 (MMSIAMESEIM_RESULTS_DIR: another
 # folder); both at the end of a run, so that the run's own check of the
-# rendered tables sees the committed files (fault_matrix at collection with
+# rendered tables sees the committed files (the matrices at collection with
 # `--collect-only`).
 def _recording(config):
     return os.environ.get('MMSIAMESEIM_RESULTS') == '1' and \
@@ -91,8 +102,8 @@ def pytest_sessionfinish(session, exitstatus):
     def count(key):  # the terminal summary's counts
         return len(stats.get(key, []))
 
-    if getattr(config, '_fault_matrix_cells', None) is not None:
-        _write_fault_matrix(config)
+    if getattr(config, '_matrix_cells', None) is not None:
+        _write_matrices(config)
     from mmsiameseim_lab.results import write_results
     write_results(
         'tests',

@@ -248,7 +248,7 @@ def test_every_renderer_is_registered_with_its_dependencies():
     names = set(table_renderers())
     for name in ('demo', 'side_by_side', 'table3', 'benchmark_pretrain',
                  'benchmark_unigrad', 'benchmark_attention', 'tests',
-                 'fault_matrix'):
+                 'fault_matrix', 'person_matrix'):
         assert name in names
         deps = results_mod.table_depends_on(name)
         assert deps, name
