@@ -13,8 +13,9 @@ runner_type = 'FaultTolerantRunner'
 # are replaced).
 overwrite = False
 # PreemptionCheckpointHook's settings (None: no signal handling); slurm:
-# `#SBATCH --signal=USR1@120` sends SIGUSR1 two minutes before the limit.
-preemption = dict(signals=('SIGTERM', 'SIGUSR1'), interval=1)
+# `#SBATCH --signal=USR1@120` sends SIGUSR1 two minutes before the limit;
+# Ctrl-C (SIGINT) also stops with a checkpoint (a second one at once).
+preemption = dict(signals=('SIGTERM', 'SIGUSR1', 'SIGINT'), interval=1)
 default_hooks = dict(
     logger=dict(type='LoggerHook', interval=50),
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=3))

@@ -4,7 +4,7 @@ import shutil
 from typing import Optional
 
 import torch
-from mmengine.dist import is_distributed, master_only
+from mmengine.dist import broadcast_object_list, is_distributed, master_only
 from mmengine.hooks import CheckpointHook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper
@@ -24,6 +24,7 @@ from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
 from .schedule_replan import (config_schedule, follow_config_schedule,
                               pinned_schedule, saved_run_length)
+from .work_dir_lock import WorkDirLock, WorkDirLocked
 
 _DOCS = 'docs/pretraining/resume_and_preemption.md'
 
@@ -78,6 +79,11 @@ class FaultTolerantRunner(Runner):
     * **Damaged checkpoints are named.** A checkpoint that cannot be read
       (``--resume PATH`` or the one ``last_checkpoint`` names) is reported
       with what is wrong with the file and the newest intact checkpoint.
+    * **One writer per work dir.** Training takes the work dir's lock
+      (:class:`WorkDirLock`; settings: ``work_dir_lock = dict(...)``,
+      ``None`` to leave it out) before anything else: a second run into a
+      work dir that a live run trains into is refused, naming that run; the
+      lock of a run that died is taken over.
     * **No silent overwrite.** Training that does not resume is refused
       when the work dir holds checkpoints, naming them, unless the config
       says ``overwrite = True`` (testing or validating in it is not).
@@ -125,6 +131,7 @@ class FaultTolerantRunner(Runner):
         self._resumed_checkpoint: Optional[dict] = None
         self._rank_processes = None
         self._training = False
+        self._lock: Optional[WorkDirLock] = None
         super().__init__(*args, **kwargs)
 
     # ------------------------------------------------------------ set-up
@@ -182,10 +189,18 @@ class FaultTolerantRunner(Runner):
             return super().train()
         except Exception as error:
             if not self._checks_passed:
+                self._release_lock()
                 self._remove_own_files()
             elif self.distributed and _is_collective_failure(error):
                 self._report_dead_ranks(error)
             raise
+        finally:
+            self._release_lock()
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def val(self) -> dict:
         self._flush_config_dump()
@@ -229,6 +244,8 @@ class FaultTolerantRunner(Runner):
     def load_or_resume(self) -> None:
         if self._has_loaded:
             return
+        if self._training:
+            self._lock_work_dir()
         resume_from = None
         if self._resume:
             resume_from = self._load_from or self._auto_resume_path()
@@ -242,6 +259,27 @@ class FaultTolerantRunner(Runner):
         self._checks_passed = True
         self._flush_config_dump()
         self._remove_partial_files()
+
+    def _lock_work_dir(self) -> None:
+        """Take the work dir's lock on rank 0; every rank stops when a live
+        run holds it."""
+        settings = self.cfg.get('work_dir_lock', dict())
+        if settings is None:
+            return
+        refusal = [None]
+        if self.rank == 0:
+            self._lock = WorkDirLock(self.work_dir, **settings)
+            try:
+                note = self._lock.acquire()
+                if note:
+                    self.logger.warning(note)
+            except WorkDirLocked as error:
+                self._lock = None
+                refusal = [str(error)]
+        if self.distributed:
+            broadcast_object_list(refusal, src=0)
+        if refusal[0]:
+            raise RunRefused(refusal[0])
 
     def _auto_resume_path(self) -> Optional[str]:
         """The checkpoint ``--resume`` (without a path) continues from."""
