@@ -27,8 +27,9 @@ PRECISIONS = {
 }
 # the tools' short --precision flags -> precision names
 FLAGS = {'fp32': 'float32', 'bf16': 'bfloat16', 'fp16': 'float16'}
-# optimizer wrappers set_training_precision switches between
-TRAINING_WRAPPERS = ('OptimWrapper', 'AutocastOptimWrapper')
+# optimizer wrappers set_training_precision switches between (mmengine's
+# AmpOptimWrapper only away from: its loss scaling is dropped)
+TRAINING_WRAPPERS = ('OptimWrapper', 'AutocastOptimWrapper', 'AmpOptimWrapper')
 
 
 def check_precision(precision: str, option: str = 'precision') -> None:
@@ -81,7 +82,8 @@ def set_training_precision(cfg: Config, precision: str) -> None:
 
     'float32' gives mmengine's plain ``OptimWrapper`` (its optimizer,
     clipping and accumulation kept, no autocast); 'bfloat16' / 'float16'
-    give ``AutocastOptimWrapper`` with that dtype.
+    give ``AutocastOptimWrapper`` with that dtype. A CUDA-only
+    ``AmpOptimWrapper`` loses its loss-scaling settings on the way.
 
     Args:
         cfg (Config): A training config with an ``optim_wrapper``.
@@ -91,9 +93,10 @@ def set_training_precision(cfg: Config, precision: str) -> None:
     wrapper = dict(cfg.optim_wrapper)
     if wrapper.get('type', 'OptimWrapper') not in TRAINING_WRAPPERS:
         raise ValueError(f'optim_wrapper.type={wrapper["type"]!r}: only '
-                         f'{" and ".join(TRAINING_WRAPPERS)} can be switched '
+                         f'{", ".join(TRAINING_WRAPPERS)} can be switched '
                          f'to {precision}')
-    wrapper.pop('dtype', None)
+    for key in ('dtype', 'loss_scale', 'use_fsdp'):
+        wrapper.pop(key, None)
     if PRECISIONS[precision] is None:
         wrapper['type'] = 'OptimWrapper'
     else:

@@ -1,9 +1,11 @@
+import copy
 import os
 import os.path as osp
 import shutil
 from typing import Optional
 
 import torch
+from mmengine.config import Config
 from mmengine.dist import broadcast_object_list, is_distributed, master_only
 from mmengine.hooks import CheckpointHook
 from mmengine.model import is_model_wrapper
@@ -19,6 +21,8 @@ from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
                                 partial_name, read_last_checkpoint)
 from ..hooks.atomic_checkpoint_hook import AtomicCheckpointHook
 from ..hooks.preemption_checkpoint_hook import PreemptionCheckpointHook
+from .config_checks import (apply_precision, check_config_keys,
+                            check_gpu_config)
 from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
@@ -79,6 +83,11 @@ class FaultTolerantRunner(Runner):
     * **Damaged checkpoints are named.** A checkpoint that cannot be read
       (``--resume PATH`` or the one ``last_checkpoint`` names) is reported
       with what is wrong with the file and the newest intact checkpoint.
+    * **Mistakes refused before anything is built.** Misspelt keys of the
+      hooks, optimizer wrapper, optimizer, schedulers and loops (with the
+      nearest valid names), text given for a number, and a CUDA-only
+      ``AmpOptimWrapper`` on a machine without a GPU (with the CPU route:
+      the config key ``precision='float32'`` or ``'bfloat16'``).
     * **One writer per work dir.** Training takes the work dir's lock
       (:class:`WorkDirLock`; settings: ``work_dir_lock = dict(...)``,
       ``None`` to leave it out) before anything else: a second run into a
@@ -119,6 +128,14 @@ class FaultTolerantRunner(Runner):
     """
 
     replans_schedules = True
+
+    @classmethod
+    def from_cfg(cls, cfg: Config) -> 'FaultTolerantRunner':
+        cfg = copy.deepcopy(cfg)
+        apply_precision(cfg)
+        check_gpu_config(cfg)
+        check_config_keys(cfg)
+        return super().from_cfg(cfg)
 
     def __init__(self, *args, **kwargs) -> None:
         work_dir = kwargs.get('work_dir', args[1] if len(args) > 1 else None)
@@ -486,9 +503,29 @@ class FaultTolerantRunner(Runner):
         partial = partial_name(filename)
         try:
             super().save_checkpoint(out_dir, partial, *args)
-        except BaseException:
+            commit(osp.join(out_dir, partial), osp.join(out_dir, filename))
+        except BaseException as error:
             path = osp.join(out_dir, partial)
             if osp.exists(path):
                 os.remove(path)
+            if isinstance(error, OSError):
+                raise OSError(error.errno,
+                              self._write_failure(out_dir, filename,
+                                                  error)) from error
             raise
-        commit(osp.join(out_dir, partial), osp.join(out_dir, filename))
+
+    def _write_failure(self, out_dir: str, filename: str,
+                       error: OSError) -> str:
+        """What a failed checkpoint write tells the user: the file, the
+        system's reason, the free space, and what is left intact."""
+        try:
+            free = f'{shutil.disk_usage(out_dir).free / 2**20:.0f} MiB free'
+        except OSError:
+            free = 'free space unknown'
+        newest = newest_intact_checkpoint(self.work_dir)
+        kept = (f'the older checkpoints are intact (newest: {newest})'
+                if newest else 'no earlier checkpoint exists')
+        return (f'cannot write the checkpoint {osp.join(out_dir, filename)}: '
+                f'{error.strerror or error} ({free} in {out_dir}). Nothing '
+                f'was written under that name and {kept}. Free some space or '
+                'fix the folder, then continue with --resume.')
