@@ -2,6 +2,7 @@
 same work dir, Ctrl-C, killing ``mim train`` (the process they see). Real
 processes through mim / mmpretrain's tools/train.py on the shrunk
 Fashion-MNIST config (5 iterations an epoch)."""
+import errno
 import json
 import os
 import os.path as osp
@@ -240,3 +241,68 @@ def test_killing_mim_train_leaves_no_orphan(tmp_path):
     assert not (tmp_path / LOCK_NAME).exists()
     saved = torch.load(stop.group(2), weights_only=True)['meta']['iter']
     assert saved == int(stop.group(1))
+
+
+class _FullDisk:
+    """LocalBackend.put that writes half the bytes of the checkpoint of
+    iteration ``at`` and fails as a full disk does."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def __enter__(self):
+        from mmengine.fileio.backends import LocalBackend
+        self.put, at = LocalBackend.put, self.at
+
+        def full_put(backend, obj, filepath):
+            if f'iter_{at}.pth' not in str(filepath):
+                return self.put(backend, obj, filepath)
+            with open(filepath, 'wb') as f:
+                f.write(obj[:len(obj) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        LocalBackend.put = full_put
+        return self
+
+    def __exit__(self, *exc):
+        from mmengine.fileio.backends import LocalBackend
+        LocalBackend.put = self.put
+
+
+@pytest.mark.person_matrix(
+    'train', 'disk', 'a full disk during a checkpoint write: the error names '
+    'the checkpoint, the free space and the newest intact checkpoint; no '
+    'partial file, older checkpoints and last_checkpoint intact; --resume '
+    'continues')
+def test_a_full_disk_names_the_checkpoint_and_keeps_the_older_ones(tmp_path):
+    runner = RUNNERS.build(_cfg(tmp_path, 2))
+    with _FullDisk(at=6), pytest.raises(OSError) as failed:
+        runner.train()
+    message = str(failed.value)
+    assert failed.value.errno == errno.ENOSPC
+    assert f'cannot write the checkpoint {tmp_path / "iter_6.pth"}: No ' \
+        'space left on device (' in message, message
+    assert 'MiB free in' in message
+    # the epoch checkpoint after iteration 5 is the newest
+    assert f'newest: {tmp_path / "epoch_1.pth"}' in message, message
+    names = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
+    assert not [n for n in names if 'partial' in n or n == 'iter_6.pth']
+    assert (tmp_path / 'last_checkpoint').read_text() == \
+        str(tmp_path / 'epoch_1.pth')
+    for name in names:
+        if name.endswith('.pth'):
+            assert checkpoint_damage(str(tmp_path / name)) is None
+    assert not (tmp_path / LOCK_NAME).exists()
+    resumed = RUNNERS.build(_cfg(tmp_path, 2, resume=True))
+    resumed.train()
+    assert resumed.iter == 10
+
+
+@pytest.mark.person_matrix(
+    'train', 'disk', 'a work dir that cannot be created (a file in its '
+    'path) is named before training')
+def test_an_unwritable_work_dir_is_named(tmp_path):
+    (tmp_path / 'file').write_text('not a folder')
+    work_dir = tmp_path / 'file' / 'run'
+    with pytest.raises(OSError, match=str(work_dir)):
+        RUNNERS.build(_cfg(work_dir)).train()
