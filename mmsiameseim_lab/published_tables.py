@@ -397,12 +397,16 @@ def tests_table(results: dict) -> str:
 def _matrix_table(results: dict, key: str, heading: str) -> str:
     d = results['data']
     columns = d[f'{key}s']
-    lines = [f'| entry point | {heading} | behaviour | test |', '|---|---|---|---|']
+    lines = [
+        f'| entry point | {heading} | behaviour | test |', '|---|---|---|---|'
+    ]
     order = {k: i for i, k in enumerate(d['entries'])}
     column_order = {k: i for i, k in enumerate(columns)}
-    for c in sorted(
-            d['cells'],
-            key=lambda c: (order[c['entry']], column_order[c[key]], c['test'])):
+
+    def place(c):
+        return order[c['entry']], column_order[c[key]], c['test']
+
+    for c in sorted(d['cells'], key=place):
         cells = [
             d['entries'][c['entry']], columns[c[key]], c['behaviour'],
             f'`{c["test"]}`'

@@ -43,8 +43,8 @@ def _refusal(cfg) -> str:
 
 
 @pytest.mark.person_matrix(
-    'train', 'typo_key', "--cfg-options custom_hooks.1.intervall=1 through "
-    "tools/train.py: refused before anything is built, naming the key, "
+    'train', 'typo_key', '--cfg-options custom_hooks.1.intervall=1 through '
+    'tools/train.py: refused before anything is built, naming the key, '
     "its hook and 'interval'; no work dir")
 def test_a_misspelt_hook_option_stops_train_py_at_once(tmp_path):
     work_dir = tmp_path / 'run'
@@ -84,7 +84,7 @@ def test_every_misspelt_key_is_named_with_its_place(tmp_path):
             "mean 'begin'",
             "custom_hooks.0: StopOnNonFiniteLossHook takes no 'intreval'; "
             "did you mean 'interval'",
-            "default_hooks.checkpoint: CheckpointHook takes no "
+            'default_hooks.checkpoint: CheckpointHook takes no '
             "'max_keep_ckpt'; did you mean 'max_keep_ckpts'",
             "optim_wrapper.optimizer: AdamW takes no 'weight_decya'; did you "
             "mean 'weight_decay'",
@@ -149,8 +149,7 @@ def test_a_gpu_config_on_a_cpu_gets_its_cpu_route(tmp_path, precision):
     assert 'needs a CUDA GPU' in message
     assert '--cfg-options precision=float32' in message
     assert 'precision=bfloat16' in message
-    runner = RUNNERS.build(
-        _cfg(tmp_path / 'run', precision=precision, **amp))
+    runner = RUNNERS.build(_cfg(tmp_path / 'run', precision=precision, **amp))
     expected = ('OptimWrapper'
                 if precision == 'float32' else 'AutocastOptimWrapper')
     runner.train()

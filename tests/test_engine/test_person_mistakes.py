@@ -104,8 +104,7 @@ def test_a_second_run_into_a_live_work_dir_is_refused(tmp_path):
     assert not (tmp_path / LOCK_NAME).exists()
     done = int(
         re.search(r'stopped after iteration (\d+)', ''.join(output)).group(1))
-    runner = RUNNERS.build(
-        _cfg(tmp_path, (done + 4) // 5 + 1, resume=True))
+    runner = RUNNERS.build(_cfg(tmp_path, (done + 4) // 5 + 1, resume=True))
     runner.train()
     assert runner.iter == 5 * ((done + 4) // 5 + 1)
     assert not (tmp_path / LOCK_NAME).exists()
@@ -128,8 +127,7 @@ def test_a_dead_runs_lock_is_taken_over(tmp_path):
     runner.train()
     assert runner.iter == 5
     assert not (tmp_path / LOCK_NAME).exists()
-    log = open(
-        osp.join(runner.log_dir, f'{runner.timestamp}.log')).read()
+    log = open(osp.join(runner.log_dir, f'{runner.timestamp}.log')).read()
     assert f'taking over the lock of a run that is gone (pid {dead.pid}' \
         in log
 

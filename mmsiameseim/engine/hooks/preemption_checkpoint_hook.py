@@ -46,9 +46,10 @@ class PreemptionCheckpointHook(Hook):
     iteration; rank 0 writes, all wait for it, all exit.
 
     The exit status is that of a process killed by the signal (143 for
-    SIGTERM and a lost launcher, 138 for SIGUSR1, 130 for SIGINT) unless ``exit_code`` is given: the run is
-    reported as interrupted, not finished, and a batch script can requeue
-    on it (docs/pretraining/resume_and_preemption.md). The previous signal
+    SIGTERM and a lost launcher, 138 for SIGUSR1, 130 for SIGINT) unless
+    ``exit_code`` is given: the run is reported as interrupted, not
+    finished, and a batch script can requeue on it
+    (docs/pretraining/resume_and_preemption.md). The previous signal
     handlers are restored when training ends.
 
     A hook rather than a Runner feature so that a config can tune or drop
@@ -107,8 +108,7 @@ class PreemptionCheckpointHook(Hook):
             raise KeyboardInterrupt
 
     def _launcher_gone(self) -> bool:
-        return (self._launcher is not None
-                and os.getppid() != self._launcher)
+        return (self._launcher is not None and os.getppid() != self._launcher)
 
     def before_train(self, runner) -> None:
         if threading.current_thread() is not threading.main_thread():

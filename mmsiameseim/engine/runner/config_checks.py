@@ -38,9 +38,11 @@ class ConfigMistake(ValueError):
 def apply_precision(cfg: Config) -> None:
     """Switch ``cfg.optim_wrapper`` to the config's ``precision`` key
     ('float32': mmengine's ``OptimWrapper``; 'bfloat16' / 'float16':
+
     ``AutocastOptimWrapper``), whatever wrapper the config or ``--amp``
     chose (``AmpOptimWrapper``'s loss scaling dropped). Nothing happens
-    without the key."""
+    without the key.
+    """
     precision = cfg.get('precision')
     if precision is None or not cfg.get('optim_wrapper'):
         return
@@ -111,8 +113,12 @@ def _value_problem(where: str, key: str, value, param, cls) -> Optional[str]:
     return None
 
 
-def _check(item, registry, scope: Optional[str], where: str,
-           extra: Iterable[str] = (), default_type=None) -> List[str]:
+def _check(item,
+           registry,
+           scope: Optional[str],
+           where: str,
+           extra: Iterable[str] = (),
+           default_type=None) -> List[str]:
     if not isinstance(item, dict):
         return []
     kind = item.get('type', default_type)
@@ -133,9 +139,8 @@ def _check(item, registry, scope: Optional[str], where: str,
             hint = (f"did you mean {' or '.join(repr(n) for n in near)}? "
                     if near else '')
             shown = sorted(valid - {'type', '_scope_'})
-            problems.append(
-                f'{where}: {cls.__name__} takes no {key!r}; {hint}'
-                f'(it takes {", ".join(shown)})')
+            problems.append(f'{where}: {cls.__name__} takes no {key!r}; {hint}'
+                            f'(it takes {", ".join(shown)})')
         elif key in params:
             problem = _value_problem(where, key, value, params[key], cls)
             if problem:
@@ -189,10 +194,14 @@ def check_config_keys(cfg: Config) -> None:
         if not isinstance(loop, dict):
             continue
         if name == 'train_cfg':
-            default = ('EpochBasedTrainLoop' if loop.get('by_epoch', True)
-                       else 'IterBasedTrainLoop')
+            default = ('EpochBasedTrainLoop'
+                       if loop.get('by_epoch', True) else 'IterBasedTrainLoop')
         problems += _check(
-            loop, LOOPS, scope, name, extra=('by_epoch', ),
+            loop,
+            LOOPS,
+            scope,
+            name,
+            extra=('by_epoch', ),
             default_type=default)
     if problems:
         raise ConfigMistake(

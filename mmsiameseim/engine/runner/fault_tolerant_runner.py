@@ -21,8 +21,7 @@ from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
                                 partial_name, read_last_checkpoint)
 from ..hooks.atomic_checkpoint_hook import AtomicCheckpointHook
 from ..hooks.preemption_checkpoint_hook import PreemptionCheckpointHook
-from .config_checks import (apply_precision, check_config_keys,
-                            check_gpu_config)
+from .config_checks import apply_precision, check_config_keys, check_gpu_config
 from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches

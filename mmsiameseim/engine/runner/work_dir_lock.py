@@ -145,8 +145,8 @@ class WorkDirLock:
         pid, host = holder.get('pid'), holder.get('host')
         if not isinstance(pid, int) or not host:
             # cut by a crash while written; a live writer fills it at once
-            return ('an unreadable lock file' if age > self.heartbeat_s else
-                    None)
+            return ('an unreadable lock file'
+                    if age > self.heartbeat_s else None)
         if host == socket.gethostname():
             if not _alive(pid):
                 return f'pid {pid} on {host} has exited'
