@@ -50,9 +50,10 @@ class UnlabeledImageFolder(BaseDataset):
 
     Files are found by extension (``.jpg .jpeg .png .bmp .webp .tif .tiff``,
     any case), in sorted order of their paths, following symbolic links
-    (each real folder once); hidden files and folders (names starting with
-    '.') are left out and counted in the log. Any image mode or bit depth is
-    read right by ``StrictLoadImageFromFile``
+    (each real folder once, each image once: a link to an image already
+    listed is left out, with a warning); hidden files and folders (names
+    starting with '.') are left out and counted in the log. Any image mode
+    or bit depth is read right by ``StrictLoadImageFromFile``
     (:func:`~mmsiameseim.datasets.transforms.image_modes.to_rgb`).
 
     **Damaged files.** When the pipeline's loader cannot read a file
@@ -153,6 +154,10 @@ class UnlabeledImageFolder(BaseDataset):
         if listing.others:
             notes.append(f'{len(listing.others)} files of other types '
                          f'ignored, e.g. {listing.others[0]}')
+        if listing.duplicates:
+            notes.append(f'{len(listing.duplicates)} symlinks to an image '
+                         f'already listed left out, e.g. '
+                         f'{listing.duplicates[0][0]}')
         if listing.revisited:
             notes.append('symlinked folders already listed not entered '
                          f'again: {", ".join(listing.revisited[:5])}')

@@ -1,6 +1,9 @@
+import logging
 import os
 import os.path as osp
-from typing import List, NamedTuple, Sequence
+from typing import List, NamedTuple, Sequence, Tuple
+
+from mmengine.logging import print_log
 
 #: The image files a folder dataset reads (case-insensitive).
 FOLDER_IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif',
@@ -13,6 +16,49 @@ class FolderListing(NamedTuple):
     hidden: int  # image files ignored because they or a folder are hidden
     others: List[str]  # non-image files (relative paths, sorted)
     revisited: List[str]  # folders reached again through a symlink
+    # (dropped, kept): a second path to an image already listed (a symlink)
+    duplicates: List[Tuple[str, str]]
+
+
+def drop_duplicate_files(
+        paths: Sequence[str],
+        root: str = '') -> Tuple[List[str], List[Tuple[str, str]]]:
+    """``paths`` less those that resolve (``os.path.realpath``, through
+    symbolic links) to a file already in the list: the first in the list's
+    order is kept.
+
+    Args:
+        paths (Sequence[str]): File paths, relative to ``root``.
+        root (str): The folder they are relative to. Defaults to ''.
+
+    Returns:
+        tuple: (kept paths, in order; (dropped, kept) pairs).
+    """
+    first = {}
+    kept, duplicates = [], []
+    for path in paths:
+        real = osp.realpath(osp.join(root, path))
+        if real in first:
+            duplicates.append((path, first[real]))
+        else:
+            first[real] = path
+            kept.append(path)
+    return kept, duplicates
+
+
+def warn_duplicates(duplicates: Sequence[Tuple[str, str]], folder: str,
+                    what: str) -> None:
+    """Log a warning naming how many second paths to one image were left
+    out, with an example (nothing if there are none)."""
+    if not duplicates:
+        return
+    dropped, kept = duplicates[0]
+    print_log(
+        f'{what}: {len(duplicates)} image paths under {folder} lead to an '
+        f'image already listed (symbolic links) and are left out, each image '
+        f'is read once; e.g. {dropped} is {kept}',
+        logger='current',
+        level=logging.WARNING)
 
 
 def _check_folder(folder: str, what: str) -> None:
@@ -31,7 +77,11 @@ def list_image_files(folder: str,
 
     Extensions match case-insensitively. Symbolic links are followed, each
     real folder once: a link back to a folder already listed (a cycle, or
-    two links to one folder) is not entered again. With ``skip_hidden``,
+    two links to one folder) is not entered again. Each image is listed
+    once: a file that is a symbolic link to an image listed before it (in
+    sorted order; its realpath) is left out, counted in ``duplicates`` and
+    named in a logged warning; a link to an image outside the folder is
+    listed (it is the only copy). With ``skip_hidden``,
     files and folders whose names start with '.' (``.git``, macOS ``._x.jpg``
     resource forks, ``.ipynb_checkpoints``) are left out and counted.
 
@@ -44,8 +94,8 @@ def list_image_files(folder: str,
         what (str): Names the caller in errors. Defaults to 'image folder'.
 
     Returns:
-        FolderListing: The image files (relative paths, sorted), and what was
-        left out.
+        FolderListing: The image files (relative paths, sorted, each image
+        once), and what was left out.
 
     Raises:
         FileNotFoundError: ``folder`` does not exist.
@@ -79,5 +129,7 @@ def list_image_files(folder: str,
                 hidden += 1
             else:
                 files.append(rel)
-    return FolderListing(
-        sorted(files), hidden, sorted(others), sorted(revisited))
+    files, duplicates = drop_duplicate_files(sorted(files), folder)
+    warn_duplicates(duplicates, folder, what)
+    return FolderListing(files, hidden, sorted(others), sorted(revisited),
+                         duplicates)

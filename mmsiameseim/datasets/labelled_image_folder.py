@@ -6,7 +6,8 @@ from mmengine.logging import MMLogger
 from mmpretrain.datasets import BaseDataset
 from mmpretrain.registry import DATASETS
 
-from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
+from .image_folder_files import (FOLDER_IMAGE_EXTENSIONS, drop_duplicate_files,
+                                 list_image_files, warn_duplicates)
 
 
 def class_folders(folder: str) -> List[str]:
@@ -29,9 +30,12 @@ class LabelledImageFolder(BaseDataset):
     would shift every label after it), and a class folder that the training
     split does not have is refused by name. Images are found recursively
     inside each class folder, by extension in any case; hidden files and
-    folders are left out. Images beside the class folders, and class
-    folders without an image, are named in a warning. Read them with
-    ``StrictLoadImageFromFile`` (every image mode and bit depth).
+    folders are left out. Each image is read once: a symbolic link to an
+    image already listed in the split (in sorted order, in this class or
+    an earlier one) is left out with a warning naming it. Images beside
+    the class folders, and class folders without an image, are named in a
+    warning. Read them with ``StrictLoadImageFromFile`` (every image mode
+    and bit depth).
 
     Args:
         data_root (str): The folder holding the splits. Required: the
@@ -110,6 +114,7 @@ class LabelledImageFolder(BaseDataset):
                 dict(img_path=osp.join(split_dir, cls, rel), gt_label=label)
                 for rel in listing.files
             ]
+        data_list = self.drop_duplicates(data_list, split_dir)
         loose = [
             f for f in os.listdir(split_dir)
             if osp.isfile(osp.join(split_dir, f))
@@ -131,3 +136,21 @@ class LabelledImageFolder(BaseDataset):
                     f'{len(present) - len(empty)}/{len(classes)} classes in '
                     f'{split_dir}')
         return data_list
+
+    def drop_duplicates(self, data_list: List[dict],
+                        split_dir: str) -> List[dict]:
+        """``data_list`` less the images reached a second time through a
+        symbolic link from another class folder (each class folder's own
+        duplicates are left out when it is listed); warns naming one."""
+        paths = [osp.relpath(d['img_path'], split_dir) for d in data_list]
+        kept, duplicates = drop_duplicate_files(paths, split_dir)
+        if not duplicates:
+            return data_list
+        warn_duplicates(duplicates, split_dir, type(self).__name__)
+        dropped, first = duplicates[0]
+        MMLogger.get_current_instance().warning(
+            f'{type(self).__name__}: {dropped} (a symbolic link) labels the '
+            f'image {first} with a second class; it keeps the class of '
+            f'{first}')
+        kept = set(kept)
+        return [d for d, p in zip(data_list, paths) if p in kept]

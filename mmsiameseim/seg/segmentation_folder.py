@@ -41,6 +41,8 @@ class SegmentationFolder(BaseSegDataset):
     and a value that is neither a class nor ``ignore_index`` is refused,
     naming the file and the value (it would otherwise stop the loss at
     some batch with a bare index error, or on a GPU a device assert).
+    Each image is read once: a symbolic link to an image already listed
+    (in sorted order) is left out with a warning naming it.
 
     Args:
         data_root (str): The folder of ``classes.txt``, ``images/`` and
