@@ -15,6 +15,8 @@ setup-full:
 	bash tools/setup_env.sh --full
 
 # The main job: SiameseIM pretraining + evaluation on Fashion-MNIST (CPU).
+# Its results file is work_dirs/demo/demo.json; the published figures
+# (docs/results/demo.json) are rewritten only by DEMO_ARGS=--publish.
 demo: setup
 	$(PY) tools/demo.py $(DEMO_ARGS)
 
@@ -72,7 +74,7 @@ docs: setup-full
 # config READMEs. `make results` reruns the quick ones (the UniGrad and
 # attention benchmarks, the fault matrix from the test markers) and renders
 # every block; the long ones are their own commands:
-#   make demo                                   -> demo.json
+#   make demo DEMO_ARGS=--publish               -> demo.json
 #   $(PY) tools/ablation_table3.py              -> table3.json
 #   $(PY) tools/side_by_side.py --official-repo PATH -> side_by_side.json
 #   $(PY) tools/benchmark_pretrain.py --results-dir docs/results

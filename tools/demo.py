@@ -2,7 +2,7 @@
 
     python tools/demo.py [--work-dir work_dirs/demo] [--compare mae,mocov3]
                          [--smoke] [--seed S] [--epochs E] [--fp32]
-                         [--results-dir docs/results]
+                         [--publish] [--results-dir DIR]
                          [--config configs/demo/fashionmnist_demo.py]
                          [--cfg-options KEY=VALUE ...]
 
@@ -19,8 +19,14 @@ from its last checkpoint):
    few-shot), plus kNN on raw pixels;
 3. ``WORK_DIR/report.md`` with a results table and PNG figures
    (``figures/``: training_curves, knn_curve, accuracy, two_view_sample),
-   and the results file ``demo.json`` (``--results-dir``: docs/results,
-   whose table the README renders; with ``--smoke``, WORK_DIR).
+   and the results file ``WORK_DIR/demo.json``. The checkout's
+   ``docs/results/demo.json`` (the published figures, whose table the
+   README renders) is written only when asked: ``--publish`` (refused with
+   ``--smoke``), or ``--results-dir DIR`` for another folder.
+
+Wall times are summed over the invocations of the work dir: a demo killed
+and rerun (it resumes) counts the time of every invocation
+(``WORK_DIR/wall_time.json``, ``WORK_DIR/METHOD/pretrain_wall_time.json``).
 
 The console shows a short header per run (config, data, model size,
 output folder); the full configs are kept in each run's work dir, not
@@ -33,7 +39,6 @@ import glob
 import os
 import os.path as osp
 import sys
-import time
 
 from mmengine.config import Config, DictAction
 
@@ -43,6 +48,8 @@ SMOKE_CONFIG = 'configs/demo/fashionmnist_demo_smoke.py'
 # rows: the floor (the run's own start); a separately initialised ViT
 FLOOR = 'siameseim initial weights'
 OTHER_INIT = 'mmpretrain ViT init (not this run\'s start)'
+PUBLISHED_DIR = osp.join(ROOT, 'docs', 'results')
+WALL_TIME = 'wall_time.json'  # the demo's time, per invocation
 FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
                 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte')
 
@@ -86,6 +93,11 @@ def load_demo_config(args):
         osp.join(ROOT, args.config
                  or (SMOKE_CONFIG if args.smoke else CONFIG)))
     if args.cfg_options:
+        from mmsiameseim_lab.demo.settings import check_demo_options
+        try:
+            check_demo_options(cfg.to_dict(), args.cfg_options)
+        except ValueError as error:
+            sys.exit(str(error))
         cfg.merge_from_dict(args.cfg_options)
     return cfg
 
@@ -139,14 +151,23 @@ def methods_of(args, demo_cfg):
     return methods
 
 
-def results_dir(args):
-    """Where the results file goes: ``--results-dir``, else docs/results
-    (the published figures), or WORK_DIR for ``--smoke``."""
+def publish_dir(args):
+    """Where a copy of the results file is published: ``--results-dir``,
+    docs/results with ``--publish``, or None (the work dir's only)."""
     if args.results_dir:
         return osp.abspath(args.results_dir)
-    if args.smoke:
-        return osp.abspath(args.work_dir)
-    return osp.join(ROOT, 'docs', 'results')
+    if args.publish:
+        return PUBLISHED_DIR
+    return None
+
+
+def check_publish(args):
+    """Refuse to publish the numbers of ``--smoke`` as the project's."""
+    if args.smoke and publish_dir(args) == PUBLISHED_DIR:
+        sys.exit('--publish --smoke: the smoke numbers are not meaningful '
+                 f'and would replace the published {PUBLISHED_DIR}/demo.json;'
+                 ' publish a full run, or give --results-dir DIR for another '
+                 'folder')
 
 
 def run(args):
@@ -156,19 +177,27 @@ def run(args):
 
 
 def _run(args):
-    from mmsiameseim_lab.demo import (demo_results_data, initial_weights,
-                                      pretrain_once, write_demo_report)
-    from mmsiameseim_lab.results import write_results
+    from mmsiameseim_lab.demo import WallTimeLedger
+    check_publish(args)
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
     demo_cfg = load_demo_config(args)
     wd = osp.abspath(args.work_dir)
-    t0 = time.time()
     methods = methods_of(args, demo_cfg)
     run_cfgs = {
         m: pretrain_run_cfg(demo_cfg, p, osp.join(wd, m), args)
         for m, p in methods.items()
     }
+    with WallTimeLedger(osp.join(wd, WALL_TIME)) as clock:
+        return _pretrain_and_evaluate(args, demo_cfg, wd, run_cfgs, clock)
+
+
+def _pretrain_and_evaluate(args, demo_cfg, wd, run_cfgs, clock):
+    from mmsiameseim_lab.demo import (demo_results_data, initial_weights,
+                                      pretrain_once, write_demo_report)
+    from mmsiameseim_lab.results import write_results
+    data_prefix = osp.abspath(args.data_root) + '/'
+    methods = list(run_cfgs)
     pretrain = {}
     for m, cfg in run_cfgs.items():
         say(f'{m}: pretraining ({cfg.train_cfg.max_epochs} epoch(s), work '
@@ -191,13 +220,29 @@ def _run(args):
         args.smoke
     path = write_demo_report(wd, run_cfgs, pretrain, results, pixel, protocol,
                              FLOOR, OTHER_INIT, note, data_prefix)
-    wall = time.time() - t0
-    data = demo_results_data(results, pretrain, pixel, wall,
-                             osp.relpath(demo_cfg.filename, ROOT), args.smoke)
-    results_file = write_results('demo', data, results_dir=results_dir(args))
-    say(f'finished in {wall / 60:.1f} min')
+    wall, runs = clock.total_s(), len(clock.invocations())
+    data = demo_results_data(
+        results,
+        pretrain,
+        pixel,
+        wall,
+        osp.relpath(demo_cfg.filename, ROOT),
+        args.smoke,
+        invocations=runs)
+    results_file = write_results('demo', data, results_dir=wd)
+    published = publish_dir(args)
+    if published:
+        published = write_results('demo', data, results_dir=published)
+    say(f'finished in {wall / 60:.1f} min' +
+        (f' (summed over the {runs} invocations of {wd}; each is in '
+         f'{WALL_TIME})' if runs > 1 else ''))
     say(f'report: {path}')
     say(f'results file: {results_file}')
+    if published:
+        say(f'published: {published}')
+    else:
+        say('docs/results/ not changed (--publish writes the published '
+            'figures there)')
     return path
 
 
@@ -244,10 +289,15 @@ def parse_args(argv=None):
         help='override demo config keys, e.g. '
         'evaluation.knn.k=10')
     parser.add_argument(
+        '--publish',
+        action='store_true',
+        help='also write the results file to docs/results/demo.json, the '
+        'published figures (the work dir always has WORK_DIR/demo.json)')
+    parser.add_argument(
         '--results-dir',
         default=None,
-        help='folder of the results file demo.json '
-        '(default docs/results; with --smoke WORK_DIR)')
+        help='also write the results file demo.json to this folder '
+        '(instead of docs/results with --publish)')
     return parser.parse_args(argv)
 
 

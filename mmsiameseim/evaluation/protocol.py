@@ -1,6 +1,7 @@
 import copy
 import hashlib
 import json
+import difflib
 import os
 import os.path as osp
 from typing import Dict, Optional, Sequence
@@ -134,8 +135,41 @@ class FrozenBackboneProtocol:
         self._check_counts()
         os.makedirs(osp.join(self.work_dir, 'results'), exist_ok=True)
 
+    # the keys each metric's settings take (required, optional)
+    SETTING_KEYS = dict(
+        knn=(('k', 'temperature', 'train_samples'), ()),
+        linear=(('train_samples', 'epochs'), ()),
+        fewshot=(('fraction', ), ('folds', )))
+
+    def _check_keys(self) -> None:
+        """Refuse misspelt, missing and non-numeric metric settings, naming
+        the nearest valid keys."""
+        problems = []
+        for name, (required, optional) in self.SETTING_KEYS.items():
+            given = getattr(self, name)
+            valid = required + optional
+            for key, value in given.items():
+                if key not in valid:
+                    near = difflib.get_close_matches(key, valid, 2, 0.6)
+                    hint = (f"did you mean {' or '.join(map(repr, near))}? "
+                            if near else '')
+                    problems.append(f'{name}.{key}: no such setting; {hint}'
+                                    f'({name} takes {", ".join(valid)})')
+                elif not isinstance(value, (int, float)) or \
+                        isinstance(value, bool):
+                    problems.append(f'{name}.{key}={value!r}: a number was '
+                                    'expected')
+            problems += [
+                f'{name}.{key}: missing' for key in required
+                if key not in given
+            ]
+        if problems:
+            raise ValueError('FrozenBackboneProtocol: ' +
+                             '; '.join(problems))
+
     def _check_counts(self) -> None:
         """Refuse sample counts and options no evaluation can use."""
+        self._check_keys()
         for option, value, least in (('knn.k', self.knn['k'],
                                       1), ('knn.train_samples',
                                            self.knn['train_samples'], 1),

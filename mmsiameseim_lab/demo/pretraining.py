@@ -1,14 +1,16 @@
 import copy
 import os.path as osp
-import time
 from typing import Optional
 
 import numpy as np
 from mmengine.config import Config
 
 from mmsiameseim.atomic_io import atomic_json, load_json
+from .wall_time import WallTimeLedger
 
 INITIAL_WEIGHTS = 'initial_weights.pth'
+#: The pretraining time of each invocation (a killed run resumed is several).
+PRETRAIN_WALL_TIME = 'pretrain_wall_time.json'
 
 
 def set_max_epochs(cfg: Config, epochs: int) -> None:
@@ -28,7 +30,9 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
     from its last checkpoint.
 
     ``{work_dir}/pretrain_done.json`` marks a finished run and holds what
-    it returns.
+    it returns. The training time of every invocation (each resume of a
+    killed run too) is kept in ``{work_dir}/pretrain_wall_time.json`` and
+    ``wall_s`` is their sum.
 
     Args:
         cfg (Config): A pretraining config with ``work_dir`` set.
@@ -37,8 +41,9 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
 
     Returns:
         dict: ``checkpoint`` (the last epoch's), ``initial_weights``,
-        ``wall_s``, ``resumed``, ``epochs``, ``images`` and ``images_per_s``
-        (batch / median logged iteration time).
+        ``wall_s`` (summed over ``invocations``), ``invocations``,
+        ``resumed``, ``epochs``, ``images`` and ``images_per_s`` (batch /
+        median logged iteration time).
     """
     from mmengine.registry import RUNNERS
 
@@ -63,16 +68,16 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
     print(
         run_header(cfg, runner.model, len(runner.train_dataloader.dataset)),
         flush=True)
-    t0 = time.time()
-    runner.train()
-    wall = time.time() - t0
+    with WallTimeLedger(osp.join(cfg.work_dir, PRETRAIN_WALL_TIME)) as clock:
+        runner.train()
     times = [r['time'] for r in read_scalars(cfg.work_dir) if 'time' in r]
     epochs = cfg.train_cfg.max_epochs
     done = dict(
         checkpoint=osp.join(cfg.work_dir, f'epoch_{epochs}.pth'),
         initial_weights=osp.join(cfg.work_dir, INITIAL_WEIGHTS)
         if save_initial_weights else None,
-        wall_s=wall,
+        wall_s=clock.total_s(),
+        invocations=len(clock.invocations()),
         resumed=resumed,
         epochs=epochs,
         images=len(runner.train_dataloader.dataset) * epochs,

@@ -117,7 +117,10 @@ def write_demo_report(work_dir: str,
     for name, res in results.items():
         pre = pretrain.get(name)
         wall = f'{pre["wall_s"] / 60:.1f} min' if pre else '-'
-        wall += ' (resumed)' if pre and pre.get('resumed') else ''
+        runs = pre.get('invocations', 1) if pre else 1
+        if pre and (pre.get('resumed') or runs > 1):
+            wall += f' (resumed; the sum of {runs} invocations)' \
+                if runs > 1 else ' (resumed)'
         ips = f'{pre["images_per_s"]:.0f}' if pre and \
             pre.get('images_per_s') else '-'
         lines.append(f'| {name} | {res["knn"]:.2f} | {res["linear"]:.2f} | '
@@ -176,18 +179,26 @@ def demo_results_data(results: Dict[str, dict],
                       pixel: Dict[str, float],
                       wall_s: float,
                       config: str,
-                      smoke: bool = False) -> dict:
-    """The ``data`` of the demo's results file (``docs/results/demo.json``,
-    rendered by ``mmsiameseim_lab.published_tables.demo_table``).
+                      smoke: bool = False,
+                      invocations: int = 1) -> dict:
+    """The ``data`` of the demo's results file (``WORK_DIR/demo.json``; with
+    ``--publish`` ``docs/results/demo.json``, rendered by
+    ``mmsiameseim_lab.published_tables.demo_table``).
+
+    Wall times are summed over the invocations of the work dir (a killed
+    demo rerun resumes): ``wall_s`` over ``invocations``, each row's
+    ``pretrain_wall_s`` over its ``pretrain_invocations``; ``wall_time``
+    says so in words.
 
     Args:
         results (dict): Row name -> ``knn``, ``linear``, ``fewshot``.
         pretrain (dict): Method -> :func:`pretrain_once` result (rows
             without one were not pretrained by the demo).
         pixel (dict): :meth:`FrozenBackboneProtocol.pixel_knn` result.
-        wall_s (float): The whole demo's wall time.
+        wall_s (float): The whole demo's wall time, every invocation's.
         config (str): The demo config that ran.
         smoke (bool): Tiny subsets (``--smoke``).
+        invocations (int): How many invocations ``wall_s`` sums.
     """
     rows = []
     for name, res in results.items():
@@ -199,11 +210,17 @@ def demo_results_data(results: Dict[str, dict],
                 linear=res['linear'],
                 fewshot=res['fewshot'],
                 pretrain_wall_s=pre.get('wall_s'),
+                pretrain_invocations=pre.get('invocations', 1 if pre else 0),
                 images_per_s=pre.get('images_per_s'),
                 resumed=pre.get('resumed', False)))
     return dict(
         rows=rows,
         pixel_knn=pixel['knn'],
         wall_s=wall_s,
+        invocations=invocations,
+        wall_time=('summed over the invocations of the work dir (a killed '
+                   'demo rerun resumes): ' +
+                   ('1 invocation'
+                    if invocations == 1 else f'{invocations} invocations')),
         config=config,
         smoke=smoke)

@@ -25,10 +25,38 @@ def _demo(work_dir, *extra):
                           timeout=900)
 
 
+def _file_state(path):
+    """The bytes and modification time of a file (None when absent)."""
+    if not os.path.exists(path):
+        return None
+    with open(path, 'rb') as f:
+        return f.read(), os.stat(path).st_mtime_ns
+
+
+def _plant_killed_invocation(work_dir):
+    """What a first demo killed during pretraining leaves of its wall time:
+    100 s of demo, 60 s of it pretraining."""
+    earlier = dict(started='2026-01-01T00:00:00+00:00', wall_s=100.)
+    (work_dir / 'siameseim').mkdir(parents=True)
+    (work_dir / 'wall_time.json').write_text(
+        json.dumps(dict(invocations=[earlier])))
+    (work_dir / 'siameseim' / 'pretrain_wall_time.json').write_text(
+        json.dumps(dict(invocations=[dict(earlier, wall_s=60.)])))
+
+
 @pytest.mark.skipif(
     not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+@pytest.mark.person_matrix(
+    'demo', 'checkout', 'the demo writes its results file into its work '
+    'dir and leaves docs/results/demo.json alone; --publish writes it')
+@pytest.mark.person_matrix(
+    'demo', 'checkout', 'a demo rerun after a killed one records the wall '
+    'time of every invocation, summed, and says so')
 def test_demo_smoke_produces_every_number_and_figure(tmp_path):
+    published = os.path.join(ROOT, 'docs', 'results', 'demo.json')
+    before = _file_state(published)
+    _plant_killed_invocation(tmp_path)
     out = _demo(tmp_path)
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     report = tmp_path / 'report.md'
@@ -57,20 +85,94 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
         assert path.stat().st_size > 10_000, fig
     assert '![online kNN](figures/knn_curve.png)' in text
     assert 'every 2 iterations' in text
-    # the results file (--smoke: in the work dir, not docs/results) ...
+    # the results file: in the work dir; docs/results not touched ...
     demo = json.loads((tmp_path / 'demo.json').read_text())
     assert demo['meta']['command'].startswith('tools/demo.py --smoke')
     assert demo['data']['smoke'] is True
     assert [r['method'] for r in demo['data']['rows']][0] == 'siameseim'
     assert f'results file: {tmp_path / "demo.json"}' in out.stdout
+    assert 'docs/results/ not changed (--publish writes' in out.stdout
+    assert _file_state(published) == before
+    # ... with the wall times of the killed invocation added
+    data = demo['data']
+    assert data['invocations'] == 2 and data['wall_s'] > 100
+    assert data['wall_time'].endswith('2 invocations')
+    siameseim = data['rows'][0]
+    assert siameseim['pretrain_invocations'] == 2
+    assert 60 < siameseim['pretrain_wall_s'] < data['wall_s']
+    assert 'summed over the 2 invocations' in out.stdout
+    assert '(resumed; the sum of 2 invocations)' in text
     # ... and the console: a header per run, no whole-config dump
     assert f'  output: {tmp_path / "siameseim"}' in out.stdout
     assert 'Config:' not in out.stdout
-    # a rerun reuses every finished stage instead of starting over
-    again = _demo(tmp_path)
+    # a rerun reuses every finished stage instead of starting over; asked
+    # to publish (into another folder), it writes there too
+    again = _demo(tmp_path, '--publish', '--results-dir',
+                  str(tmp_path / 'published'))
     assert again.returncode == 0, again.stderr[-2000:]
     assert 'pretraining already finished' in again.stdout
     assert 'linear probe (' not in again.stdout
+    copy = json.loads((tmp_path / 'published' / 'demo.json').read_text())
+    assert copy['data'] == json.loads(
+        (tmp_path / 'demo.json').read_text())['data']
+    assert copy['data']['invocations'] == 3
+    assert f'published: {tmp_path / "published" / "demo.json"}' in \
+        again.stdout
+    assert _file_state(published) == before
+
+
+@pytest.mark.person_matrix(
+    'demo', 'checkout', '--publish --smoke is refused before any work: '
+    'smoke numbers never replace the published docs/results/demo.json')
+def test_publishing_smoke_numbers_is_refused(tmp_path):
+    published = os.path.join(ROOT, 'docs', 'results', 'demo.json')
+    before = _file_state(published)
+    out = _demo(tmp_path / 'wd', '--publish')
+    assert out.returncode != 0
+    assert '--publish --smoke: the smoke numbers are not meaningful' in \
+        out.stderr
+    assert 'give --results-dir DIR' in out.stderr
+    assert not (tmp_path / 'wd').exists()
+    assert _file_state(published) == before
+
+
+@pytest.mark.person_matrix(
+    'demo', 'typo_key', '--cfg-options evaluation.knn.kk=3 (or any key the '
+    'demo config lacks): refused before any work, naming the key, its '
+    'place and the nearest valid keys')
+def test_a_misspelt_demo_option_is_refused(tmp_path):
+    out = _demo(tmp_path / 'wd', '--cfg-options', 'evaluation.knn.kk=3',
+                'pretrain_epoch=2')
+    assert out.returncode != 0
+    assert ("evaluation.knn.kk: evaluation.knn has no 'kk'; did you mean "
+            "'k'?") in out.stderr, out.stderr[-2000:]
+    assert ("pretrain_epoch: the top level has no 'pretrain_epoch'; did you "
+            "mean 'pretrain_epochs'") in out.stderr
+    assert not (tmp_path / 'wd').exists()
+
+
+@pytest.mark.person_matrix(
+    'evaluation', 'typo_key', 'FrozenBackboneProtocol: a misspelt, missing '
+    'or non-numeric knn / linear / fewshot setting is named with the '
+    'nearest valid keys')
+def test_the_protocol_names_misspelt_settings(tmp_path):
+    from mmsiameseim.evaluation import FrozenBackboneProtocol
+    probe = os.path.join(
+        ROOT, 'configs', 'benchmarks', 'mmpretrain',
+        'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
+    with pytest.raises(ValueError) as refused:
+        FrozenBackboneProtocol(
+            probe,
+            str(tmp_path),
+            knn=dict(kk=3, temperature=0.07, train_samples=10),
+            linear=dict(train_samples='all', epochs=1),
+            fewshot=dict(fraktion=0.01))
+    message = str(refused.value)
+    assert "knn.kk: no such setting; did you mean 'k'?" in message
+    assert 'knn.k: missing' in message
+    assert "linear.train_samples='all': a number was expected" in message
+    assert "fewshot.fraktion: no such setting; did you mean 'fraction'?" \
+        in message
 
 
 def test_missing_dataset_gives_one_clear_message(tmp_path):
