@@ -9,10 +9,12 @@ Builds CONFIG's runner as shipped (full model and input size, its optimizer
 wrapper, layer decay / paramwise settings and parameter schedulers) and
 changes only the batch (1-2), the workers (0), the data (a miniature in the
 config's format, or the real data under --data-root, the folder that plays
-the configs' ``data/``), the length (N iterations) and the work dir; on a
-machine without CUDA, mmengine's AmpOptimWrapper (CUDA only) trains in
-fp32. Runs N training steps, one validation (and test) batch where the
-config has them, saves and resumes a checkpoint, and prints a report, then
+the configs' ``data/``; for an own-images config, your folder: --data-root
+or a data_root given with --cfg-options, refused before training when it
+holds fewer images than N x batch), the length (N iterations) and the work
+dir; on a machine without CUDA, mmengine's AmpOptimWrapper (CUDA only)
+trains in fp32. Runs N training steps, one validation (and test) batch where
+the config has them, saves and resumes a checkpoint, and prints a report, then
 one JSON object on the last line: parameters per module and in total,
 input size, step time, peak memory, FLOPs per image, parameters that got no
 gradient, optimizer-group problems (lr / weight decay against the config's
@@ -43,7 +45,8 @@ def parse_args(argv=None):
         '--data-root',
         default=None,
         help="the folder that plays the configs' data/ "
-        '(imagenet/, coco/, lvis_v1/, ade/, fashion_mnist/); '
+        '(imagenet/, coco/, lvis_v1/, ade/, fashion_mnist/); for an '
+        'own-images config (*_folder*.py) your image folder itself; '
         'default: a generated miniature')
     parser.add_argument(
         '--work-dir',

@@ -17,10 +17,14 @@ that prefix at a folder holding the same layout: the user's real data
 
 The own-images configs (``*_folder*.py``) ship ``UnlabeledImageFolder``,
 ``LabelledImageFolder`` or ``SegmentationFolder`` without a ``data_root`` (the
-user gives it): a preflight points the first at the miniature ImageNet's
-training JPEGs, read recursively without labels, the second at the miniature
-ImageNet, whose ``train`` and ``val`` folders hold one folder per class, and
-the third at the miniature ADE20k laid out as images, masks and a class list.
+user gives it). Given a folder (``--data-root DIR``, or a ``data_root`` set
+with ``--cfg-options``), a preflight reads it, in every own-images loader
+whose ``data_root`` is unset, and stops before training when it holds fewer
+images than the preflight's iterations x batch. Without one it points the
+first at the miniature ImageNet's training JPEGs, read recursively without
+labels, the second at the miniature ImageNet, whose ``train`` and ``val``
+folders hold one folder per class, and the third at the miniature ADE20k
+laid out as images, masks and a class list.
 
 The Fashion-MNIST configs read the real Fashion-MNIST (``LocalFashionMNIST``).
 """
@@ -29,7 +33,7 @@ import math
 import os
 import os.path as osp
 import shutil
-from typing import Any, Iterable, Optional, Set
+from typing import Any, Iterable, List, Optional, Set, Tuple
 
 from ..results import REPO
 from .schedule import inner_dataset
@@ -54,26 +58,66 @@ COCO_SIZE = 640  # COCO's long side; LSJ rescales it by 0.1-2.0 of 1024
 IMAGE_FOLDER = PREFIX + 'imagenet/train'
 LABELLED_FOLDER = PREFIX + 'imagenet'
 SEGMENTATION_FOLDER = PREFIX + 'segmentation_folder'
+MINIATURE_FOLDERS = (IMAGE_FOLDER, LABELLED_FOLDER, SEGMENTATION_FOLDER)
+
+OWN_FOLDER_LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 
 
-def fill_image_folder(cfg: dict) -> Optional[str]:
-    """Give the own-images datasets without ``data_root`` a folder under
-    ``data/`` (re-rooted like any other path), in place: an
+def own_folder_datasets(cfg: dict) -> List[Tuple[str, dict]]:
+    """(loader key, innermost dataset) of each own-images dataset of a
+    config: an ``UnlabeledImageFolder`` training set, a
+    ``LabelledImageFolder`` or ``SegmentationFolder`` in any loader."""
+    found = []
+    for key in OWN_FOLDER_LOADERS:
+        loader = cfg.get(key) or {}
+        dataset = inner_dataset(loader.get('dataset') or {})
+        kind = dataset.get('type')
+        if kind in ('LabelledImageFolder', 'SegmentationFolder') or (
+                key == 'train_dataloader' and kind == 'UnlabeledImageFolder'):
+            found.append((key, dataset))
+    return found
+
+
+def user_folder(cfg: dict) -> Optional[str]:
+    """The folder the user gave an own-images dataset (a ``data_root``
+    other than the miniature's, e.g. with ``--cfg-options``), or None."""
+    for _, dataset in own_folder_datasets(cfg):
+        root = dataset.get('data_root')
+        if root and root not in MINIATURE_FOLDERS:
+            return root
+    return None
+
+
+def fill_image_folder(cfg: dict,
+                      folder: Optional[str] = None) -> Optional[str]:
+    """Give the own-images datasets without ``data_root`` a folder, in
+    place: ``folder`` (the user's: ``--data-root``), else the one the user
+    gave another own-images dataset of the config (:func:`user_folder`),
+    else one under ``data/`` (re-rooted like any other path): an
     ``UnlabeledImageFolder`` training set :data:`IMAGE_FOLDER`, a
     ``LabelledImageFolder`` (any loader) :data:`LABELLED_FOLDER`, whose
     ``train`` and ``val`` splits hold the same class folders, a
     ``SegmentationFolder`` :data:`SEGMENTATION_FOLDER`.
 
+    The user's folders become absolute paths (a relative one is the
+    current folder's, even one that starts with ``data/``).
+
     Returns the override line, or None.
     """
+    for _, dataset in own_folder_datasets(cfg):
+        if dataset.get('data_root') and \
+                dataset['data_root'] not in MINIATURE_FOLDERS:
+            dataset['data_root'] = osp.abspath(dataset['data_root'])
+    folder = folder or user_folder(cfg)
     filled = []
-    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        loader = cfg.get(key) or {}
-        dataset = inner_dataset(loader.get('dataset') or {})
+    for key, dataset in own_folder_datasets(cfg):
         if dataset.get('data_root'):
             continue
-        if key == 'train_dataloader' and dataset.get(
-                'type') == 'UnlabeledImageFolder':
+        if folder:
+            dataset['data_root'] = folder
+            filled.append(f'{key}.dataset.data_root unset -> {folder} (your '
+                          'folder)')
+        elif dataset.get('type') == 'UnlabeledImageFolder':
             dataset['data_root'] = IMAGE_FOLDER
             filled.append(f'{key}.dataset.data_root unset -> {IMAGE_FOLDER} '
                           '(JPEGs in class folders, read recursively '
@@ -289,3 +333,49 @@ def ade_as_segmentation_folder(ade: str, out: str) -> None:
             mask = np.where(ann == 0, 255, ann.astype(np.int32) - 1)
             cv2.imwrite(
                 osp.join(mask_dir, stem + '.png'), mask.astype(np.uint8))
+
+
+def count_folder_images(dataset: dict) -> int:
+    """How many images an own-images dataset finds in its folder: the
+    dataset itself, built without its pipeline or ``indices`` (its errors
+    name a missing or empty folder)."""
+    import mmsiameseim  # noqa: F401  (registers the datasets)
+    dataset = dict(dataset, pipeline=[], indices=None, serialize_data=False)
+    if dataset['type'] == 'SegmentationFolder':
+        from mmseg.registry import DATASETS
+
+        import mmsiameseim.seg  # noqa: F401
+        dataset['verify_masks'] = False  # counting only
+    else:
+        from mmpretrain.registry import DATASETS
+        if dataset['type'] == 'UnlabeledImageFolder':
+            dataset['verify'] = False
+    return len(DATASETS.build(dataset))
+
+
+def check_user_folder(cfg: dict, iters: int, batch: int) -> str:
+    """Count the images of each own-images dataset that reads the user's
+    folder; returns what the report says of the data.
+
+    Raises:
+        ValueError: The training folder holds fewer images than ``iters``
+            x ``batch`` (the message names it, how many it holds and how
+            many are needed).
+    """
+    counts = []
+    for key, dataset in own_folder_datasets(cfg):
+        root = dataset['data_root']
+        where = root if dataset['type'] == 'UnlabeledImageFolder' else \
+            f'{root}, split {dataset.get("split", "train")!r}'
+        images = count_folder_images(dataset)
+        need = iters * batch if key == 'train_dataloader' else 1
+        if images < need:
+            fits = f'--iters {images // batch}' if images >= batch else \
+                f'--batch-size {images} --iters 1'
+            raise ValueError(
+                f'{key}.dataset.data_root={root}: the folder ({where}) holds '
+                f'{images} image(s); the preflight needs {need} '
+                f'({iters} iterations x batch {batch} per process). Add '
+                f'images, or run fewer: {fits}')
+        counts.append(f'{key}: {images} images in {where}')
+    return 'your folder (' + '; '.join(counts) + ')'

@@ -13,8 +13,9 @@ from mmengine.utils import to_2tuple
 
 from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
-from .data import (FASHION_MNIST, data_folders, fill_image_folder,
-                   make_miniature, point_data_root)
+from .data import (FASHION_MNIST, check_user_folder, data_folders,
+                   fill_image_folder, make_miniature, own_folder_datasets,
+                   point_data_root, user_folder)
 from .hook import PreflightHook
 from .schedule import DATASET_SIZES, inner_dataset, project, shipped_schedule
 
@@ -100,10 +101,12 @@ def apply_overrides(cfg: Config,
                     work_dir: str,
                     device: str,
                     fashion_mnist: Optional[str],
-                    num_workers: int = 0) -> List[str]:
+                    num_workers: int = 0,
+                    data_shown: Optional[str] = None) -> List[str]:
     """Everything a preflight changes in a config (the batch, the workers,
     the data, the run length, the work dir; on CPU the CUDA-only AMP
-    wrapper), in place; returns a line per change."""
+    wrapper), in place; returns a line per change (``data_shown``: the
+    data named there, default ``data_root``)."""
     notes = []
     for key in cfg.keys():
         cfg[key] = point_data_root(cfg[key], data_root)
@@ -124,7 +127,7 @@ def apply_overrides(cfg: Config,
             dataset['data_prefix'] = fashion_mnist
     notes.append(f'batch {batch} per step, num_workers {num_workers}, '
                  'data under '
-                 f'{data_root}, {iters} training iterations')
+                 f'{data_shown or data_root}, {iters} training iterations')
     if cfg.get('train_cfg'):
         # the preflight validates once itself, after training
         cfg.train_cfg['val_begin'] = 10**9
@@ -427,20 +430,39 @@ def dataset_size(cfg: Config) -> Optional[int]:
 def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
          cache_dir, num_workers, record) -> list:
     fashion_mnist = fashion_mnist or FASHION_MNIST
-    folder_note = fill_image_folder(cfg)
+    own_folder = bool(own_folder_datasets(cfg))
+    if own_folder and data_root is not None:
+        # an own-images config: --data-root is the user's folder itself
+        data_root = osp.abspath(data_root)
+        folder_note = fill_image_folder(cfg, data_root)
+    else:
+        folder_note = fill_image_folder(cfg)
+    folder = user_folder(cfg) if own_folder else None
     if data_root is None:
-        folders = data_folders(
-            cfg.to_dict() if hasattr(cfg, 'to_dict') else dict(cfg))
+        source = cfg.to_dict() if hasattr(cfg, 'to_dict') else dict(cfg)
+        if folder:  # a _base_'s variable (data_root = 'data/...') reads none
+            source = {
+                k: v
+                for k, v in source.items() if not isinstance(v, str)
+            }
+        folders = data_folders(source)
         data_root = make_miniature(folders, cache_dir or work_dir,
                                    batch * iters, fashion_mnist)
         record['data'] = f'miniature ({", ".join(sorted(folders))})' \
             if folders else 'Fashion-MNIST'
+        if own_folder and not folder:
+            record['data'] += (': no folder given (--data-root DIR, or '
+                               'data_root with --cfg-options)')
     else:
         fashion_mnist = osp.join(data_root, 'fashion_mnist')
         record['data'] = f'real data under {data_root}'
+    if folder:
+        record['data'] = f'your folder {folder}'
     record['overrides'] = ([folder_note] if folder_note else []) + \
         apply_overrides(cfg, iters, batch, data_root, work_dir, device,
-                        fashion_mnist, num_workers)
+                        fashion_mnist, num_workers, folder)
+    if folder:
+        record['data'] = check_user_folder(cfg, iters, batch)
     _reset_peak(device)
     if cfg.get('optim_wrapper') is None or cfg.get('train_cfg') is None:
         return _features(copy.deepcopy(cfg), batch, record)
