@@ -181,3 +181,53 @@ def test_a_hung_rank_is_bounded_by_the_timeout(tmp_path):
     assert out.returncode != 0
     assert 'rank 0: stopping at iteration 2' in log, log[-3000:]
     assert time.monotonic() - start < 200
+
+
+def _trainers(work_dir):
+    """The pids of the processes training into ``work_dir``."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                cmdline = f.read().split(b'\0')
+        except OSError:
+            continue
+        if str(work_dir).encode() in cmdline and TRAIN.encode() in cmdline \
+                and TORCHRUN.encode() not in cmdline[:2]:
+            pids.append(int(pid))
+    return pids
+
+
+@pytest.mark.person_matrix(
+    'launch', 'killed_launcher', 'torchrun SIGKILLed: every rank sees its '
+    'launcher gone, all stop after the same iteration with one checkpoint; '
+    'no orphan rank')
+def test_a_killed_torchrun_leaves_no_orphan_rank(tmp_path):
+    run = subprocess.Popen(
+        _torchrun(TINY, tmp_path, '--cfg-options', 'train_cfg.max_epochs=200'),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env())
+    output = []
+    for line in run.stdout:
+        output.append(line)
+        if re.search(r'Epoch\(train\)\s+\[1\]\[2/3\]', line):
+            break
+    ranks = _trainers(tmp_path)
+    assert len(ranks) == 2, ranks
+    run.kill()  # SIGKILL: torchrun cannot forward anything
+    run.wait(timeout=30)
+    output.extend(run.stdout)  # the ranks still write to the pipe
+    deadline = time.monotonic() + 120
+    while _trainers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _trainers(tmp_path), 'a rank trains on as an orphan'
+    log = ''.join(output)
+    stops = re.findall(
+        r'the launcher \(pid \d+\) that started this process is gone '
+        r'\(SIGTERM\): stopped after iteration (\d+) of 600 .* saved (\S+);',
+        log)
+    assert len(stops) == 1, log[-3000:]  # logged once, by rank 0
+    assert checkpoint_damage(stops[0][1]) is None
+    assert (tmp_path / 'last_checkpoint').read_text() == stops[0][1]
