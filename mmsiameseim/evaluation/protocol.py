@@ -1,7 +1,7 @@
 import copy
+import difflib
 import hashlib
 import json
-import difflib
 import os
 import os.path as osp
 from typing import Dict, Optional, Sequence
@@ -164,8 +164,7 @@ class FrozenBackboneProtocol:
                 if key not in given
             ]
         if problems:
-            raise ValueError('FrozenBackboneProtocol: ' +
-                             '; '.join(problems))
+            raise ValueError('FrozenBackboneProtocol: ' + '; '.join(problems))
 
     def _check_counts(self) -> None:
         """Refuse sample counts and options no evaluation can use."""

@@ -77,7 +77,7 @@ def test_list_image_files_lists_each_image_once(tmp_path):
 
 
 @pytest.mark.person_matrix(
-    'datasets', 'symlink', "UnlabeledImageFolder reads a symlinked image "
+    'datasets', 'symlink', 'UnlabeledImageFolder reads a symlinked image '
     'once, keeps a link to an image outside, and does not hang on loops')
 def test_unlabeled_folder_reads_each_image_once(tmp_path):
     root = make_linked_folder(tmp_path)

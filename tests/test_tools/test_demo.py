@@ -157,9 +157,8 @@ def test_a_misspelt_demo_option_is_refused(tmp_path):
     'nearest valid keys')
 def test_the_protocol_names_misspelt_settings(tmp_path):
     from mmsiameseim.evaluation import FrozenBackboneProtocol
-    probe = os.path.join(
-        ROOT, 'configs', 'benchmarks', 'mmpretrain',
-        'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
+    probe = os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
+                         'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
     with pytest.raises(ValueError) as refused:
         FrozenBackboneProtocol(
             probe,
