@@ -60,8 +60,16 @@ def test_training_precision_switches_the_optim_wrapper():
         ('AutocastOptimWrapper', 'bfloat16')
     with pytest.raises(ValueError, match="precision='bf16'"):
         set_training_precision(cfg, 'bf16')
-    cfg.optim_wrapper.type = 'AmpOptimWrapper'
-    with pytest.raises(ValueError, match='AmpOptimWrapper'):
+    # mmengine's CUDA-only AMP wrapper becomes a CPU-ready one (the
+    # precision key's route), its loss scaling dropped
+    cfg.optim_wrapper.update(type='AmpOptimWrapper', loss_scale='dynamic')
+    set_training_precision(cfg, 'float32')
+    assert cfg.optim_wrapper == dict(
+        type='OptimWrapper',
+        optimizer=dict(type='AdamW', lr=1e-3),
+        clip_grad=dict(max_norm=1.))
+    cfg.optim_wrapper.type = 'ApexOptimWrapper'
+    with pytest.raises(ValueError, match='ApexOptimWrapper'):
         set_training_precision(cfg, 'float32')
 
 
