@@ -163,14 +163,19 @@ class FaultTolerantRunner(Runner):
             self._rank_processes = rank_processes()
 
     def wrap_model(self, model_wrapper_cfg: Optional[dict], model):
-        if (self.distributed and model_wrapper_cfg is None
-                and not torch.cuda.is_available()):
+        # a SiameseIM trained in micro-batches needs the wrapper that runs
+        # its exact accumulation; CPU ranks need DDP without device ids
+        micro = getattr(model, 'micro_batches', 1) > 1
+        if self.distributed and model_wrapper_cfg is None and (
+                micro or not torch.cuda.is_available()):
             model_wrapper_cfg = dict(
-                type='MMDistributedDataParallel',
-                device_ids=None,
+                type='SiameseIMDistributedDataParallel'
+                if micro else 'MMDistributedDataParallel',
                 broadcast_buffers=False,
                 find_unused_parameters=self.cfg.get('find_unused_parameters',
                                                     False))
+            if not torch.cuda.is_available():
+                model_wrapper_cfg['device_ids'] = None
         return super().wrap_model(model_wrapper_cfg, model)
 
     def register_hook(self, hook, priority=None) -> None:

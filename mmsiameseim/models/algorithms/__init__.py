@@ -1,3 +1,3 @@
-from .siameseim import SiameseIM
+from .siameseim import SiameseIM, SiameseIMDistributedDataParallel
 
-__all__ = ['SiameseIM']
+__all__ = ['SiameseIM', 'SiameseIMDistributedDataParallel']

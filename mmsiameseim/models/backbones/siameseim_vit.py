@@ -5,6 +5,7 @@ from mmpretrain.models.selfsup.mae import MAEViT
 from mmpretrain.models.utils import build_norm_layer, resize_pos_embed
 from mmpretrain.registry import MODELS
 
+from ..utils.activation_checkpointing import run_blocks
 from ..utils.cpu_autocast_attention import \
     use_fp32_attention_under_cpu_autocast
 from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
@@ -114,6 +115,8 @@ class SiameseIMViT(MAEViT):
                 p.requires_grad = False
         use_fp32_attention_under_cpu_autocast(self.layers)
         drop_zero_drop_paths(self.layers)  # no graph break per block
+        #: recompute block activations in backward (activation_checkpointing)
+        self.with_cp = False
 
     def init_weights(self) -> None:
         super().init_weights()
@@ -156,8 +159,7 @@ class SiameseIMViT(MAEViT):
         cls = self.cls_token.expand(B, -1, -1) + pos_embed[:, :1]
         x = torch.cat([cls, x], dim=1)
         x = self.pre_norm(self.drop_after_pos(x))
-        for layer in self.layers:
-            x = layer(x)
+        x = run_blocks(self.layers, x, self.with_cp and self.training)
         if self.final_norm:
             x = self.ln1(x)
         return x

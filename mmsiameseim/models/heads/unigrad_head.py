@@ -1,4 +1,5 @@
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import torch
 from mmengine.model import BaseModule
@@ -72,3 +73,20 @@ class UniGradHead(BaseModule):
         if self.loss_type == 'global' and pred.dim() == 3:
             pred, target = pred.mean(dim=1), target.mean(dim=1)
         return self.loss_module(pred, target.detach())
+
+    def _rows(self, x: torch.Tensor) -> torch.Tensor:
+        """What the loss treats as samples: tokens, or images ('global')."""
+        return x.mean(dim=1) if self.loss_type == 'global' and x.dim() == 3 \
+            else x
+
+    def correlation(self, target: torch.Tensor) -> torch.Tensor:
+        """This rank's UniGrad correlation of ``target`` (see
+        :meth:`UniGradLoss.correlation`), for exact gradient
+        accumulation."""
+        return self.loss_module.correlation(self._rows(target))
+
+    @contextmanager
+    def fixed_correlation(self, corr: torch.Tensor) -> Iterator[None]:
+        """Score with ``corr`` as the loss's correlation inside the block."""
+        with self.loss_module.fixed_correlation(corr):
+            yield

@@ -1,3 +1,6 @@
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
 import torch
 import torch.distributed as dist
 import torch.nn as nn
@@ -9,7 +12,8 @@ from .unigrad_function import ChunkedUniGrad
 _NORMS = ('mae-like', 'moco-like', 'none')
 
 
-def _all_reduce_mean(x: torch.Tensor) -> torch.Tensor:
+def all_reduce_mean(x: torch.Tensor) -> torch.Tensor:
+    """The mean of ``x`` over the ranks (``x`` itself in one process)."""
     if dist.is_available() and dist.is_initialized() \
             and dist.get_world_size() > 1:
         x = x.clone()
@@ -36,6 +40,14 @@ class UniGradLoss(nn.Module):
     so that backward keeps one tokens x D buffer instead of the several
     temporaries autograd keeps for the formula above (double backward is
     not supported on that path). 'moco-like' always uses autograd.
+
+    Exact gradient accumulation (``SiameseIM(micro_batches=k)``): the
+    correlation C of a whole batch can be computed first from its targets
+    (:meth:`correlation` of each part, averaged and all-reduced) and held
+    fixed (:meth:`fixed_correlation`) while the parts' losses are computed
+    one at a time; their mean is then the whole batch's loss and their
+    gradients sum to its gradient. 'moco-like' normalises the predictions
+    over the batch too, so it cannot be split this way.
 
     Args:
         lambda_neg (float): Weight of the correlation term. Defaults to 0.02.
@@ -68,6 +80,44 @@ class UniGradLoss(nn.Module):
             raise ValueError(f'chunk_rows must be >= 1, got {chunk_rows}')
         self.memory_efficient = memory_efficient
         self.chunk_rows = chunk_rows
+        self._fixed_corr: Optional[torch.Tensor] = None
+
+    @property
+    def splits_exactly(self) -> bool:
+        """Whether a batch's loss is the mean of its parts' losses under a
+        fixed correlation (not with 'moco-like' normalisation)."""
+        return self.target_norm != 'moco-like'
+
+    def correlation(self, target: torch.Tensor) -> torch.Tensor:
+        """This rank's C = mean_i z_i z_i^T (D, D) of ``target`` (..., D),
+        normalised as the loss normalises it, in fp32 (not all-reduced)."""
+        if not self.splits_exactly:
+            raise ValueError("UniGradLoss: target_norm='moco-like' "
+                             'normalises predictions over the batch; a '
+                             'batch cannot be split with a fixed correlation')
+        with torch.autocast(device_type=target.device.type, enabled=False):
+            z = target.detach().reshape(-1, target.shape[-1]).float()
+            if self.target_norm == 'mae-like':
+                z = F.layer_norm(z, z.shape[-1:], eps=self.eps)
+            return z.T @ z / z.shape[0]
+
+    @contextmanager
+    def fixed_correlation(self, corr: torch.Tensor) -> Iterator[None]:
+        """Use ``corr`` (the whole batch's, already averaged over ranks) as C
+        inside the block instead of the batch's own."""
+        if not self.splits_exactly:
+            raise ValueError("UniGradLoss: target_norm='moco-like' cannot "
+                             'use a fixed correlation')
+        self._fixed_corr = corr
+        try:
+            yield
+        finally:
+            self._fixed_corr = None
+
+    def _reduce_corr(self, corr: torch.Tensor) -> torch.Tensor:
+        if self._fixed_corr is not None:
+            return self._fixed_corr.to(corr.dtype)
+        return all_reduce_mean(corr)
 
     def _normalise(self, y: torch.Tensor, z: torch.Tensor):
         if self.target_norm == 'mae-like':
@@ -90,11 +140,11 @@ class UniGradLoss(nn.Module):
                     pred.reshape(-1, channels), target.reshape(-1, channels),
                     self.lambda_neg,
                     self.eps if self.target_norm == 'mae-like' else None,
-                    _all_reduce_mean, self.chunk_rows)
+                    self._reduce_corr, self.chunk_rows)
             y = pred.reshape(-1, channels).float()
             z = target.detach().reshape(-1, channels).float()
             y, z = self._normalise(y, z)
             pos = (y - z).pow(2).sum(-1).mean()
-            corr = _all_reduce_mean(z.T @ z / z.shape[0])
+            corr = self._reduce_corr(z.T @ z / z.shape[0])
             neg = ((y @ corr) * y).sum(-1).mean()
             return (pos + self.lambda_neg * neg) / channels

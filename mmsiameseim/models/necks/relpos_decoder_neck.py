@@ -7,6 +7,7 @@ from mmpretrain.models.backbones.vision_transformer import \
     TransformerEncoderLayer
 from mmpretrain.registry import MODELS
 
+from ..utils.activation_checkpointing import run_blocks
 from ..utils.batch_geometry import CropPairOffsets
 from ..utils.cpu_autocast_attention import \
     use_fp32_attention_under_cpu_autocast
@@ -109,6 +110,8 @@ class RelPosDecoderNeck(BaseModule):
         self.predictor_blocks = _blocks(predictor_depth, embed_dims, num_heads,
                                         mlp_ratio, norm_cfg)
         self.pred = nn.Linear(embed_dims, self.out_channels)
+        #: recompute the predictor's activations in backward
+        self.with_cp = False
 
     def init_weights(self) -> None:
         super().init_weights()
@@ -143,8 +146,8 @@ class RelPosDecoderNeck(BaseModule):
         queries = self.mask_token + rel
         x = torch.cat([x[:, :1] + pos[:, :1], x[:, 1:] + vis_pos, queries],
                       dim=1)
-        for block in self.predictor_blocks:
-            x = block(x)
+        x = run_blocks(self.predictor_blocks, x, self.with_cp
+                       and self.training)
         return self.pred(x[:, -queries.shape[1]:])
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor,

@@ -1,3 +1,4 @@
+from .activation_checkpointing import run_blocks, set_activation_checkpointing
 from .batch_geometry import (BatchGeometry, CropPairOffsets, PatchGrid,
                              batch_geometry, check_batch_grid,
                              check_patch_grid, crop_pair_offsets,
@@ -5,7 +6,8 @@ from .batch_geometry import (BatchGeometry, CropPairOffsets, PatchGrid,
 from .cpu_autocast_attention import (fp32_attention_under_cpu_autocast,
                                      use_fp32_attention_under_cpu_autocast)
 from .eager_data_preprocessor import EagerSelfSupDataPreprocessor
-from .encoder_interface import check_masked_encoder, check_siameseim_parts
+from .encoder_interface import (check_masked_encoder, check_micro_batches,
+                                check_siameseim_parts)
 from .momentum_target import MomentumTarget
 from .relative_position import relative_patch_centres, relative_sincos_embed
 from .sincos_pos_embed import build_rows_first_sincos_embed
@@ -20,5 +22,6 @@ __all__ = [
     'MomentumTarget', 'CropPairOffsets', 'crop_pair_offsets',
     'relative_patch_centres', 'relative_sincos_embed',
     'build_rows_first_sincos_embed', 'TokenBatchNorm',
-    'EagerSelfSupDataPreprocessor', 'drop_zero_drop_paths'
+    'EagerSelfSupDataPreprocessor', 'drop_zero_drop_paths', 'run_blocks',
+    'set_activation_checkpointing', 'check_micro_batches'
 ]

@@ -128,3 +128,25 @@ def check_siameseim_parts(backbone: nn.Module, neck: nn.Module,
             f'SiameseIM ({target_type} target): neck {neck_name} predicts '
             f'{neck.out_channels} channels, but {what} has {expected}; set '
             f'neck.out_channels={expected}')
+
+
+def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
+    """``micro_batches`` when SiameseIM can split its batches exactly: a
+    positive count and, above 1, a head whose loss takes a fixed
+    correlation (``UniGradHead`` without 'moco-like' normalisation)."""
+    if not isinstance(micro_batches, int) or micro_batches < 1:
+        raise ValueError('SiameseIM micro_batches must be a positive integer, '
+                         f'got {micro_batches!r}')
+    if micro_batches == 1:
+        return 1
+    loss = getattr(head, 'loss_module', None)
+    if not (hasattr(head, 'fixed_correlation')
+            and getattr(loss, 'splits_exactly', False)):
+        raise ValueError(
+            f'SiameseIM micro_batches={micro_batches} needs a head whose '
+            'loss can be split exactly (UniGradHead with UniGradLoss '
+            f"target_norm 'mae-like' or 'none'); {type(head).__name__} with "
+            f'{type(loss).__name__} '
+            f"target_norm={getattr(loss, 'target_norm', None)!r} cannot: "
+            "use optim_wrapper's accumulative_counts instead (inexact)")
+    return micro_batches
