@@ -65,6 +65,7 @@ def format_report(record: dict) -> str:
     if record.get('peak_memory_mb') is not None:
         lines.append(f'  peak memory: {record["peak_memory_mb"]:.0f} MiB '
                      f'({record["memory_kind"]})')
+    lines += _memory_model_lines(record.get('memory_model'))
     if record.get('flops_per_image'):
         lines.append(f'  FLOPs per image: '
                      f'{record["flops_per_image"] / 1e9:.1f} G '
@@ -143,6 +144,72 @@ def preflight_table(results: dict) -> str:
     return '\n'.join(rows)
 
 
+@results_table('preflight:memory')
+def preflight_memory_table(results: dict) -> str:
+    """The memory model of each preflighted training config: the largest
+    per-device batch projected for 24 / 40 / 80 GB, without and with
+    activation checkpointing (``memory_model.py``)."""
+    rows = [
+        '| config | precision | static (GiB) | activations / image (MiB) | '
+        'max batch 24 / 40 / 80 GB | with checkpointing | measured on |',
+        '|---|---|---|---|---|---|---|'
+    ]
+    for config, r in sorted(results['data'].items()):
+        model = r.get('memory_model')
+        if not model or 'error' in model:
+            continue
+
+        def batches(key):
+            b = model.get(key)
+            return ' / '.join(str(v) for v in b.values()) if b else '-'
+
+        rows.append(
+            f'| `{config.split("/")[-1][:-3]}` | {model["precision"][6:]} | '
+            f'{sum(model["static_bytes"].values()) / 2**30:.2f} | '
+            f'{model["activations"]["per_image"] / 2**20:.0f} | '
+            f'{batches("max_batch_per_device")} | '
+            f'{batches("max_batch_per_device_checkpointed")} | '
+            f'{r.get("machine", "-")}, {r.get("date", "-")[:10]} |')
+    return '\n'.join(rows)
+
+
+# the paper's recipe: 16 GPUs x 256 images
+RECIPE_CONFIGS = ('siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k',
+                  'siameseim_vit-large-p16_16xb256-amp-coslr-1600e_in1k')
+
+
+@results_table('preflight:recipes')
+def preflight_recipes_table(results: dict) -> str:
+    """Settings that reach the paper's 4096 images a step on 1-8 devices of
+    24 / 40 / 80 GB, from the memory model of the ViT-B and ViT-L
+    pretraining configs (:func:`memory_model.recipe`)."""
+    from .memory_model import DEVICES_GB, recipe
+    rows = [
+        '| config | GPUs x GB | batch_size | micro_batches | '
+        'accumulative_counts | projected peak (GB) | with checkpointing |',
+        '|---|---|---|---|---|---|---|'
+    ]
+    for config, r in sorted(results['data'].items()):
+        name = config.split('/')[-1][:-3]
+        model = r.get('memory_model')
+        if name not in RECIPE_CONFIGS or not model or 'error' in model:
+            continue
+        for gpus in (1, 2, 4, 8):
+            for gb in DEVICES_GB:
+                plain = recipe(model, gpus, gb)
+                cp = recipe(model, gpus, gb, checkpointed=True)
+                rows.append(f'| `{name}` | {gpus} x {gb} | ' +
+                            (f'{plain["batch_size"]} | '
+                             f'{plain["micro_batches"]} | '
+                             f'{plain["accumulative_counts"]} | '
+                             f'{plain["peak_gb"]:.1f} | '
+                             if plain else '- | - | - | - | ') +
+                            (f'{cp["batch_size"]} / {cp["micro_batches"]} / '
+                             f'{cp["accumulative_counts"]}' if cp else '-') +
+                            ' |')
+    return '\n'.join(rows)
+
+
 def save_records(records: dict,
                  command: Optional[str] = None,
                  results_dir: Optional[str] = None) -> str:
@@ -161,3 +228,26 @@ def save_records(records: dict,
                 for k in ('date', 'machine', 'command', 'commit', 'dirty')
             })
     return write_results('preflight', data, command, results_dir)
+
+
+def _memory_model_lines(model) -> list:
+    """The per-device batch projection of the memory model, if any."""
+    if not model:
+        return []
+    if 'error' in model:
+        return [f'  memory model: not measured ({model["error"]})']
+    static = sum(model['static_bytes'].values()) / 2**30
+    line = model['activations']
+    out = [
+        f'  memory model ({model["precision"]}): static {static:.2f} GiB + '
+        f'{line["per_image"] / 2**20:.0f} MiB of activations per image '
+        f'(check at batch {model["check"]["batch"]}: '
+        f'{100 * model["check"]["error"]:.1f} % off)'
+    ]
+    for suffix, name in (('', 'largest batch per device'),
+                         ('_checkpointed', 'with activation checkpointing')):
+        batches = model.get(f'max_batch_per_device{suffix}')
+        if batches:
+            out.append(f'  {name} (projected): ' + ', '.join(
+                f'{gb} {n}' for gb, n in batches.items()))
+    return out

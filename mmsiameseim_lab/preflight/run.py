@@ -11,6 +11,8 @@ import torch
 from mmengine.config import Config
 from mmengine.utils import to_2tuple
 
+from mmsiameseim.evaluation.precision import training_precision
+
 from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
 from .data import (FASHION_MNIST, check_user_folder, data_folders,
@@ -293,7 +295,37 @@ def _train(cfg: Config, iters: int, device: str, record: dict) -> list:
     if not record['checkpoint_reloaded']:
         failures.append('resuming the checkpoint did not restore '
                         f'{record["checkpoint_not_restored"]}')
+    record['memory_model'] = _memory_model(runner, record)
+    for key in ('max_batch_per_device', 'max_batch_per_device_checkpointed'):
+        if key in record['memory_model']:
+            record[key] = record['memory_model'][key]
     return failures
+
+
+def _memory_model(runner, record: dict) -> dict:
+    """The per-device batch projection (``memory_model.py``), in the
+    config's own precision (bfloat16 standing in for float16 on a CPU)."""
+    from mmengine.model import is_model_wrapper
+
+    from .memory_model import memory_model
+    model = runner.model.module if is_model_wrapper(
+        runner.model) else runner.model
+    loader = runner.train_dataloader
+    dataset, collate = loader.dataset, loader.collate_fn
+
+    def batch_of(n):
+        return collate([dataset[i % len(dataset)] for i in range(n)])
+
+    dtype = dict(
+        float32=None, bfloat16=torch.bfloat16,
+        float16=torch.float16)[record['config_precision']]
+    if dtype == torch.float16 and record['device'] == 'cpu':
+        dtype = torch.bfloat16  # same size; CPU float16 kernels are few
+    try:
+        return memory_model(model, runner.optim_wrapper.optimizer, batch_of,
+                            dtype)
+    except Exception as error:  # reported, not a failed check
+        return dict(error=f'{type(error).__name__}: {error}')
 
 
 def _features(cfg: Config, batch: int, record: dict) -> list:
@@ -458,6 +490,8 @@ def _run(cfg, iters, batch, data_root, work_dir, device, fashion_mnist,
         record['data'] = f'real data under {data_root}'
     if folder:
         record['data'] = f'your folder {folder}'
+    record['config_precision'] = training_precision(
+        cfg.get('optim_wrapper') or {})
     record['overrides'] = ([folder_note] if folder_note else []) + \
         apply_overrides(cfg, iters, batch, data_root, work_dir, device,
                         fashion_mnist, num_workers, folder)

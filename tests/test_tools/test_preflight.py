@@ -46,6 +46,16 @@ def check_record(record, config):
         assert record['checkpoint_reloaded']
         assert len(record['step_times_s']) == record['iters']
         assert record['losses']
+        model = record['memory_model']
+        assert 'error' not in model, model
+        # the model, checked at a batch it was not fitted on
+        assert model['check']['error'] < 0.15, model['check']
+        batches = record['max_batch_per_device']
+        assert list(batches) == ['24GB', '40GB', '80GB']
+        assert 0 < batches['24GB'] <= batches['40GB'] <= batches['80GB']
+        if 'max_batch_per_device_checkpointed' in record:
+            assert record['max_batch_per_device_checkpointed']['24GB'] >= \
+                batches['24GB']
 
 
 # ------------------------------------------------------------ discovery
