@@ -8,6 +8,10 @@ cell of a model-zoo row whose metafile entry says ``Reproduced In:
 NAME:KEY``. ``mmsiameseim_lab.docs_render.RENDERER_MODULES`` lists this
 module.
 """
+from mmsiameseim_lab.benchmark.accumulation import \
+    table as accumulation_rows
+from mmsiameseim_lab.benchmark.checkpointing import \
+    table as checkpointing_rows
 from mmsiameseim_lab.benchmark.report import (format_attention_table,
                                               format_table,
                                               format_unigrad_table)
@@ -427,3 +431,29 @@ def person_matrix_table(results: dict) -> str:
     """Entry point x a person's mistake -> behaviour, and the test that
     shows it."""
     return _matrix_table(results, 'mistake', 'mistake')
+
+
+_STEP = ('mmsiameseim/models', 'mmsiameseim_lab/benchmark',
+         'configs/pretrain/_base_')
+
+
+@results_table('accumulation', depends_on=_STEP)
+def accumulation_table(results: dict) -> str:
+    """Exact and plain gradient accumulation against the whole batch's
+    gradient (``tools/benchmark_accumulation.py``)."""
+    return accumulation_rows(results['data']['rows'])
+
+
+@results_table('benchmark_checkpointing', depends_on=_STEP)
+def checkpointing_table(results: dict) -> str:
+    """Activation checkpointing's memory and time at ViT-B / ViT-L, and the
+    memory model against the measured step
+    (``tools/benchmark_checkpointing.py``)."""
+    data = results['data']
+    lines = [checkpointing_rows(data['rows']), '']
+    for arch, r in data['savings'].items():
+        lines.append(
+            f'ViT-{arch.upper()}: checkpointing keeps '
+            f'{100 * r["activations_ratio"]:.0f} % of the activations per '
+            f'image at {r["time_ratio"]:.2f}x the step time.')
+    return '\n'.join(lines)

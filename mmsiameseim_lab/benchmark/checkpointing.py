@@ -1,0 +1,126 @@
+"""Activation checkpointing's memory saving and time cost, and the memory
+model checked against a measured step, at ViT-B and ViT-L on this CPU.
+
+One fresh process per (arch, checkpointing): its first training step
+(forward, backward, AdamW) is measured as the growth of the resident set
+over the process's size before the step (activations, gradients and the
+optimizer state allocated by that step), then timed steps; then the memory
+model (:mod:`mmsiameseim_lab.preflight.memory_model`) is fitted from the
+saved-tensor bytes at batches 1 and 2 and compared with the measured step.
+"""
+import multiprocessing as mp
+import statistics
+
+import torch
+
+
+def measure(arch: str, batch: int, checkpointing: bool, steps: int,
+            img_size: int = 224) -> dict:
+    """One process's measurements (run it in a fresh process)."""
+    from mmsiameseim_lab.preflight.memory_model import (activation_bytes,
+                                                        block_count,
+                                                        checkpointed_parts,
+                                                        fit, static_bytes)
+
+    from .batches import siameseim_batch
+    from .memory import peak_rss_bytes, reset_peak_rss, rss_bytes
+    from .models import build_model, siameseim_model_cfg
+    from .step import TrainStep
+    model = build_model(
+        dict(
+            siameseim_model_cfg(arch, img_size),
+            activation_checkpointing=checkpointing))
+    step = TrainStep(model, siameseim_batch(batch, img_size), 'fp32', 'cpu')
+    before = rss_bytes()
+    reset_peak_rss()
+    first = step.step()
+    grown = peak_rss_bytes() - before
+    times = [step.step() for _ in range(steps)]
+    static = static_bytes(model, step.opt)
+    parts = checkpointed_parts(model) if checkpointing else []
+    line = fit({
+        n: activation_bytes(
+            model,
+            siameseim_batch(n, img_size),
+            None,
+            parts,
+            preprocess=False)
+        for n in (1, 2)
+    })
+    if checkpointing:  # one block rebuilt at a time during backward
+        plain = fit({
+            n: activation_bytes(
+                model, siameseim_batch(n, img_size), None, preprocess=False)
+            for n in (1, 2)
+        })
+        line['per_image'] += (plain['per_image'] -
+                              line['per_image']) / block_count(parts)
+    # what the first step allocates: activations, gradients, AdamW state
+    predicted = (line['fixed'] + line['per_image'] * batch +
+                 static['gradients'] + static['optimizer_state'])
+    return dict(
+        arch=arch,
+        batch=batch,
+        checkpointing=checkpointing,
+        step_s=statistics.median(times),
+        first_step_s=first,
+        step_grown_bytes=grown,
+        predicted_bytes=predicted,
+        model_error=(predicted - grown) / grown,
+        activations_per_image=line['per_image'],
+        activations_fixed=line['fixed'],
+        static=static,
+        torch_threads=torch.get_num_threads())
+
+
+def _worker(args, queue):
+    queue.put(measure(*args))
+
+
+def run(cases) -> list:
+    """``measure`` of each (arch, batch, checkpointing, steps), each in a
+    fresh process, one at a time."""
+    ctx = mp.get_context('spawn')
+    rows = []
+    for case in cases:
+        queue = ctx.Queue()
+        proc = ctx.Process(target=_worker, args=(case, queue))
+        proc.start()
+        rows.append(queue.get())
+        proc.join()
+    return rows
+
+
+def table(rows: list) -> str:
+    """Markdown: per arch, memory and time with and without checkpointing,
+    and the memory model against the measured step."""
+    lines = [
+        '| arch | batch | checkpointing | step (s) | activations / image '
+        '(MiB) | first step allocates (MiB, measured) | memory model '
+        '(MiB) | model error |', '|---|---|---|---|---|---|---|---|'
+    ]
+    for r in rows:
+        lines.append(
+            f'| ViT-{r["arch"].upper()} | {r["batch"]} | '
+            f'{"on" if r["checkpointing"] else "off"} | {r["step_s"]:.2f} | '
+            f'{r["activations_per_image"] / 2**20:.0f} | '
+            f'{r["step_grown_bytes"] / 2**20:.0f} | '
+            f'{r["predicted_bytes"] / 2**20:.0f} | '
+            f'{100 * r["model_error"]:+.0f} % |')
+    return '\n'.join(lines)
+
+
+def savings(rows: list) -> dict:
+    """Per arch: activation memory and step time with checkpointing over
+    without."""
+    out = {}
+    for r in rows:
+        if not r['checkpointing']:
+            continue
+        base = next(b for b in rows
+                    if b['arch'] == r['arch'] and not b['checkpointing'])
+        out[r['arch']] = dict(
+            activations_ratio=r['activations_per_image'] /
+            base['activations_per_image'],
+            time_ratio=r['step_s'] / base['step_s'])
+    return out
