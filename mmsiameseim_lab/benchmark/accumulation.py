@@ -50,6 +50,7 @@ def _model(norm: str, micro_batches: int = 1):
 
 def _data(batch: int) -> dict:
     from .batches import siameseim_batch
+    torch.manual_seed(batch)  # the views are drawn from torch's generator
     data = siameseim_batch(batch, 32, 4)
     # the demo's images are grey: one channel
     data['inputs'] = [(v[:, :1] * 60 + 127).clamp(0, 255) for v in data['inputs']]
