@@ -1,15 +1,20 @@
 """Activation checkpointing's memory saving and time cost, and the memory
 model checked against a measured step, at ViT-B and ViT-L on this CPU.
 
-One fresh process per (arch, checkpointing): its first training step
-(forward, backward, AdamW) is measured as the growth of the resident set
-over the process's size before the step (activations, gradients and the
-optimizer state allocated by that step), then timed steps; then the memory
+One fresh process per (arch, checkpointing), steps in mmengine's order
+(forward, backward, AdamW, gradients set to None): after a first step (it
+allocates the AdamW state), the second is measured as the growth of the
+resident set over the process's size before it (its activations and
+gradients; what the first step freed is handed back first with glibc's
+``malloc_trim``), and timed with the steps after it; then the memory
 model (:mod:`mmsiameseim_lab.preflight.memory_model`) is fitted from the
 saved-tensor bytes at batches 1 and 2 and compared with the measured step.
 """
+import ctypes
+import gc
 import multiprocessing as mp
 import statistics
+import time
 
 import torch
 
@@ -25,18 +30,34 @@ def measure(arch: str, batch: int, checkpointing: bool, steps: int,
     from .batches import siameseim_batch
     from .memory import peak_rss_bytes, reset_peak_rss, rss_bytes
     from .models import build_model, siameseim_model_cfg
-    from .step import TrainStep
     model = build_model(
         dict(
             siameseim_model_cfg(arch, img_size),
             activation_checkpointing=checkpointing))
-    step = TrainStep(model, siameseim_batch(batch, img_size), 'fp32', 'cpu')
+    data = siameseim_batch(batch, img_size)
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=1e-4,
+        fused=True)  # as the configs: no parameter-sized temporaries
+
+    def train_step():  # in mmengine's order: grads freed after the step
+        t0 = time.perf_counter()
+        losses = model(**data, mode='loss')
+        sum(v for k, v in losses.items() if 'loss' in k).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return time.perf_counter() - t0
+
+    first = train_step()  # allocates the AdamW state
+    # what the first step freed goes back to the system, so that the next
+    # step's growth is what it allocates, not what it reuses
+    gc.collect()
+    ctypes.CDLL('libc.so.6').malloc_trim(0)
     before = rss_bytes()
     reset_peak_rss()
-    first = step.step()
+    times = [train_step()]
     grown = peak_rss_bytes() - before
-    times = [step.step() for _ in range(steps)]
-    static = static_bytes(model, step.opt)
+    times += [train_step() for _ in range(steps - 1)]
+    static = static_bytes(model, optimizer)
     parts = checkpointed_parts(model) if checkpointing else []
     line = fit({
         n: activation_bytes(
@@ -55,9 +76,11 @@ def measure(arch: str, batch: int, checkpointing: bool, steps: int,
         })
         line['per_image'] += (plain['per_image'] -
                               line['per_image']) / block_count(parts)
-    # what the first step allocates: activations, gradients, AdamW state
-    predicted = (line['fixed'] + line['per_image'] * batch +
-                 static['gradients'] + static['optimizer_state'])
+    # a step after the first allocates its activations and, as they are
+    # freed in backward, the gradients: at most both (the AdamW state
+    # exists already)
+    predicted = line['fixed'] + line['per_image'] * batch + \
+        static['gradients']
     return dict(
         arch=arch,
         batch=batch,
@@ -96,7 +119,7 @@ def table(rows: list) -> str:
     and the memory model against the measured step."""
     lines = [
         '| arch | batch | checkpointing | step (s) | activations / image '
-        '(MiB) | first step allocates (MiB, measured) | memory model '
+        '(MiB) | a step allocates (MiB, measured) | memory model '
         '(MiB) | model error |', '|---|---|---|---|---|---|---|---|'
     ]
     for r in rows:
