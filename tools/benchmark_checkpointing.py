@@ -2,7 +2,7 @@
 ViT-L, and the preflight's memory model against a measured step.
 
     python tools/benchmark_checkpointing.py [--archs b,l] [--batch 8,4]
-        [--steps 2] [--results-dir docs/results]
+        [--steps 5] [--results-dir docs/results]
 
 Each (arch, checkpointing off / on) runs in a fresh process, one at a time
 (run it alone on the machine): the first training step's growth of the
@@ -24,7 +24,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--batch', default='8,4', help='batch of each arch (8,4)')
     parser.add_argument(
-        '--steps', type=int, default=2, help='timed steps after the first')
+        '--steps', type=int, default=5, help='timed steps after the first')
     parser.add_argument('--results-dir', default=None)
     return parser.parse_args(argv)
 
