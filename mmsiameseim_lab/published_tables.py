@@ -8,10 +8,8 @@ cell of a model-zoo row whose metafile entry says ``Reproduced In:
 NAME:KEY``. ``mmsiameseim_lab.docs_render.RENDERER_MODULES`` lists this
 module.
 """
-from mmsiameseim_lab.benchmark.accumulation import \
-    table as accumulation_rows
-from mmsiameseim_lab.benchmark.checkpointing import \
-    table as checkpointing_rows
+from mmsiameseim_lab.benchmark.accumulation import table as accumulation_rows
+from mmsiameseim_lab.benchmark.checkpointing import table as checkpointing_rows
 from mmsiameseim_lab.benchmark.report import (format_attention_table,
                                               format_table,
                                               format_unigrad_table)

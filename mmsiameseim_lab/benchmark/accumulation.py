@@ -53,7 +53,8 @@ def _data(batch: int) -> dict:
     torch.manual_seed(batch)  # the views are drawn from torch's generator
     data = siameseim_batch(batch, 32, 4)
     # the demo's images are grey: one channel
-    data['inputs'] = [(v[:, :1] * 60 + 127).clamp(0, 255) for v in data['inputs']]
+    data['inputs'] = [(v[:, :1] * 60 + 127).clamp(0, 255)
+                      for v in data['inputs']]
     return data
 
 
@@ -69,8 +70,8 @@ def _gradient(model, data: dict, accumulative_counts: int = 1):
         model.train_step(
             dict(
                 inputs=[v[i * size:(i + 1) * size] for v in data['inputs']],
-                data_samples=data['data_samples'][i * size:(i + 1) *
-                                                  size]), wrapper)
+                data_samples=data['data_samples'][i * size:(i + 1) * size]),
+            wrapper)
     return wrapper.grad
 
 

@@ -19,14 +19,16 @@ import time
 import torch
 
 
-def measure(arch: str, batch: int, checkpointing: bool, steps: int,
+def measure(arch: str,
+            batch: int,
+            checkpointing: bool,
+            steps: int,
             img_size: int = 224) -> dict:
     """One process's measurements (run it in a fresh process)."""
     from mmsiameseim_lab.preflight.memory_model import (activation_bytes,
                                                         block_count,
                                                         checkpointed_parts,
                                                         fit, static_bytes)
-
     from .batches import siameseim_batch
     from .memory import peak_rss_bytes, reset_peak_rss, rss_bytes
     from .models import build_model, siameseim_model_cfg
@@ -36,7 +38,8 @@ def measure(arch: str, batch: int, checkpointing: bool, steps: int,
             activation_checkpointing=checkpointing))
     data = siameseim_batch(batch, img_size)
     optimizer = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=1e-4,
+        [p for p in model.parameters() if p.requires_grad],
+        lr=1e-4,
         fused=True)  # as the configs: no parameter-sized temporaries
 
     def train_step():  # in mmengine's order: grads freed after the step
@@ -60,17 +63,15 @@ def measure(arch: str, batch: int, checkpointing: bool, steps: int,
     static = static_bytes(model, optimizer)
     parts = checkpointed_parts(model) if checkpointing else []
     line = fit({
-        n: activation_bytes(
-            model,
-            siameseim_batch(n, img_size),
-            None,
-            parts,
-            preprocess=False)
+        n:
+        activation_bytes(
+            model, siameseim_batch(n, img_size), None, parts, preprocess=False)
         for n in (1, 2)
     })
     if checkpointing:  # one block rebuilt at a time during backward
         plain = fit({
-            n: activation_bytes(
+            n:
+            activation_bytes(
                 model, siameseim_batch(n, img_size), None, preprocess=False)
             for n in (1, 2)
         })

@@ -80,8 +80,8 @@ def _counting_saved(model: torch.nn.Module,
             saved.append(args[0])
 
     handles = [
-        block.register_forward_pre_hook(keep_input)
-        for part in checkpointed for block in _block_list(part)
+        block.register_forward_pre_hook(keep_input) for part in checkpointed
+        for block in _block_list(part)
     ]
     try:
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -106,8 +106,8 @@ def activation_bytes(model,
         data = model.data_preprocessor(data, True)
     kwargs = dict(update_target=False) if hasattr(model, 'target') else {}
     with autocast, _counting_saved(model, checkpointed) as saved:
-        losses = model(data['inputs'], data['data_samples'], mode='loss',
-                       **kwargs)
+        losses = model(
+            data['inputs'], data['data_samples'], mode='loss', **kwargs)
         total = _tensor_bytes(saved)
     del losses, saved
     return total
@@ -174,8 +174,7 @@ def recipe(model: dict,
 
 
 def _block_list(part) -> list:
-    return list(getattr(part, 'layers', getattr(part, 'predictor_blocks',
-                                                [])))
+    return list(getattr(part, 'layers', getattr(part, 'predictor_blocks', [])))
 
 
 def checkpointed_parts(model) -> List[torch.nn.Module]:
@@ -252,14 +251,15 @@ def memory_model(model, optimizer, batch_of, dtype) -> dict:
         lines[suffix] = line
         predicted = line['fixed'] + line['per_image'] * CHECK_SIZE
         out[f'activations{suffix}'] = dict(
-            line, measured={str(n): v
-                            for n, v in measured.items()})
+            line, measured={
+                str(n): v
+                for n, v in measured.items()
+            })
         out[f'check{suffix}'] = dict(
             batch=CHECK_SIZE,
             predicted=predicted,
             measured=measured[CHECK_SIZE],
-            error=abs(predicted - measured[CHECK_SIZE]) /
-            measured[CHECK_SIZE])
+            error=abs(predicted - measured[CHECK_SIZE]) / measured[CHECK_SIZE])
     if parts:
         # one block's activations are rebuilt at a time during backward
         plain, cp = lines[''], lines['_checkpointed']

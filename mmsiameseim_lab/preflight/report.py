@@ -248,6 +248,6 @@ def _memory_model_lines(model) -> list:
                          ('_checkpointed', 'with activation checkpointing')):
         batches = model.get(f'max_batch_per_device{suffix}')
         if batches:
-            out.append(f'  {name} (projected): ' + ', '.join(
-                f'{gb} {n}' for gb, n in batches.items()))
+            out.append(f'  {name} (projected): ' +
+                       ', '.join(f'{gb} {n}' for gb, n in batches.items()))
     return out

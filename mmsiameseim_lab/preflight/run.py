@@ -12,7 +12,6 @@ from mmengine.config import Config
 from mmengine.utils import to_2tuple
 
 from mmsiameseim.evaluation.precision import training_precision
-
 from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
 from .data import (FASHION_MNIST, check_user_folder, data_folders,

@@ -9,8 +9,7 @@ from mmpretrain.registry import MODELS
 import mmsiameseim  # noqa: F401
 from mmsiameseim_lab.preflight.memory_model import (DEVICES_GB,
                                                     activation_bytes,
-                                                    memory_model,
-                                                    static_bytes)
+                                                    memory_model, static_bytes)
 from tests.helpers import random_batch, tiny_siameseim_cfg
 
 
@@ -64,6 +63,7 @@ def test_activations_grow_linearly_and_checkpointing_keeps_less():
         out['activations']['per_image']
     assert out['max_batch_per_device_checkpointed']['24GB'] > \
         out['max_batch_per_device']['24GB']
+
     # per image, bf16 autocast saves fewer bytes than fp32 (its fixed part,
     # the weights' bf16 copies, is larger)
     def per_image(dtype):

@@ -10,12 +10,12 @@ from mmpretrain.models.selfsup.base import BaseSelfSupervisor
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ..losses.unigrad_loss import all_reduce_mean
+from ..utils.activation_checkpointing import set_activation_checkpointing
 from ..utils.batch_geometry import (CropPairOffsets, PatchGrid, batch_geometry,
                                     check_patch_grid)
-from ..utils.activation_checkpointing import set_activation_checkpointing
 from ..utils.encoder_interface import (check_micro_batches,
                                        check_siameseim_parts)
-from ..losses.unigrad_loss import all_reduce_mean
 from ..utils.momentum_target import MomentumTarget
 
 
@@ -68,9 +68,9 @@ class SiameseIM(BaseSelfSupervisor):
             correlation is taken over all of them (and all ranks), and each
             part's loss uses it. One optimizer step and one momentum update
             per batch (with mmengine's ``accumulative_counts`` on top, per
-            that many batches, each exact in itself). Not exact: the neck's BatchNorm normalises each part
-            by its own statistics (docs/pretraining/memory.md). 1: no
-            splitting. Defaults to 1.
+            that many batches, each exact in itself). Not exact: the
+            neck's BatchNorm normalises each part by its own statistics
+            (docs/pretraining/memory.md). 1: no splitting. Defaults to 1.
         activation_checkpointing (bool): Recompute the online encoder's and
             the predictor's block activations in backward instead of
             keeping them (``torch.utils.checkpoint``): same gradients, less
@@ -271,8 +271,9 @@ class SiameseIM(BaseSelfSupervisor):
                 'images does not split into equal parts; set the data '
                 "loader's batch_size to a multiple of micro_batches")
         size = len(samples) // k
-        parts = [([view[i * size:(i + 1) * size] for view in inputs],
-                  samples[i * size:(i + 1) * size]) for i in range(k)]
+        parts = [([view[i * size:(i + 1) * size]
+                   for view in inputs], samples[i * size:(i + 1) * size])
+                 for i in range(k)]
         logs = {}
         with optim_wrapper.optim_context(self):
             if self.target is not None:
@@ -313,8 +314,11 @@ class SiameseIMDistributedDataParallel(MMDistributedDataParallel):
     """mmengine's DDP wrapper that trains a ``SiameseIM`` with
     ``micro_batches`` > 1 through its exact accumulation (the parts'
     forwards go through DDP; gradients are all-reduced once, with the last
-    part). ``FaultTolerantRunner`` picks it for such a model; other models
-    train as with ``MMDistributedDataParallel``."""
+    part).
+
+    ``FaultTolerantRunner`` picks it for such a model; other models
+    train as with ``MMDistributedDataParallel``.
+    """
 
     def train_step(self, data: Union[dict, tuple, list],
                    optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:

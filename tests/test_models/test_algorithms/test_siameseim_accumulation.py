@@ -94,8 +94,8 @@ def test_micro_batches_give_the_whole_batch_gradient():
         parts = _model(norm_cfg=norm, micro_batches=k)
         gk, logk = _step(parts, data)
         assert _relative(gk, g1) <= 1e-6, k
-        torch.testing.assert_close(logk['loss'], log1['loss'], rtol=1e-6,
-                                   atol=0)
+        torch.testing.assert_close(
+            logk['loss'], log1['loss'], rtol=1e-6, atol=0)
         # one momentum update per step, as for the whole batch
         for (name, a), b in zip(whole.target.named_parameters(),
                                 parts.target.parameters()):
@@ -123,9 +123,11 @@ def _per_part_statistics(monkeypatch, parts):
 def test_with_token_batchnorm_only_the_statistics_differ(monkeypatch):
     """The recipe's token BatchNorm normalises each part by its own
     statistics, and that is the only difference: the parts' gradient is the
-    whole batch's with each part's statistics, to fp32 rounding. The
-    difference from the whole batch's own gradient shrinks as the parts
-    grow (docs/pretraining/memory.md)."""
+    whole batch's with each part's statistics, to fp32 rounding.
+
+    The difference from the whole batch's own gradient shrinks as the parts
+    grow (docs/pretraining/memory.md).
+    """
     errors = {}
     for n, k in ((8, 4), (32, 2)):
         data = _data(n)
@@ -150,7 +152,6 @@ def test_micro_batches_are_refused_where_they_cannot_be_exact():
         MODELS.build(dict(cfg, micro_batches=2))
 
 
-
 def test_accumulative_counts_on_top_of_micro_batches():
     """Two batches of 4 in 2 parts each, accumulated by mmengine over two
     iterations, give the gradient of the two batches' losses averaged (the
@@ -165,8 +166,7 @@ def test_accumulative_counts_on_top_of_micro_batches():
     ]
     reference = _model(norm_cfg=norm)
     wrapper = GradKeepingWrapper(
-        torch.optim.SGD(reference.parameters(), lr=0.),
-        accumulative_counts=2)
+        torch.optim.SGD(reference.parameters(), lr=0.), accumulative_counts=2)
     for half in halves:
         reference.train_step(half, wrapper)
     expected = torch.cat([g.reshape(-1) for g in wrapper.grads])
@@ -190,8 +190,10 @@ def test_activation_checkpointing_changes_no_gradient():
     assert _relative(gc, g1) <= 1e-6
     torch.testing.assert_close(logc['loss'], log1['loss'], rtol=0, atol=0)
     # with drop path: the recomputed blocks draw the same paths
-    g1, _ = _step(_model(backbone=dict(
-        tiny_siameseim_cfg()['backbone'], drop_path_rate=0.3)), data)
+    g1, _ = _step(
+        _model(
+            backbone=dict(
+                tiny_siameseim_cfg()['backbone'], drop_path_rate=0.3)), data)
     gc, _ = _step(
         _model(
             backbone=dict(
@@ -203,8 +205,7 @@ def test_activation_checkpointing_changes_no_gradient():
 def _ddp_worker(rank, world, port, queue):
     os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))
     dist.init_process_group('gloo', rank=rank, world_size=world)
-    from mmsiameseim.models.algorithms import \
-        SiameseIMDistributedDataParallel
+    from mmsiameseim.models.algorithms import SiameseIMDistributedDataParallel
     model = _model(norm_cfg=dict(type='LN', eps=1e-6), micro_batches=2)
     ddp = SiameseIMDistributedDataParallel(
         module=model, device_ids=None, broadcast_buffers=False)
