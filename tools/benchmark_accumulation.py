@@ -21,8 +21,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rows = measure(CASES)
     print(table(rows))
-    print('wrote', write_results('accumulation', dict(rows=rows),
-                                 results_dir=args.results_dir))
+    print(
+        'wrote',
+        write_results(
+            'accumulation', dict(rows=rows), results_dir=args.results_dir))
     return 0
 
 
