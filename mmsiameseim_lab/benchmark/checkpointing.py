@@ -25,10 +25,9 @@ def measure(arch: str,
             steps: int,
             img_size: int = 224) -> dict:
     """One process's measurements (run it in a fresh process)."""
-    from mmsiameseim_lab.preflight.memory_model import (activation_bytes,
-                                                        block_count,
-                                                        checkpointed_parts,
-                                                        fit, static_bytes)
+    from mmsiameseim_lab.preflight.memory_model import (activation_lines,
+                                                        peak_per_image,
+                                                        static_bytes)
     from .batches import siameseim_batch
     from .memory import peak_rss_bytes, reset_peak_rss, rss_bytes
     from .models import build_model, siameseim_model_cfg
@@ -61,26 +60,14 @@ def measure(arch: str,
     grown = peak_rss_bytes() - before
     times += [train_step() for _ in range(steps - 1)]
     static = static_bytes(model, optimizer)
-    parts = checkpointed_parts(model) if checkpointing else []
-    line = fit({
-        n:
-        activation_bytes(
-            model, siameseim_batch(n, img_size), None, parts, preprocess=False)
-        for n in (1, 2)
-    })
-    if checkpointing:  # one block rebuilt at a time during backward
-        plain = fit({
-            n:
-            activation_bytes(
-                model, siameseim_batch(n, img_size), None, preprocess=False)
-            for n in (1, 2)
-        })
-        line['per_image'] += (plain['per_image'] -
-                              line['per_image']) / block_count(parts)
+    lines = activation_lines(model,
+                             {n: siameseim_batch(n, img_size)
+                              for n in (1, 2)}, 'float32')
+    line = lines['_checkpointed' if checkpointing else ''][0]
     # a step after the first allocates its activations and, as they are
     # freed in backward, the gradients: at most both (the AdamW state
     # exists already)
-    predicted = line['fixed'] + line['per_image'] * batch + \
+    predicted = line['fixed'] + peak_per_image(line) * batch + \
         static['gradients']
     return dict(
         arch=arch,
@@ -91,7 +78,7 @@ def measure(arch: str,
         step_grown_bytes=grown,
         predicted_bytes=predicted,
         model_error=(predicted - grown) / grown,
-        activations_per_image=line['per_image'],
+        activations_per_image=peak_per_image(line),
         activations_fixed=line['fixed'],
         static=static,
         torch_threads=torch.get_num_threads())

@@ -21,10 +21,12 @@ caching, temporaries) free. It is a projection from CPU measurements:
 attention kernels, allocator and workspace differ on a GPU
 (``tools/gpu_check.py`` measures there).
 """
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional
 
 import torch
+
+from mmsiameseim.evaluation.precision import autocast
 
 DEVICES_GB = (24, 40, 80)
 KEEP_FREE = 0.10  # of the device
@@ -91,21 +93,18 @@ def _counting_saved(model: torch.nn.Module,
             handle.remove()
 
 
-def activation_bytes(model,
-                     data: dict,
-                     dtype: Optional[torch.dtype],
-                     checkpointed: List[torch.nn.Module] = (),
-                     preprocess: bool = True) -> int:
-    """Bytes the forward of ``data`` (a data loader batch; with
-    ``preprocess=False`` the model's inputs already) saves for backward
-    (no backward is run; a SiameseIM's momentum update is skipped)."""
+def activation_bytes(
+    model,
+    data: dict,
+    precision: str,
+    checkpointed: List[torch.nn.Module] = ()) -> int:
+    """Bytes the forward of ``data`` (the model's inputs: a preprocessed
+    batch) saves for backward, under the autocast of ``precision`` (no
+    backward is run; a SiameseIM's momentum update is skipped)."""
     device = next(model.parameters()).device.type
-    autocast = torch.autocast(device, dtype=dtype) if dtype \
-        else nullcontext()
-    if preprocess:
-        data = model.data_preprocessor(data, True)
     kwargs = dict(update_target=False) if hasattr(model, 'target') else {}
-    with autocast, _counting_saved(model, checkpointed) as saved:
+    with autocast(device, precision), \
+            _counting_saved(model, checkpointed) as saved:
         losses = model(
             data['inputs'], data['data_samples'], mode='loss', **kwargs)
         total = _tensor_bytes(saved)
@@ -113,19 +112,49 @@ def activation_bytes(model,
     return total
 
 
-def held_bytes(model, data: dict, dtype: Optional[torch.dtype]) -> int:
+def held_bytes(model, data: dict, precision: str) -> int:
     """What ``SiameseIM(micro_batches=k)`` holds for the whole batch while
-    its parts train: the preprocessed views and the targets."""
-    data = model.data_preprocessor(data, True)
+    its parts train: the preprocessed views of ``data`` and the targets."""
     views = data['inputs']
     held = _tensor_bytes(views if isinstance(views, list) else [views])
     if hasattr(model, 'target_features'):
         device = next(model.parameters()).device.type
-        autocast = torch.autocast(device, dtype=dtype) if dtype \
-            else nullcontext()
-        with autocast:
+        with autocast(device, precision):
             held += _tensor_bytes([model.target_features(views[1])])
     return held
+
+
+def activation_lines(model, data: Dict[int, dict], precision: str) -> dict:
+    """The saved activations of the preprocessed batches ``data`` (batch
+    size -> batch), a line fitted on the two smallest: ``{suffix:
+
+    (line, measured)}``, suffix '' with activation checkpointing off and,
+    where the model supports it, '_checkpointed' with it on (its line also
+    has ``recomputed_block_per_image``: the activations of the one block
+    rebuilt at a time during backward, see :func:`peak_per_image`).
+    """
+    parts = checkpointed_parts(model)
+    variants = [('', False)] + ([('_checkpointed', True)] if parts else [])
+    out = {}
+    for suffix, on in variants:
+        checkpointed = parts if on else []
+        with _with_cp(parts, on):
+            measured = {
+                n: activation_bytes(model, batch, precision, checkpointed)
+                for n, batch in data.items()
+            }
+        out[suffix] = (fit(measured), measured)
+    if parts:
+        plain, (cp, _) = out[''][0], out['_checkpointed']
+        cp['recomputed_block_per_image'] = (
+            plain['per_image'] - cp['per_image']) / max(1, block_count(parts))
+    return out
+
+
+def peak_per_image(line: Dict[str, float]) -> float:
+    """A training step's activations per image at their peak: the saved
+    ones and, with checkpointing, the block being rebuilt."""
+    return line['per_image'] + line.get('recomputed_block_per_image', 0.)
 
 
 def recipe(model: dict,
@@ -149,9 +178,10 @@ def recipe(model: dict,
         batch = per_device // accumulate
         parts = 1
         while batch // parts >= 1:
-            need = model['held_per_image'] * batch + \
-                line['per_image'] * (batch // parts)
-            if parts > 1 and need <= room:
+            # split batches hold their views and targets whole
+            held = model['held_per_image'] * batch if parts > 1 else 0
+            need = held + peak_per_image(line) * (batch // parts)
+            if need <= room:
                 return dict(
                     gpus=gpus,
                     gb=gb,
@@ -159,15 +189,6 @@ def recipe(model: dict,
                     micro_batches=parts,
                     accumulative_counts=accumulate,
                     peak_gb=(static + line['fixed'] + need) / 2**30)
-            if parts == 1 and line['per_image'] * batch <= room:
-                return dict(
-                    gpus=gpus,
-                    gb=gb,
-                    batch_size=batch,
-                    micro_batches=1,
-                    accumulative_counts=accumulate,
-                    peak_gb=(static + line['fixed'] +
-                             line['per_image'] * batch) / 2**30)
             parts *= 2
         accumulate *= 2
     return None
@@ -185,10 +206,11 @@ def checkpointed_parts(model) -> List[torch.nn.Module]:
 
 
 @contextmanager
-def _checkpointing(parts: List[torch.nn.Module]) -> Iterator[None]:
+def _with_cp(parts: List[torch.nn.Module], on: bool) -> Iterator[None]:
+    """Activation checkpointing of ``parts`` on or off inside the block."""
     before = [p.with_cp for p in parts]
     for p in parts:
-        p.with_cp = True
+        p.with_cp = on
     try:
         yield
     finally:
@@ -211,19 +233,19 @@ def _max_batch(static: int, line: Dict[str, float]) -> Dict[str, int]:
     for gb in DEVICES_GB:
         room = gb * 2**30 * (1 - KEEP_FREE) - KEEP_FREE_BYTES - static \
             - line['fixed']
-        out[f'{gb}GB'] = max(0, int(room // max(line['per_image'], 1.)))
+        out[f'{gb}GB'] = max(0, int(room // max(peak_per_image(line), 1.)))
     return out
 
 
-def memory_model(model, optimizer, batch_of, dtype) -> dict:
+def memory_model(model, optimizer, batch_of, precision: str) -> dict:
     """Measure and project (see the module's docstring).
 
     Args:
         model: The training model (not wrapped).
         optimizer: Its optimizer, after at least one step (its state).
         batch_of (Callable[[int], dict]): A data loader batch of n images.
-        dtype (torch.dtype, optional): The config's autocast dtype (None:
-            float32).
+        precision (str): The config's autocast precision ('float32',
+            'bfloat16' or 'float16').
 
     Returns:
         dict: ``static_bytes``, the fitted lines (``activations``, and
@@ -232,23 +254,16 @@ def memory_model(model, optimizer, batch_of, dtype) -> dict:
         (``{"24GB": n, ...}``; ``..._checkpointed`` likewise).
     """
     static = static_bytes(model, optimizer)
-    total_static = sum(static.values())
-    data = {n: batch_of(n) for n in SIZES + (CHECK_SIZE, )}
+    data = {
+        n: model.data_preprocessor(batch_of(n), True)
+        for n in SIZES + (CHECK_SIZE, )
+    }
     out = dict(
         static_bytes=static,
-        precision=str(dtype or torch.float32),
-        held_per_image=held_bytes(model, data[SIZES[0]], dtype) / SIZES[0])
-    parts = checkpointed_parts(model)
-    variants = [('', [])] + ([('_checkpointed', parts)] if parts else [])
-    lines = {}
-    for suffix, checkpointed in variants:
-        with _checkpointing(checkpointed):
-            measured = {
-                n: activation_bytes(model, data[n], dtype, checkpointed)
-                for n in data
-            }
-        line = fit({n: measured[n] for n in SIZES})
-        lines[suffix] = line
+        precision=precision,
+        held_per_image=held_bytes(model, data[SIZES[0]], precision) / SIZES[0])
+    for suffix, (line, measured) in activation_lines(model, data,
+                                                     precision).items():
         predicted = line['fixed'] + line['per_image'] * CHECK_SIZE
         out[f'activations{suffix}'] = dict(
             line, measured={
@@ -260,15 +275,8 @@ def memory_model(model, optimizer, batch_of, dtype) -> dict:
             predicted=predicted,
             measured=measured[CHECK_SIZE],
             error=abs(predicted - measured[CHECK_SIZE]) / measured[CHECK_SIZE])
-    if parts:
-        # one block's activations are rebuilt at a time during backward
-        plain, cp = lines[''], lines['_checkpointed']
-        block = (plain['per_image'] - cp['per_image']) / max(
-            1, block_count(parts))
-        cp['per_image'] += block
-        out['activations_checkpointed']['recomputed_block_per_image'] = block
-    for suffix, line in lines.items():
-        out[f'max_batch_per_device{suffix}'] = _max_batch(total_static, line)
+        out[f'max_batch_per_device{suffix}'] = _max_batch(
+            sum(static.values()), line)
     out['projection'] = (
         f'from CPU measurements: static + fixed + per_image * batch, '
         f'keeping {KEEP_FREE:.0%} of the device and 1 GiB free')

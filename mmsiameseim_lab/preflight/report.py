@@ -164,7 +164,7 @@ def preflight_memory_table(results: dict) -> str:
             return ' / '.join(str(v) for v in b.values()) if b else '-'
 
         rows.append(
-            f'| `{config.split("/")[-1][:-3]}` | {model["precision"][6:]} | '
+            f'| `{config.split("/")[-1][:-3]}` | {model["precision"]} | '
             f'{sum(model["static_bytes"].values()) / 2**30:.2f} | '
             f'{model["activations"]["per_image"] / 2**20:.0f} | '
             f'{batches("max_batch_per_device")} | '

@@ -315,14 +315,12 @@ def _memory_model(runner, record: dict) -> dict:
     def batch_of(n):
         return collate([dataset[i % len(dataset)] for i in range(n)])
 
-    dtype = dict(
-        float32=None, bfloat16=torch.bfloat16,
-        float16=torch.float16)[record['config_precision']]
-    if dtype == torch.float16 and record['device'] == 'cpu':
-        dtype = torch.bfloat16  # same size; CPU float16 kernels are few
+    precision = record['config_precision']
+    if precision == 'float16' and record['device'] == 'cpu':
+        precision = 'bfloat16'  # same size; CPU float16 kernels are few
     try:
         return memory_model(model, runner.optim_wrapper.optimizer, batch_of,
-                            dtype)
+                            precision)
     except Exception as error:  # reported, not a failed check
         return dict(error=f'{type(error).__name__}: {error}')
 

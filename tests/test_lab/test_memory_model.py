@@ -52,7 +52,7 @@ def test_static_memory_is_counted_tensor_by_tensor():
 
 def test_activations_grow_linearly_and_checkpointing_keeps_less():
     model, optimizer = _trained()
-    out = memory_model(model, optimizer, _batch, None)
+    out = memory_model(model, optimizer, _batch, 'float32')
     for suffix in ('', '_checkpointed'):
         assert out[f'check{suffix}']['error'] < 0.15, out[f'check{suffix}']
         assert out[f'activations{suffix}']['per_image'] > 0
@@ -66,8 +66,30 @@ def test_activations_grow_linearly_and_checkpointing_keeps_less():
 
     # per image, bf16 autocast saves fewer bytes than fp32 (its fixed part,
     # the weights' bf16 copies, is larger)
-    def per_image(dtype):
-        return activation_bytes(model, _batch(4), dtype) - \
-            activation_bytes(model, _batch(2), dtype)
+    def per_image(precision):
+        batches = [model.data_preprocessor(_batch(n), True) for n in (4, 2)]
+        four, two = (activation_bytes(model, b, precision) for b in batches)
+        return four - two
 
-    assert per_image(torch.bfloat16) < per_image(None)
+    assert per_image('bfloat16') < per_image('float32')
+
+
+def test_recipes_and_max_batch_count_the_rebuilt_block_alike():
+    """With checkpointing, a step's peak holds the block being rebuilt too:
+
+    the recipe splits a batch where the projected maximum says it must.
+    """
+    from mmsiameseim_lab.preflight.memory_model import recipe
+    gib = 2**30
+    record = dict(
+        static_bytes=dict(weights=0, gradients=0, optimizer_state=0),
+        held_per_image=0.,
+        activations=dict(per_image=gib, fixed=0.),
+        activations_checkpointed=dict(
+            per_image=gib, fixed=0., recomputed_block_per_image=gib))
+    # 24 GB keep 10 % and 1 GiB free: 20.6 GiB, 20 images of 1 GiB, 10 of 2
+    plain = recipe(record, 1, 24, total_batch=16)
+    assert (plain['batch_size'], plain['micro_batches']) == (16, 1)
+    cp = recipe(record, 1, 24, total_batch=16, checkpointed=True)
+    assert (cp['batch_size'], cp['micro_batches']) == (16, 2)
+    assert cp['peak_gb'] == 16.
