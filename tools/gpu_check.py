@@ -1,6 +1,7 @@
 """Every GPU figure the README lacks, in one command (``make gpu-check``).
 
     python tools/gpu_check.py [--budget-min 30] [--dry-run [--gpus N]]
+        [--kinds preflight,...] [--keep EARLIER.json]
         [--configs A.py,B.py] [--results-dir DIR]
 
 On a machine with CUDA: runs the plan of mmsiameseim_lab.preflight.gpu_check
@@ -45,6 +46,16 @@ def parse_args(argv=None):
         '(default: every shipped config)')
     parser.add_argument(
         '--results-dir', default=None, help='default docs/results')
+    parser.add_argument(
+        '--kinds',
+        default=None,
+        help='run only jobs of these kinds (comma-separated: benchmark, '
+        'preflight, ddp, pipeline, device_augment)')
+    parser.add_argument(
+        '--keep',
+        default=None,
+        help='an earlier gpu_check.json whose records of the jobs not run '
+        'now are kept (rerun the jobs that failed)')
     args = parser.parse_args(argv)
     if args.budget_min <= 0:
         parser.error(f'--budget-min must be > 0, got {args.budget_min}')
@@ -71,6 +82,8 @@ def main(argv=None) -> int:
     gpus = args.gpus or max(seen, 1)
     configs = args.configs.split(',') if args.configs else None
     jobs = gpu_check.plan(gpus, configs=configs)
+    if args.kinds:
+        jobs = [j for j in jobs if j['kind'] in args.kinds.split(',')]
     budget_s = args.budget_min * 60
     if args.dry_run:
         print(f'gpu_check plan for {gpus} GPU(s), budget '
@@ -92,6 +105,10 @@ def main(argv=None) -> int:
         budget_s=budget_s,
         used_s=time.monotonic() - t0,
         jobs=done + gpu_check.not_planned(seen))
+    if args.keep:
+        from mmsiameseim.atomic_io import load_json
+        data['jobs'] = gpu_check.keep_records(data['jobs'],
+                                              load_json(args.keep))
     path = write_results('gpu_check', data, results_dir=args.results_dir)
     table = gpu_check.gpu_check_table(dict(data=data))
     md = osp.splitext(results_path('gpu_check', args.results_dir))[0] + '.md'

@@ -144,9 +144,22 @@ def plan(num_gpus: int,
     return jobs
 
 
+FSDP_REASON = (
+    "no sharded config to check: mmengine 0.10.7's FSDPStrategy and "
+    'DeepSpeedStrategy run under FlexibleRunner, the configs under '
+    'FaultTolerantRunner (a Runner: atomic checkpoints, preemption, resume '
+    'checks); a SiameseIM-aware sharding strategy comes first '
+    '(docs/pretraining/memory.md, "Not here")')
+
+
 def not_planned(num_gpus: int) -> List[dict]:
     """What the plan leaves out, and why."""
-    out = []
+    out = [
+        dict(
+            name='FSDP ViT-L two ranks == DDP',
+            status='skipped',
+            reason=FSDP_REASON)
+    ]
     if num_gpus < 2:
         out.append(
             dict(
@@ -210,27 +223,58 @@ def run_plan(jobs: List[dict],
     return done
 
 
+def keep_records(done: List[dict], earlier: dict) -> List[dict]:
+    """``done`` with the records of an earlier results file (its ``data``
+    and ``meta``) for the jobs not run now, each marked with the date and
+    commit of the run that made it: a rerun of some jobs keeps the rest."""
+    names = {r['name'] for r in done}
+    meta = earlier.get('meta', {})
+    kept = [
+        dict(
+            r,
+            kept_from=f'{meta.get("date", "?")[:16]}, commit '
+            f'{str(meta.get("commit", "?"))[:7]}')
+        for r in earlier['data'].get('jobs', [])
+        if r['name'] not in names and r.get('status') != 'skipped'
+    ]
+    return kept + done
+
+
 def _cell(record: dict) -> str:
     out = record.get('output') or {}
-    if record['kind'] == 'preflight' and out:
+    kind = record.get('kind')  # a job left out of the plan has none
+    if kind == 'preflight' and out:
+        from .run import CUDA_PEAK
         mem = out.get('peak_memory_mb')
         step = out.get('step_s')
         ips = out.get('images_per_s')
+        if out.get('memory_kind') != CUDA_PEAK:
+            # read once at the end: mmengine's log processor had reset the
+            # counter at its last log line, so it missed the steps
+            peak = 'peak not read (the logger reset the counter)'
+        else:
+            peak = 'peak ' + ('-' if mem is None else f'{mem / 1024:.1f} GiB')
+        fits = out.get('max_batch_per_device')
+        model = '' if not fits else '; memory model here: max batch ' + \
+            '/'.join(str(v) for v in fits.values()) + ' at ' + \
+            '/'.join(fits) + ' (' + '/'.join(
+                str(v) for v in out.get('max_batch_per_device_checkpointed',
+                                        {}).values()) + ' checkpointed)'
         return (f'batch {out.get("batch")}: step '
                 f'{"-" if step is None else f"{step:.3f} s"}, '
-                f'{"-" if ips is None else f"{ips:.0f} img/s"}, peak '
-                f'{"-" if mem is None else f"{mem / 1024:.1f} GiB"}')
-    if record['kind'] == 'benchmark' and out:
+                f'{"-" if ips is None else f"{ips:.0f} img/s"}, {peak}'
+                f'{model}')
+    if kind == 'benchmark' and out:
         rows = out.get('rows', [])
         return '; '.join(
             f'{r["model"]} {r["precision"]} {r["images_per_s"]:.0f} img/s' + (
                 f' ({100 * out["fraction_of_gemm_peak"][r["model"]][r["precision"]]:.0f}% of GEMM peak)'  # noqa: E501
                 if r['model'] in out.get('fraction_of_gemm_peak', {}) else '')
             for r in rows)
-    if record['kind'] == 'ddp' and out:
+    if kind == 'ddp' and out:
         return (f'loss rel. err {out["loss_rel_err"]:.1e}, grad rel. err '
                 f'{out["grad_rel_err"]:.1e}')
-    if record['kind'] == 'device_augment' and out:
+    if kind == 'device_augment' and out:
         return (f'{out["s_per_batch"] * 1e3:.1f} ms per batch of '
                 f'{out["batch"]} pairs, {out["images_per_s"]:.0f} img/s')
     if out:
@@ -250,7 +294,9 @@ def gpu_check_table(results: dict) -> str:
     ]
     for r in data.get('jobs', []):
         seconds = r.get('seconds')
-        rows.append(f'| {r["name"]} | {r["status"]} | '
+        status = r['status'] + (f' (run of {r["kept_from"]})'
+                                if r.get('kept_from') else '')
+        rows.append(f'| {r["name"]} | {status} | '
                     f'{"-" if seconds is None else f"{seconds:.0f}"} | '
                     f'{_cell(r)} |')
     return '\n'.join(rows)

@@ -22,7 +22,9 @@ class PreflightHook(Hook):
             (``torch.utils.flop_counter``). Defaults to True.
     """
 
-    priority = 'VERY_LOW'
+    # above LoggerHook (BELOW_NORMAL): mmengine's log processor resets the
+    # CUDA peak counter when it logs, so the hook reads it first
+    priority = 'NORMAL'
 
     def __init__(self, iters: int, count_flops: bool = True) -> None:
         self.iters = iters
@@ -36,6 +38,7 @@ class PreflightHook(Hook):
         self._handles = []
         self._counter = None
         self._t0 = 0.
+        self.peak_cuda_bytes = 0
 
     def before_train(self, runner) -> None:
         model = runner.model
@@ -69,6 +72,8 @@ class PreflightHook(Hook):
                          outputs=None) -> None:
         if torch.cuda.is_available():
             torch.cuda.synchronize()
+            self.peak_cuda_bytes = max(self.peak_cuda_bytes,
+                                       torch.cuda.max_memory_allocated())
         self.step_times.append(time.perf_counter() - self._t0)
         if self._counter is not None:
             self._counter.__exit__(None, None, None)

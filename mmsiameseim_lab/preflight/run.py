@@ -11,7 +11,7 @@ import torch
 from mmengine.config import Config
 from mmengine.utils import to_2tuple
 
-from mmsiameseim.evaluation.precision import training_precision
+from mmsiameseim.precision import training_precision
 from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
 from .data import (FASHION_MNIST, check_user_folder, data_folders,
@@ -160,6 +160,9 @@ def _params(model: torch.nn.Module) -> dict:
                              if p.requires_grad))
 
 
+CUDA_PEAK = 'torch.cuda.max_memory_allocated, read every iteration'
+
+
 def _reset_peak(device: str) -> None:
     if device == 'cuda':
         torch.cuda.reset_peak_memory_stats()
@@ -167,11 +170,16 @@ def _reset_peak(device: str) -> None:
         reset_peak_rss()
 
 
-def _peak(device: str) -> dict:
+def _peak(device: str, training_cuda_bytes: int = 0) -> dict:
+    """The peak memory: on CUDA the larger of the counter now and
+    ``training_cuda_bytes`` (the training iterations' peak, which
+    :class:`PreflightHook` reads before mmengine's log processor resets the
+    counter)."""
     if device == 'cuda':
         return dict(
-            peak_memory_mb=torch.cuda.max_memory_allocated() / 2**20,
-            memory_kind='torch.cuda.max_memory_allocated')
+            peak_memory_mb=max(torch.cuda.max_memory_allocated(),
+                               training_cuda_bytes) / 2**20,
+            memory_kind=CUDA_PEAK)
     return dict(
         peak_memory_mb=peak_rss_bytes() / 2**20,
         memory_kind='peak resident set of the process (VmHWM)')
@@ -254,6 +262,9 @@ def _train(cfg: Config, iters: int, device: str, record: dict) -> list:
     finally:
         if hook._counter is not None:
             hook._counter.__exit__(None, None, None)
+    # the training's peak, before the evaluation and the memory model's
+    # own measurements reset the device's peak counter
+    record.update(_peak(device, hook.peak_cuda_bytes))
     step = hook.step_time()
     batch = cfg.train_dataloader.batch_size
     record.update(
@@ -437,7 +448,8 @@ def preflight(config: str,
         if own_dir:
             import shutil
             shutil.rmtree(work_dir, ignore_errors=True)
-    record.update(_peak(device))
+    for key, value in _peak(device).items():  # a run without training
+        record.setdefault(key, value)
     size = dataset_size(cfg)
     record['projection'] = project(schedule, images_per_s
                                    or record.get('images_per_s'), size)

@@ -56,6 +56,13 @@ def test_plan_orders_main_jobs_first_and_needs_two_gpus_for_ddp():
     assert one[-3]['config'] == configs[2]  # after the main ones
     assert any(j['name'].startswith('DDP') and j['status'] == 'skipped'
                for j in gpu_check.not_planned(1))
+    # FSDP is recorded as left out, with why, whatever the GPU count
+    for gpus in (1, 2):
+        fsdp = [
+            j for j in gpu_check.not_planned(gpus)
+            if j['name'].startswith('FSDP')
+        ]
+        assert len(fsdp) == 1 and 'FlexibleRunner' in fsdp[0]['reason']
 
 
 def test_runner_keeps_time_boxes_and_budget():

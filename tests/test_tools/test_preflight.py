@@ -101,6 +101,28 @@ def test_hook_names_trainable_parameters_without_gradient():
     assert missing == ['unused.weight', 'unused.bias']
 
 
+def test_hook_reads_the_cuda_peak_before_the_logger_resets_it(monkeypatch):
+    """mmengine's log processor resets CUDA's peak counter when it logs
+    (``get_max_cuda_memory``), in LoggerHook's after_train_iter: the
+    preflight hook runs before it and keeps the largest peak of the
+    iterations (a GPU check once reported the same peak at every batch)."""
+    from mmengine.hooks import LoggerHook
+    from mmengine.runner import get_priority
+    assert get_priority(PreflightHook.priority) < get_priority(
+        LoggerHook.priority)  # lower value: runs first
+    peaks = iter([3 * 2**30, 5 * 2**30])
+    monkeypatch.setattr(torch.cuda, 'is_available', lambda: True)
+    monkeypatch.setattr(torch.cuda, 'synchronize', lambda: None)
+    monkeypatch.setattr(torch.cuda, 'max_memory_allocated',
+                        lambda *a, **k: next(peaks))
+    hook = PreflightHook(iters=5, count_flops=False)
+    runner = type('R', (), dict(train_loop=None))()
+    for i in range(2):
+        hook.before_train_iter(runner, i)
+        hook.after_train_iter(runner, i, outputs={})
+    assert hook.peak_cuda_bytes == 5 * 2**30
+
+
 def test_param_group_check_catches_decayed_norms_and_missing_params():
     model = TwoLayers()
     cfg = dict(
