@@ -29,8 +29,9 @@ def test_every_siameseim_pretraining_config_is_checked():
     names = [os.path.relpath(p, ROOT) for p in CONFIGS]
     # ImageNet (400e, 1600e, ViT-L, target112, deviceaug), own images (ViT-B
     # and ViT-S _folder), Fashion-MNIST (demo bf16, demo fp32, target16),
-    # mix/ (pixel, ViT-S, ViT-L) and the ten Table 3 rows
-    assert len(names) == 23, names
+    # mix/ (pixel, ViT-S, ViT-L), the ten Table 3 rows and accumulation/
+    # (micro-batches, accumulative_counts, batch 16)
+    assert len(names) == 26, names
     assert sum(n.endswith('_folder.py') for n in names) == 2
     assert sum('ablations' in n for n in names) == 10
 
@@ -61,7 +62,11 @@ def test_crop_mask_and_neck_share_the_patch_grid(path):
     model.check_train_pipeline(transforms)
 
 
-def _runner(tmp_path, mask_grid, crop_size=None, train_cfg=None):
+def _runner(tmp_path,
+            mask_grid,
+            crop_size=None,
+            train_cfg=None,
+            runner_type=None):
     from mmengine.runner import Runner
     from PIL import Image
     rng = np.random.default_rng(0)
@@ -81,7 +86,7 @@ def _runner(tmp_path, mask_grid, crop_size=None, train_cfg=None):
             type='PackInputs',
             algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape']),
     ]
-    return Runner(
+    return (runner_type or Runner)(
         model=cfg.model,
         work_dir=str(tmp_path / 'work'),
         train_dataloader=dict(
@@ -137,3 +142,22 @@ def test_a_pipeline_on_the_grid_trains(tmp_path):
     runner = _runner(tmp_path, mask_grid=4)
     runner.train()
     assert runner.iter == 2
+
+
+def test_the_runner_refuses_an_off_grid_pipeline_before_loading_data(tmp_path):
+    """FaultTolerantRunner (tools/train.py, the configs' runner_type) asks
+    the model to check the built pipeline when it builds the training loop:
+    the crop and mask options are named before a worker decodes an
+    image."""
+    from mmsiameseim.engine.runner import FaultTolerantRunner
+    runner = _runner(
+        tmp_path, mask_grid=5, crop_size=40, runner_type=FaultTolerantRunner)
+    with pytest.raises(ValueError) as err:
+        runner.train()
+    message = str(err.value)
+    assert message.startswith('the training pipeline does not use the '
+                              "model's patch grid (neck grid_size=4, ")
+    assert 'TwoViewRandomResizedCrop size=(40, 40) is not the 4x4 patch ' \
+        'grid at patch size 8x8' in message
+    assert 'BlockwiseMaskGenerator input_size=(5, 5)' in message
+    assert runner.iter == 0
