@@ -24,6 +24,7 @@ from mmengine.config import Config
 
 from mmsiameseim.evaluation import FrozenBackboneProtocol, MosaicDenseProbe
 from mmsiameseim.evaluation.stored_results import settings_difference
+from .results import REPO
 
 METRICS = ('knn', 'linear', 'fewshot', 'dense_miou', 'dense_accuracy')
 METRIC_NAMES = dict(
@@ -460,3 +461,39 @@ def claim_reading(data: dict, floors: bool = True) -> List[str]:
                     'curve run.' if past else 'stays below raw pixels up to '
                     f'epoch {curve[-1][0]}, the last point recorded.'))
     return out
+
+
+# ---------------------------------------------------------------- tool side
+# (``tools/claim_study.py``'s options: ``--results-dir``, ``--results-name``,
+# ``--figures-dir``, ``--only``, ``--methods``)
+def results_file(args):
+    name = args.results_name or ('claim_holdout' if args.holdout else 'claim')
+    if args.results_dir:
+        folder = osp.abspath(args.results_dir)
+    elif args.smoke or args.holdout:
+        folder = osp.abspath(args.work_dir)
+    else:
+        folder = osp.join(REPO, 'docs', 'results')
+    return name, folder
+
+
+def figures_dir(args, results_folder, name):
+    """--figures-dir; else docs/claim/figures beside the published results
+    file, or WORK_DIR/figures; another results file than claim.json draws
+    into a NAME subfolder."""
+    if args.figures_dir:
+        return osp.abspath(args.figures_dir)
+    if results_folder == osp.join(REPO, 'docs', 'results'):
+        folder = osp.join(REPO, 'docs', 'claim', 'figures')
+    else:
+        folder = osp.join(osp.abspath(args.work_dir), 'figures')
+    return folder if name == 'claim' else osp.join(folder, name)
+
+
+def selected_runs(study, args):
+    runs = planned_runs(study)
+    if args.only:
+        runs = [r for r in runs if r['table'] == (args.only == 'table')]
+    if args.methods:
+        runs = [r for r in runs if r['method'] in args.methods]
+    return runs

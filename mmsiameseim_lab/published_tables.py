@@ -361,7 +361,8 @@ def benchmark_pretrain_table(results: dict) -> str:
 
 @results_table(
     'benchmark_unigrad',
-    depends_on=('mmsiameseim/models/losses', 'tools/benchmark_unigrad.py'))
+    depends_on=('mmsiameseim/models/heads/unigrad_head.py',
+                'tools/benchmark_unigrad.py'))
 def benchmark_unigrad_table(results: dict) -> str:
     data = results['data']
     return format_unigrad_table(data['rows'], data.get('step_seconds'),
@@ -370,7 +371,7 @@ def benchmark_unigrad_table(results: dict) -> str:
 
 @results_table(
     'benchmark_attention',
-    depends_on=('mmsiameseim/models/utils/cpu_autocast_attention.py',
+    depends_on=('mmsiameseim/models/backbones/siameseim_vit.py',
                 'tools/benchmark_attention.py'))
 def benchmark_attention_table(results: dict) -> str:
     data = results['data']
@@ -454,4 +455,160 @@ def checkpointing_table(results: dict) -> str:
             f'ViT-{arch.upper()}: checkpointing keeps '
             f'{100 * r["activations_ratio"]:.0f} % of the activations per '
             f'image at {r["time_ratio"]:.2f}x the step time.')
+    return '\n'.join(lines)
+
+
+# the settings of configs/demo/accumulation_study.py, in its method order
+_ACCUMULATION_SETTINGS = {
+    'siameseim': 'batch 64 (the demo)',
+    'siameseim-microbatch4': '4 x 16, exact (`model.micro_batches=4`)',
+    'siameseim-accum4': '4 x 16, plain (`accumulative_counts=4`)',
+    'siameseim-bs16-lr-scaled': 'batch 16, lr / 4',
+}
+
+
+def _accumulation_reading(data: dict) -> list:
+    """Each setting against batch 64, metric by metric: the difference of
+    the means and whether a two-sided Welch t-test at 95 % finds it."""
+    from mmsiameseim_lab.claim import METRIC_NAMES, welch_threshold
+    summary = data['summary']
+    base = summary.get('siameseim', {}).get('scores')
+    out = []
+    for method in data['methods'][1:]:
+        scores = summary.get(method, {}).get('scores')
+        if not base or not scores:
+            continue
+        found, within = [], []
+        for m in ('knn', 'linear', 'fewshot', 'dense_miou'):
+            a, b = scores.get(m), base.get(m)
+            if not a or not b or a['sd'] is None or b['sd'] is None:
+                continue
+            diff = a['mean'] - b['mean']
+            text = f'{METRIC_NAMES[m]} {diff:+.2f}'
+            (found
+             if abs(diff) > welch_threshold(a, b) else within).append(text)
+        name = _ACCUMULATION_SETTINGS.get(method, method)
+        line = f'{name} against batch 64: '
+        line += ('differs on ' +
+                 ', '.join(found) if found else 'no difference the test finds')
+        if within:
+            line += '; within the seed spread: ' + ', '.join(within)
+        out.append(line + '.')
+    return out
+
+
+@results_table(
+    'accumulation_study',
+    depends_on=_CLAIM +
+    ('configs/demo/accumulation_study.py', 'configs/pretrain/accumulation'))
+def accumulation_study_table(results: dict) -> str:
+    """The demo's batch of 64 against three ways of training it on a
+    quarter of the images at a time (``configs/demo/accumulation_study.py``
+    run by ``tools/claim_study.py``): mean and spread over the seeds, the
+    pretraining time, and each setting against batch 64."""
+    from mmsiameseim_lab.claim import METRICS
+    data = results['data']
+    summary = data['summary']
+    head = ('setting', 'seeds', 'kNN top-1', 'linear probe top-1',
+            '1 % few-shot top-1', 'dense mIoU', 'pretraining (s)')
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for method in data['methods']:
+        if method not in summary:
+            continue
+        s = summary[method]
+        walls = [
+            r['pretrain_wall_s'] for r in data['records']
+            if r['method'] == method and r['table']
+        ]
+        lines.append('| ' + ' | '.join([
+            _ACCUMULATION_SETTINGS.get(method, method), ','.join(
+                str(x) for x in s['seeds'])
+        ] + _claim_cells(s['scores'], METRICS[:4]) +
+                                       [f'{sum(walls) / len(walls):.0f}']) +
+                     ' |')
+    lines += [
+        '', 'mean ± sample standard deviation (min-max) over the seeds; '
+        'pretraining: the mean wall time of one epoch on the 2-core CPU.', ''
+    ]
+    lines += [f'* {x}' for x in _accumulation_reading(data)]
+    return '\n'.join(lines + _smoke_note(data))
+
+
+@results_cell('accumulation_study')
+def accumulation_study_cell(results: dict, key: str) -> str:
+    """Mean kNN / linear / few-shot over the seeds of the study's method
+    ``key``."""
+    summary = results['data']['summary']
+    if key not in summary:
+        raise KeyError(f'accumulation_study results: no method {key!r} '
+                       f'(methods: {sorted(summary)})')
+    s = summary[key]['scores']
+    n = len(summary[key]['seeds'])
+    return (f'Fashion-MNIST, mean of {n} seeds: kNN {s["knn"]["mean"]:.2f}, '
+            f'linear {s["linear"]["mean"]:.2f}, 1 % few-shot '
+            f'{s["fewshot"]["mean"]:.2f}')
+
+
+@results_table(
+    'code_trace',
+    depends_on=('mmsiameseim', 'mmsiameseim_lab/code_trace.py',
+                'tools/trace_step.py'))
+def code_trace_table(results: dict) -> str:
+    """``tools/trace_step.py``: the plugin files one training step runs,
+    per snapshot (before / after a refactor), and their lines."""
+    snaps = results['data']['snapshots']
+    lines = [
+        '| snapshot | commit | files | lines | code lines |',
+        '|---|---|---|---|---|'
+    ]
+    for label, s in snaps.items():
+        lines.append(f'| {label} | {s["commit"][:7]} | {s["total_files"]} | '
+                     f'{s["total_lines"]} | {s["total_code_lines"]} |')
+    for label, s in snaps.items():
+        lines += [
+            '', f'{label} ({s["commit"][:7]}), file by file (lines / code '
+            'lines):', ''
+        ]
+        lines.append('; '.join(f'`{f["path"]}` {f["lines"]} / '
+                               f'{f["code_lines"]}' for f in s['files']) + '.')
+    config = next(iter(snaps.values()))['config']
+    lines += [
+        '', f'Traced: two images of `{config}` through its dataset, the '
+        'collate, the data preprocessor and `loss` (code lines: not blank, '
+        'not a comment, not a docstring).'
+    ]
+    return '\n'.join(lines)
+
+
+@results_table('refactor_check')
+def refactor_check_table(results: dict) -> str:
+    """``tools/check_refactor.py``: the smoke demo's scores and the parity
+    fixture's numbers at two commits, and whether each is bit-identical."""
+    data = results['data']
+    a, b = data['before'], data['after']
+    lines = [
+        f'| number | before ({a["commit"][:7]}) | after ({b["commit"][:7]}) |',
+        '|---|---|---|'
+    ]
+    for method, scores in a['smoke_demo']['scores'].items():
+        for metric, value in scores.items():
+            other = b['smoke_demo']['scores'].get(method, {}).get(metric)
+            lines.append(f'| smoke demo: {method}, {metric} | {value!r} | '
+                         f'{other!r} |')
+    losses = a['smoke_demo']['losses'], b['smoke_demo']['losses']
+    lines.append(f'| smoke demo: training losses logged | {len(losses[0])}, '
+                 f'last {losses[0][-1]!r} | {len(losses[1])}, last '
+                 f'{losses[1][-1]!r} |')
+    for key, value in a['parity'].items():
+        lines.append(f'| parity fixture: {key} | {value!r} | '
+                     f'{b["parity"].get(key)!r} |')
+    lines.append('| smoke demo: console lines (not compared) | '
+                 f'{a["smoke_demo"].get("console_lines", "-")} | '
+                 f'{b["smoke_demo"].get("console_lines", "-")} |')
+    same = data['identical']
+    lines += [
+        '', 'Bit-identical: ' +
+        ', '.join(f'{k.replace("_", " ")} {"yes" if v else "**no**"}'
+                  for k, v in same.items()) + '.'
+    ]
     return '\n'.join(lines)

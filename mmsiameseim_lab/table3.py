@@ -1,11 +1,11 @@
 """The paper's Table 3 (ablations) in miniature.
 
-Each row is an override: a small dict of switches (``table3_row`` in its
-config under ``configs/pretrain/ablations``), which :func:`apply_table3_row`
-applies to a SiameseIM pretraining config, the ImageNet 400-epoch one (the
-ablation configs are that, written out; a test checks they are the same)
-or the Fashion-MNIST demo's (the miniature). Plus the report and its
-figure.
+Each row is a config under ``configs/pretrain/ablations``, its settings
+written out (the one source of the row). :func:`read_row` reads the row's
+switches off those settings; :func:`apply_table3_row` applies switches to
+a SiameseIM pretraining config: the Fashion-MNIST demo's (the miniature),
+or the ImageNet 400-epoch one, which gives the ablation config back (a test
+checks it). Plus the report and its figure.
 """
 import copy
 import glob
@@ -29,7 +29,6 @@ SWITCHES = {
     'loss': ('dense', 'global'),
 }
 COLUMNS = tuple(SWITCHES)
-ROW_KEY = 'table3_row'
 # the LayerNorm of the LN rows' projector and decoder (the authors' timm
 # blocks: LayerNorm with eps 1e-6)
 LN_NORM_CFG = dict(type='LN', eps=1e-6)
@@ -60,10 +59,10 @@ def row_configs(folder: str) -> Dict[str, str]:
 
 
 def check_row(row: dict, source: str) -> dict:
-    """Refuse a ``table3_row`` override that lacks a switch, has an unknown one
-    or a value Table 3 does not have; the message names ``source``."""
+    """Refuse switches that lack one, have an unknown one or a value Table 3
+    does not have; the message names ``source``."""
     if not isinstance(row, dict):
-        raise ValueError(f'{source}: {ROW_KEY} must be a dict of the switches '
+        raise ValueError(f'{source}: a Table 3 row is a dict of the switches '
                          f'{list(SWITCHES)}, got {type(row).__name__}')
     missing = [k for k in SWITCHES if k not in row]
     unknown = [k for k in row if k not in SWITCHES]
@@ -73,19 +72,47 @@ def check_row(row: dict, source: str) -> dict:
     ]
     if missing or unknown or wrong:
         raise ValueError(
-            f'{source}: {ROW_KEY} is not a Table 3 row: ' +
+            f'{source}: not a Table 3 row: ' +
             '; '.join([f'missing {missing}'] * bool(missing) +
                       [f'unknown switches {unknown}'] * bool(unknown) + wrong))
     return {k: row[k] for k in SWITCHES}
 
 
 def read_row(path: str) -> dict:
-    """The ``table3_row`` override of the Table 3 config at ``path``."""
+    """The Table 3 switches of the SiameseIM pretraining config at
+    ``path``, read off its settings: ``model.target_type``, the crop's
+    ``same_view``, whether ``PerViewTransforms`` (the colour augmentation)
+    is in the pipeline, the mask generator, the neck's norm (token
+    BatchNorm or LayerNorm), ``model.head.loss.target_norm`` and
+    ``model.head.loss_type``; an argument a config leaves out is its
+    class's default."""
+    from mmpretrain.registry import MODELS, TRANSFORMS
+
+    import mmsiameseim  # noqa: F401  (the registered defaults)
     cfg = Config.fromfile(path)
-    if ROW_KEY not in cfg:
-        raise KeyError(f'{path}: has no {ROW_KEY} (the dict of Table 3 '
-                       f'switches {list(SWITCHES)} the row applies)')
-    return check_row(cfg[ROW_KEY].to_dict(), path)
+    model = cfg.model.to_dict()
+    if model.get('type') != 'SiameseIM':
+        raise ValueError(f'{path}: not a SiameseIM pretraining config '
+                         f"(model.type={model.get('type')!r})")
+    pipeline = cfg.train_dataloader.dataset.pipeline
+    types = [t['type'] for t in pipeline]
+    crop = pipeline[_find(pipeline, 'TwoViewRandomResizedCrop')]
+    norm = model['neck'].get('norm_cfg') or _default_arg(
+        MODELS, model['neck'], 'norm_cfg')
+    norms = {'LN': 'LN', 'TokenBN': 'BN', 'TokenBatchNorm': 'BN'}
+    if norm['type'] not in norms:
+        raise ValueError(f'{path}: the neck norm {norm["type"]!r} is not a '
+                         f'Table 3 one ({sorted(norms)})')
+    row = dict(
+        target=_default_arg(MODELS, model, 'target_type'),
+        views='same'
+        if _default_arg(TRANSFORMS, crop, 'same_view') else 'different',
+        colour='PerViewTransforms' in types,
+        mask='random' if 'RandomPatchMaskGenerator' in types else 'blockwise',
+        norm=norms[norm['type']],
+        loss_norm=_default_arg(MODELS, model['head']['loss'], 'target_norm'),
+        loss=_default_arg(MODELS, model['head'], 'loss_type'))
+    return check_row(row, path)
 
 
 def _default_arg(registry, cfg: dict, name: str):

@@ -5,10 +5,10 @@
         [--config configs/demo/table3_miniature.py] [--cfg-options K=V ...]
         [--results-dir docs/results]
 
-Each row's override in configs/pretrain/ablations (its ``table3_row``: target
-type, views, colour augmentation, mask type, BN/LN, loss normalisation,
-dense/global loss; the same switches its ViT-B/16 ImageNet config is written
-with) is applied to the demo's SiameseIM config
+Each row's switches (target type, views, colour augmentation, mask type,
+BN/LN, loss normalisation, dense/global loss), read off its ViT-B/16 ImageNet
+config in configs/pretrain/ablations (``mmsiameseim_lab.table3.read_row``),
+are applied to the demo's SiameseIM config
 (``mmsiameseim_lab.table3.apply_table3_row``), and the row is
 pretrained for the same budget as every other row, then evaluated like the
 demo (``FrozenBackboneProtocol``). Writes table3.md (laid out like the
@@ -27,7 +27,8 @@ import time
 
 from mmengine.config import Config, DictAction
 
-from demo import ROOT, build_protocol, check_dataset, say, training_precision
+from mmsiameseim_lab.demo.cli import (ROOT, build_protocol, check_dataset,
+                                      precision_override, say)
 
 CONFIG = 'configs/demo/table3_miniature.py'
 SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
@@ -46,7 +47,7 @@ def row_run_cfg(t3, factors, row, work_dir, args):
         hook_overrides=t3.hook_overrides,
         epochs=t3.pretrain_epochs,
         seed=t3.seed if args.seed is None else args.seed,
-        precision=training_precision(False))
+        precision=precision_override(False))
 
 
 def run(args, rows):

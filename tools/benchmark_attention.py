@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from mmsiameseim.models.utils.cpu_autocast_attention import \
+from mmsiameseim.models.backbones.siameseim_vit import \
     fp32_attention_under_cpu_autocast
 from mmsiameseim_lab.benchmark import arch_settings, decoder_heads
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int

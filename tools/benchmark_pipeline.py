@@ -40,23 +40,11 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-from collections import defaultdict
 
-import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from mmsiameseim_lab.benchmark import pipeline as P  # noqa: E402
-from mmsiameseim_lab.benchmark.options import positive_int  # noqa: E402
+from mmsiameseim_lab.benchmark import pipeline as P
+from mmsiameseim_lab.benchmark.options import positive_int
 
 DEFAULT_OFFICIAL = '/tmp/sim-official'
-CONDITIONS = (
-    'one process, 1 torch thread, OpenCV threads off (one DataLoader '
-    'worker); the pipelines take their timed passes in turns over the same '
-    'files, so all see the same load; the machine was shared with other '
-    'jobs while measuring, so absolute rates are low and noisy and the '
-    'ratios within one run are the comparable figures')
 
 
 def build_authors_pipeline(repo):
@@ -158,83 +146,14 @@ def main(argv=None):
         if step_rate is not None:
             parser.error('give --step-images-per-s or --pretrain-json, '
                          'not both')
-        step_rate = step_rate_from_json(args.pretrain_json)
+        step_rate = P.step_rate_from_json(args.pretrain_json)
         source = f'siameseim row of {args.pretrain_json}'
 
-    import cv2
-    import torch
-    from mmengine.utils import ProgressBar
-
-    import authors_siameseim as authors
-
-    torch.set_num_threads(1)
-    cv2.setNumThreads(0)
-    notes = []
-    steps = dict(
-        before=P.BEFORE_PIPELINE, after=P.config_pipeline(args.config))
-    if args.device_config:
-        steps['deviceaug-cpu'] = P.config_pipeline(args.device_config)
-    totals = {name: defaultdict(float) for name in steps}
-    entries = {}
-    for name, cfg in steps.items():
-        built = P.build_pipeline(cfg)
-        if args.profile:
-            built = P.add_timers(built, totals[name])
-        entries[name] = (P.run_mm, built)
-    problem = authors.checkout_problem(args.official_repo) \
+    import authors_siameseim
+    problem = authors_siameseim.checkout_problem(args.official_repo) \
         if args.official_repo else 'not asked for (--official-repo "")'
-    if problem:
-        notes.append(f'authors: left out: {problem}')
-        print(
-            f'benchmark_pipeline: the authors\' pipeline is left out: '
-            f'{problem}',
-            file=sys.stderr)
-    else:
-        entries['authors'] = (P.run_callable,
-                              build_authors_pipeline(args.official_repo))
-    entries['torchvision'] = (P.run_callable, P.build_torchvision_pipeline())
-
-    with tempfile.TemporaryDirectory() as folder:
-        paths = P.write_jpegs(
-            folder,
-            args.images,
-            args.image_size,
-            large=args.large,
-            large_size=args.large_size)
-        np.random.seed(0)
-        bar = ProgressBar(args.repeats * len(entries), file=sys.stderr)
-        times = P.time_interleaved(
-            entries, paths, args.repeats, progress=bar.update)
-        sys.stderr.write('\n')
-        scaling = P.worker_scaling(steps['after'], paths, args.workers) \
-            if args.workers else []
-
-    rows = P.rate_rows(times, len(paths), step_rate)
-    # the timed passes and the warm-up's (its first 4 images)
-    calls = len(paths) * args.repeats + min(len(paths), 4)
-    profile = {
-        name: {
-            k: 1e3 * v / calls
-            for k, v in t.items()
-        }
-        for name, t in totals.items() if t
-    }
-    data = dict(
-        rows=rows,
-        paired_ratios=P.paired_ratios(times),
-        images=args.images,
-        image_size=list(args.image_size),
-        large=args.large,
-        large_size=list(args.large_size),
-        jpeg_quality=90,
-        repeats=args.repeats,
-        step_images_per_s=step_rate,
-        step_rate_source=source if step_rate else None,
-        profile_ms_per_image=profile or None,
-        workers=scaling,
-        cpu_count=os.cpu_count(),
-        conditions=CONDITIONS,
-        notes=notes)
+    authors = problem or build_authors_pipeline(args.official_repo)
+    data = P.measure(args, step_rate, source, authors)
     if args.write:
         from mmsiameseim_lab.results import write_results
         path = write_results('pipeline', data)
@@ -243,30 +162,6 @@ def main(argv=None):
         print(json.dumps(data))
         return
     print(P.render(dict(data=data)))
-
-
-def step_rate_from_json(path):
-    try:
-        with open(path) as f:
-            rows = json.loads(f.read().strip().splitlines()[-1])['rows']
-        return next(r['images_per_s'] for r in rows
-                    if r['model'] == 'siameseim')
-    except (OSError, ValueError, KeyError, IndexError, TypeError,
-            StopIteration) as e:
-        raise SystemExit(f'--pretrain-json {path}: no siameseim images_per_s '
-                         f'in a tools/benchmark_pretrain.py --json output '
-                         f'({type(e).__name__}: {e})')
-
-
-def format_table(rows, step_rate, profile=None):
-    """Markdown of the rows (and the profile), as the results renderer writes
-    it."""
-    return P.render(
-        dict(
-            data=dict(
-                rows=rows,
-                step_images_per_s=step_rate,
-                profile_ms_per_image=profile)))
 
 
 if __name__ == '__main__':

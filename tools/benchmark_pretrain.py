@@ -36,7 +36,7 @@ import argparse
 import json
 import sys
 
-from mmsiameseim.evaluation.precision import precision_from_flag
+from mmsiameseim.precision import precision_from_flag
 from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
                                        ratios, run, synthetic_geometry)
 from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int

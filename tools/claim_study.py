@@ -34,54 +34,22 @@ import time
 
 from mmengine.config import Config, DictAction
 
-from demo import ROOT, build_protocol, check_dataset, say, training_precision
+from mmsiameseim_lab.demo.cli import (ROOT, build_protocol, check_dataset,
+                                      precision_override, say)
 
 CONFIG = 'configs/demo/claim_study.py'
 SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
-
-
-def results_file(args):
-    name = args.results_name or ('claim_holdout' if args.holdout else 'claim')
-    if args.results_dir:
-        folder = osp.abspath(args.results_dir)
-    elif args.smoke or args.holdout:
-        folder = osp.abspath(args.work_dir)
-    else:
-        folder = osp.join(ROOT, 'docs', 'results')
-    return name, folder
-
-
-def figures_dir(args, results_folder, name):
-    """--figures-dir; else docs/claim/figures beside the published results
-    file, or WORK_DIR/figures; another results file than claim.json draws
-    into a NAME subfolder."""
-    if args.figures_dir:
-        return osp.abspath(args.figures_dir)
-    if results_folder == osp.join(ROOT, 'docs', 'results'):
-        folder = osp.join(ROOT, 'docs', 'claim', 'figures')
-    else:
-        folder = osp.join(osp.abspath(args.work_dir), 'figures')
-    return folder if name == 'claim' else osp.join(folder, name)
-
-
-def selected_runs(study, args):
-    from mmsiameseim_lab.claim import planned_runs
-    runs = planned_runs(study)
-    if args.only:
-        runs = [r for r in runs if r['table'] == (args.only == 'table')]
-    if args.methods:
-        runs = [r for r in runs if r['method'] in args.methods]
-    return runs
 
 
 def run(args):
     from mmsiameseim.atomic_io import load_json
     from mmsiameseim.evaluation import MosaicDenseProbe
     from mmsiameseim_lab.claim import (check_features, check_study,
-                                       claim_results_data, describe, pending,
+                                       claim_results_data, describe,
+                                       figures_dir, pending, results_file,
                                        reusable_records, run_config, run_once,
-                                       study_settings)
-    from mmsiameseim_lab.demo import config_off_console, describe_pretraining
+                                       selected_runs, study_settings)
+    from mmsiameseim_lab.demo import describe_pretraining
     from mmsiameseim_lab.results import write_results
     from mmsiameseim_lab.visualization import plot_claim
     data_prefix = osp.abspath(args.data_root) + '/'
@@ -122,7 +90,7 @@ def run(args):
     records = reusable_records(stored, settings, args.smoke)
     done = {r['key'] for r in records}
     floors = dict(knn=protocol.pixel_knn()['knn'], dense=dense.raw_pixels())
-    precision = training_precision(False)
+    precision = precision_override(False)
     pretraining = {  # each method's table run, in one sentence
         r['method']:
         describe_pretraining(
@@ -144,8 +112,7 @@ def run(args):
             f'{"table" if r["table"] else "curve"}, scored at epochs '
             f'{epochs}); progress and ETA below')
         cfg = run_config(study, r, wd, data_prefix, precision, ROOT)
-        with config_off_console():
-            records += run_once(r, cfg, protocols[r['method']], dense, epochs)
+        records += run_once(r, cfg, protocols[r['method']], dense, epochs)
         new += 1
         data = claim_results_data(study, records, floors, settings,
                                   describe(protocols, dense), pretraining,
@@ -218,7 +185,9 @@ def main(argv=None):
     args = parse_args(argv)
     os.chdir(ROOT)
     import mmsiameseim  # noqa: F401
-    return run(args)
+    from mmsiameseim_lab.demo import quiet_console
+    with quiet_console():
+        return run(args)
 
 
 if __name__ == '__main__':

@@ -68,8 +68,7 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
     import authors_siameseim as authors  # tools/, the script's folder
-    from mmsiameseim.models.utils.sincos_pos_embed import \
-        build_rows_first_sincos_embed
+    from mmsiameseim.models.utils.geometry import build_rows_first_sincos_embed
     cfg = dict(CONFIG, seed=args.seed)
     torch.manual_seed(args.seed)
     model = authors.build_model(

@@ -38,8 +38,8 @@ import numpy as np
 from mmengine.config import Config
 
 from authors_siameseim import checkout_problem
-from demo import (CONFIG, ROOT, build_protocol, check_dataset, say,
-                  training_precision)
+from mmsiameseim_lab.demo.cli import (CONFIG, ROOT, build_protocol,
+                                      check_dataset, precision_override, say)
 
 IMPLS = ('ours', 'authors')
 
@@ -116,7 +116,7 @@ def ours_cfg(args, demo_cfg, seed, run_dir, indices):
         overrides=dict(train_dataloader=dict(dataset=dict(indices=indices))),
         epochs=args.epochs,
         seed=seed,
-        precision=training_precision(args.fp32))
+        precision=precision_override(args.fp32))
 
 
 def format_table(runs, args, batch, protocol_lines=()):

@@ -1,5 +1,5 @@
-# Settings of tools/ablation_table3.py: every Table 3 row's override (the
-# table3_row of its config in configs/pretrain/ablations) applied to the
+# Settings of tools/ablation_table3.py: every Table 3 row's switches (read off
+# its config in configs/pretrain/ablations) applied to the
 # demo's SiameseIM config, the same budget and seed for each row, evaluated
 # like the demo.
 _base_ = ['fashionmnist_demo.py']

@@ -6,7 +6,12 @@
 # (DeviceAugmentDataPreprocessor; a flip there updates the recorded flips).
 # For hosts with few CPU cores per GPU; docs/data_pipeline.md. Everything
 # else is the default 1600-epoch config.
-_base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
+_base_ = [
+    '_base_/siameseim_vit-base-p16.py',
+    '_base_/imagenet_two_view_masked.py',
+    '_base_/adamw_coslr_400e.py',
+    '_base_/runtime.py',
+]
 
 max_epochs = 1600
 # the base's warm-up (40 epochs) and cosine, which ends with max_epochs

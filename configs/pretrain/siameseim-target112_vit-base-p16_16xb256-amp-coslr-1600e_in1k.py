@@ -3,7 +3,12 @@
 # encodes 7 x 7 = 49 tokens instead of 196 and the predictor predicts that
 # grid (its relative positions still place each of view b's patches in
 # view a). Everything else is the default 1600-epoch config.
-_base_ = './siameseim_vit-base-p16_16xb256-amp-coslr-400e_in1k.py'
+_base_ = [
+    '_base_/siameseim_vit-base-p16.py',
+    '_base_/imagenet_two_view_masked.py',
+    '_base_/adamw_coslr_400e.py',
+    '_base_/runtime.py',
+]
 
 max_epochs = 1600
 # the base's warm-up (40 epochs) and cosine, which ends with max_epochs

@@ -8,8 +8,8 @@ from PIL import Image
 
 from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
 from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
-from .transforms.image_modes import ImageModeError, check_mode, to_rgb
-from .transforms.strict_loading import DamagedImageError
+from .transforms.strict_loading import (DamagedImageError, ImageModeError,
+                                        check_mode, to_rgb)
 
 #: ``verify`` values: what the pre-scan reads of each file.
 VERIFY_MODES = ('header', 'decode')
@@ -54,7 +54,7 @@ class UnlabeledImageFolder(BaseDataset):
     listed is left out, with a warning); hidden files and folders (names
     starting with '.') are left out and counted in the log. Any image mode
     or bit depth is read right by ``StrictLoadImageFromFile``
-    (:func:`~mmsiameseim.datasets.transforms.image_modes.to_rgb`).
+    (:func:`~mmsiameseim.datasets.transforms.strict_loading.to_rgb`).
 
     **Damaged files.** When the pipeline's loader cannot read a file
     (``StrictLoadImageFromFile``'s :class:`DamagedImageError` or

@@ -1,58 +1,18 @@
-"""The checkpoint files of a work dir: written so that a kill never leaves
-a partial file under a checkpoint's name, checked for damage, listed.
-
-A checkpoint is written to a hidden temporary name in its own folder
-(``.iter_600.pth.<pid>.partial``), flushed to disk, then renamed over its
-final name (``os.replace``: atomic on POSIX file systems). A process killed
-mid-write leaves only the temporary file, which no checkpoint pattern or
-``last_checkpoint`` matches.
+"""The checkpoint files of a work dir: written atomically (the scheme of
+:mod:`mmsiameseim.atomic_io`: ``.iter_600.pth.<pid>.partial``, renamed
+when complete), checked for damage, listed.
 """
 import glob
-import os
 import os.path as osp
 import zipfile
 from typing import List, Optional
+
+from ..atomic_io import PARTIAL_SUFFIX
 
 LAST_CHECKPOINT = 'last_checkpoint'
 # the names mmengine's CheckpointHook gives checkpoints (epoch, iteration,
 # best)
 CHECKPOINT_PATTERNS = ('epoch_*.pth', 'iter_*.pth', 'best_*.pth')
-PARTIAL_SUFFIX = '.partial'
-
-
-def partial_name(filename: str) -> str:
-    """The temporary name ``filename`` is written under, in the same
-    folder."""
-    folder, name = osp.split(filename)
-    return osp.join(folder, f'.{name}.{os.getpid()}{PARTIAL_SUFFIX}')
-
-
-def _fsync_dir(folder: str) -> None:
-    fd = os.open(folder or '.', os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def commit(partial: str, path: str) -> None:
-    """Flush ``partial`` to disk and rename it to ``path``."""
-    fd = os.open(partial, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(partial, path)
-    _fsync_dir(osp.dirname(path))
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Write a small text file (``last_checkpoint``) so that it is always
-    either the old or the new text, never empty or cut."""
-    partial = partial_name(path)
-    with open(partial, 'w') as f:
-        f.write(text)
-    commit(partial, path)
 
 
 def checkpoint_files(work_dir: str) -> List[str]:

@@ -1,3 +1,4 @@
+from ..precision import autocast, native_bf16, set_training_precision
 from .checkpoint_backbone import (checkpoint_config, checkpoint_or_config,
                                   frozen_vit)
 from .class_subset_accuracy import ClassSubsetAccuracy
@@ -19,7 +20,6 @@ from .linear_probe import (VIT_FEATURES, linear_probe_accuracy,
                            set_probe_epochs, set_vit_feature)
 from .mosaic_probe import MosaicDenseProbe
 from .mosaics import make_mosaics, patch_labels
-from .precision import autocast, native_bf16, set_training_precision
 from .protocol import FrozenBackboneProtocol, raw_images
 
 __all__ = [

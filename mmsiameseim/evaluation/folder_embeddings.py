@@ -190,7 +190,7 @@ def _start_or_continue(parts: str, settings: dict) -> None:
 def _embed_chunk(backbone, mean, std, root, names, path, size, feature,
                  crop_fraction, batch_size, grey, float16, bar) -> None:
     from mmsiameseim.datasets.transforms import DamagedImageError
-    from mmsiameseim.datasets.transforms.image_modes import ImageModeError
+    from mmsiameseim.datasets.transforms.strict_loading import ImageModeError
     feats, kept, skipped = [], [], []
     for i in range(0, len(names), batch_size):
         images = []

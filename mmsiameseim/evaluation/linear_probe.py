@@ -5,7 +5,7 @@ from typing import Optional, Sequence
 import torch
 from mmengine.config import Config, ConfigDict
 
-from .precision import set_training_precision
+from ..precision import set_training_precision
 
 _VITS = ('SiameseIMViT', 'MAEViT', 'MoCoV3ViT', 'VisionTransformer')
 _SWINS = ('SimMIMSwinTransformer', 'SwinTransformer')

@@ -1,3 +1,9 @@
+"""``PILColorJitter``: mmpretrain's Pillow ``ColorJitter``, bit-identical,
+with one PIL round trip per view; the "before" pipeline of the pipeline
+benchmark (``tools/benchmark_pipeline.py``) uses it.
+
+Registered in mmpretrain's TRANSFORMS when this module is imported.
+"""
 from typing import Dict
 
 import numpy as np
@@ -5,7 +11,7 @@ from mmpretrain.datasets.transforms import ColorJitter
 from mmpretrain.registry import TRANSFORMS
 from PIL import Image, ImageEnhance
 
-from ...mmcv_hue_fix import shift_hue
+from mmsiameseim.mmcv_hue_fix import shift_hue
 
 
 @TRANSFORMS.register_module()

@@ -3,9 +3,12 @@ the Pillow rewrite), the authors' (given as a callable by the tool), and
 the same augmentations in torchvision, over JPEGs cut from real
 photographs; per-transform timers; DataLoader worker scaling; and the
 renderer of ``docs/results/pipeline.json``."""
+import json
 import math
 import os
 import statistics
+import sys
+import tempfile
 import time
 from collections import defaultdict
 from typing import Callable, Dict, List, Optional, Sequence
@@ -13,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from ..results import results_table
+from . import pil_color_jitter  # noqa: F401  (registers PILColorJitter)
 from .models import REPO
 
 #: the two-view masked ImageNet pipeline config
@@ -461,3 +465,106 @@ def render(results: dict) -> str:
     if data.get('conditions'):
         out += f'\n\nConditions: {data["conditions"]}'
     return out
+
+
+CONDITIONS = (
+    'one process, 1 torch thread, OpenCV threads off (one DataLoader '
+    'worker); the pipelines take their timed passes in turns over the same '
+    'files, so all see the same load; the machine was shared with other '
+    'jobs while measuring, so absolute rates are low and noisy and the '
+    'ratios within one run are the comparable figures')
+
+
+def measure(args, step_rate: Optional[float], source: str, authors) -> dict:
+    """The benchmark of ``tools/benchmark_pipeline.py`` (its options in
+    ``args``): every pipeline timed in turns on painted JPEGs, the worker
+    scaling, the per-transform profile.
+
+    ``authors``: the authors' pipeline
+    (a callable on a path) or why it is left out (str). Returns the
+    results file's data.
+    """
+    import cv2
+    import torch
+    from mmengine.utils import ProgressBar
+
+    torch.set_num_threads(1)
+    cv2.setNumThreads(0)
+    notes = []
+    steps = dict(before=BEFORE_PIPELINE, after=config_pipeline(args.config))
+    if args.device_config:
+        steps['deviceaug-cpu'] = config_pipeline(args.device_config)
+    totals = {name: defaultdict(float) for name in steps}
+    entries = {}
+    for name, cfg in steps.items():
+        built = build_pipeline(cfg)
+        if args.profile:
+            built = add_timers(built, totals[name])
+        entries[name] = (run_mm, built)
+    if isinstance(authors, str):
+        notes.append(f'authors: left out: {authors}')
+        print(
+            f"benchmark_pipeline: the authors' pipeline is left out: "
+            f'{authors}',
+            file=sys.stderr)
+    else:
+        entries['authors'] = (run_callable, authors)
+    entries['torchvision'] = (run_callable, build_torchvision_pipeline())
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_jpegs(
+            folder,
+            args.images,
+            args.image_size,
+            large=args.large,
+            large_size=args.large_size)
+        np.random.seed(0)
+        bar = ProgressBar(args.repeats * len(entries), file=sys.stderr)
+        times = time_interleaved(
+            entries, paths, args.repeats, progress=bar.update)
+        sys.stderr.write('\n')
+        scaling = worker_scaling(steps['after'], paths, args.workers) \
+            if args.workers else []
+
+    rows = rate_rows(times, len(paths), step_rate)
+    # the timed passes and the warm-up's (its first 4 images)
+    calls = len(paths) * args.repeats + min(len(paths), 4)
+    profile = {
+        name: {
+            k: 1e3 * v / calls
+            for k, v in t.items()
+        }
+        for name, t in totals.items() if t
+    }
+    data = dict(
+        rows=rows,
+        paired_ratios=paired_ratios(times),
+        images=args.images,
+        image_size=list(args.image_size),
+        large=args.large,
+        large_size=list(args.large_size),
+        jpeg_quality=90,
+        repeats=args.repeats,
+        step_images_per_s=step_rate,
+        step_rate_source=source if step_rate else None,
+        profile_ms_per_image=profile or None,
+        workers=scaling,
+        cpu_count=os.cpu_count(),
+        conditions=CONDITIONS,
+        notes=notes)
+    return data
+
+
+def step_rate_from_json(path: str) -> float:
+    """The siameseim images/s of a ``tools/benchmark_pretrain.py --json``
+    output file; a file without one is an error that names it."""
+    try:
+        with open(path) as f:
+            rows = json.loads(f.read().strip().splitlines()[-1])['rows']
+        return next(r['images_per_s'] for r in rows
+                    if r['model'] == 'siameseim')
+    except (OSError, ValueError, KeyError, IndexError, TypeError,
+            StopIteration) as e:
+        raise SystemExit(f'--pretrain-json {path}: no siameseim images_per_s '
+                         f'in a tools/benchmark_pretrain.py --json output '
+                         f'({type(e).__name__}: {e})')

@@ -4,8 +4,8 @@ import time
 
 import torch
 
-from mmsiameseim.evaluation.precision import (FLAGS, PRECISIONS, autocast,
-                                              precision_from_flag)
+from mmsiameseim.precision import (FLAGS, PRECISIONS, autocast,
+                                   precision_from_flag)
 
 
 def precision_context(precision: str, device: str):
@@ -13,7 +13,7 @@ def precision_context(precision: str, device: str):
     for 'bf16' and 'fp16', nothing for 'fp32' (plain fp32, not an autocast
     asked for an unsupported dtype); the evaluation's
     :func:`~mmsiameseim.evaluation.autocast` of the flag's precision
-    (:func:`~mmsiameseim.evaluation.precision.precision_from_flag`)."""
+    (:func:`~mmsiameseim.precision.precision_from_flag`)."""
     try:
         name = precision_from_flag(precision)
     except ValueError:

@@ -8,7 +8,7 @@ from mmengine.config import Config
 
 from mmsiameseim.atomic_io import atomic_write
 from mmsiameseim.evaluation import FrozenBackboneProtocol
-from mmsiameseim.evaluation.precision import training_precision
+from mmsiameseim.precision import training_precision
 from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
 
 

@@ -35,6 +35,7 @@ import os.path as osp
 import shutil
 from typing import Any, Iterable, List, Optional, Set, Tuple
 
+from mmsiameseim.atomic_io import atomic_write
 from ..results import REPO
 from .schedule import inner_dataset
 
@@ -199,10 +200,7 @@ def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
     if rename:
         for cat, name in zip(ann['categories'], rename):
             cat['name'] = name
-    tmp = ann_file + '.tmp'
-    with open(tmp, 'w') as f:
-        json.dump(ann, f)
-    os.replace(tmp, ann_file)
+    atomic_write(ann_file, json.dumps(ann))
 
 
 IMAGENET_CLASSES = 1000

@@ -26,7 +26,7 @@ from typing import Dict, Iterator, List, Optional
 
 import torch
 
-from mmsiameseim.evaluation.precision import autocast
+from mmsiameseim.precision import autocast
 
 DEVICES_GB = (24, 40, 80)
 KEEP_FREE = 0.10  # of the device

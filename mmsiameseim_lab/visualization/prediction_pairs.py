@@ -7,6 +7,8 @@ import numpy as np
 import torch
 from mmengine.config import Config
 
+from mmsiameseim.models.utils import batch_geometry
+
 
 def load_siameseim(checkpoint: str, cfg: Config) -> torch.nn.Module:
     """The whole SiameseIM model of a pretraining config (online encoder,
@@ -70,9 +72,9 @@ def prediction_similarity(model: torch.nn.Module,
     batch = model.data_preprocessor(default_collate(pairs), True)
     view_a, view_b = batch['inputs'][0], batch['inputs'][1]
     samples = batch['data_samples']
-    geo = model.geometry(samples, view_a.device, (view_a, view_b))
-    pred = model.neck(
-        model.backbone(view_a, geo['mask']), geo['mask'], geo['offsets'])
+    geo = batch_geometry(samples, model.patch_grid, view_a.device,
+                         (view_a, view_b))
+    pred = model.neck(model.backbone(view_a, geo.mask), geo.mask, geo.offsets)
     target = model.target.module['projector'](
         model.target.module['backbone'](view_b))[:, 1:]
     sim = torch.nn.functional.cosine_similarity(pred, target, dim=-1)

@@ -72,7 +72,6 @@ def config_delta(base, row):
 def _plain(cfg):
     """The config as JSON gives it back, the checkout's path as '{root}'."""
     cfg = cfg.to_dict() if isinstance(cfg, Config) else cfg
-    cfg = {k: v for k, v in cfg.items() if k != table3.ROW_KEY}
     return json.loads(json.dumps(cfg).replace(ROOT, '{root}'))
 
 
@@ -122,7 +121,7 @@ def test_the_default_row_is_the_default_config():
 
 def test_imagenet_rows_are_the_configs_they_were():
     """Every row's merged config changes its base exactly as before the rows
-    became overrides (only ``table3_row`` is new)."""
+    became overrides."""
     with open(BEFORE) as f:
         before = json.load(f)['imagenet']
     base = _plain(Config.fromfile(IMAGENET_CFG))
@@ -185,12 +184,12 @@ def test_an_override_needs_a_base_it_can_switch(tmp_path):
             'config with a BlockwiseMaskGenerator, not '
             'RandomPatchMaskGenerator'):
         table3.apply_table3_row(random_mask, PAPER_ROW_I)
-    no_table3_row = tmp_path / 'plain.py'
-    no_table3_row.write_text('model = dict(type="SiameseIM")\n')
+    not_siameseim = tmp_path / 'plain.py'
+    not_siameseim.write_text('model = dict(type="MAE")\n')
     with pytest.raises(
-            KeyError, match=f'{no_table3_row}: has no '
-            'table3_row'):
-        table3.read_row(str(no_table3_row))
+            ValueError,
+            match=f'{not_siameseim}: not a SiameseIM pretraining config'):
+        table3.read_row(str(not_siameseim))
 
 
 def test_each_comparison_changes_exactly_the_factor_it_names():

@@ -11,7 +11,8 @@ from mmpretrain.registry import TRANSFORMS
 from PIL import Image
 
 import mmsiameseim  # noqa: F401
-from mmsiameseim.datasets.transforms.image_modes import ImageModeError, to_rgb
+from mmsiameseim.datasets.transforms.strict_loading import (ImageModeError,
+                                                            to_rgb)
 
 SIZE = (12, 8)  # width, height
 

@@ -35,8 +35,11 @@ def registered_classes():
         seen.add(id(registry))
         for name, cls in registry.module_dict.items():
             module = getattr(cls, '__module__', '')
-            if module.startswith('mmsiameseim') and not module.startswith(
-                ('mmsiameseim.det', 'mmsiameseim.seg')):
+            # the plugin's own (not mmsiameseim_lab's, which a benchmark
+            # imports; nor mmdet's / mmseg's)
+            if (module == 'mmsiameseim' or module.startswith('mmsiameseim.')
+                ) and not module.startswith(
+                    ('mmsiameseim.det', 'mmsiameseim.seg')):
                 found.append((registry.name, name, cls))
         for child in registry.children.values():
             walk(child)

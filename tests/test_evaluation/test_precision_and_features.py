@@ -28,8 +28,7 @@ def test_float32_is_no_autocast_at_all(recwarn):
 def test_one_vocabulary_the_flags_map_into():
     """Configs and the API take mmengine's dtype names (AmpOptimWrapper's
     dtype=); the tools' short flags reach them through one function."""
-    from mmsiameseim.evaluation.precision import (PRECISIONS,
-                                                  precision_from_flag)
+    from mmsiameseim.precision import PRECISIONS, precision_from_flag
     assert list(PRECISIONS) == ['float32', 'bfloat16', 'float16']
     assert [precision_from_flag(f) for f in ('fp32', 'bf16', 'fp16')] == \
         list(PRECISIONS)
@@ -40,7 +39,7 @@ def test_one_vocabulary_the_flags_map_into():
 
 
 def test_training_precision_switches_the_optim_wrapper():
-    from mmsiameseim.evaluation.precision import training_precision
+    from mmsiameseim.precision import training_precision
     cfg = Config(
         dict(
             optim_wrapper=dict(

@@ -10,6 +10,7 @@ import pytest
 import torch
 from mmengine.config import Config
 
+from mmsiameseim_lab.benchmark.pipeline import step_rate_from_json
 from tests.helpers import ROOT, load_tool
 from tests.user_files import snapshot
 
@@ -108,7 +109,7 @@ def test_a_bad_pretrain_json_is_named(tmp_path, fault, content):
         path.write_text(content)
     before = snapshot(tmp_path)
     with pytest.raises(SystemExit) as exit_:
-        load_tool('benchmark_pipeline.py').step_rate_from_json(str(path))
+        step_rate_from_json(str(path))
     assert str(exit_.value.code).startswith(
         f'--pretrain-json {path}: no siameseim images_per_s in a '
         'tools/benchmark_pretrain.py --json output (')

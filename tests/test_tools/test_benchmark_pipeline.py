@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from mmsiameseim_lab.benchmark import pipeline as P
+from mmsiameseim_lab.benchmark.pipeline import step_rate_from_json
 from mmsiameseim_lab.results import read_results, table_renderers
 from tests.helpers import load_tool
 
@@ -107,4 +108,4 @@ def test_bad_pretrain_json_names_the_file(tmp_path):
     bad = tmp_path / 'bad.json'
     bad.write_text('{"rows": [{"model": "mae", "images_per_s": 1}]}')
     with pytest.raises(SystemExit, match='bad.json'):
-        _tool().step_rate_from_json(str(bad))
+        step_rate_from_json(str(bad))

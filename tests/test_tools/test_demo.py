@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from mmsiameseim_lab.demo import cli
 from tests.helpers import load_tool
 
 ROOT = os.path.dirname(
@@ -225,7 +226,7 @@ def test_a_rerun_with_other_evaluation_settings_is_refused(
 def _run_cfg(demo, tmp_path, method, argv=()):
     args = demo.parse_args(['--work-dir', str(tmp_path), *argv])
     demo_cfg = demo.load_demo_config(args)
-    path = demo.pretrain_config_path(method, demo_cfg)
+    path = cli.pretrain_config_path(method, demo_cfg)
     return demo.pretrain_run_cfg(demo_cfg, path, str(tmp_path / method), args)
 
 

@@ -7,6 +7,7 @@ import pytest
 from mmengine.config import Config
 
 from mmsiameseim.evaluation import probe_config
+from mmsiameseim_lab.demo import cli
 from tests.helpers import load_tool
 
 ROOT = os.path.dirname(
@@ -27,16 +28,16 @@ def demo_cfg(demo):
 
 
 def test_names_mix_names_and_paths_resolve(demo, demo_cfg):
-    assert demo.pretrain_config_path('mae', demo_cfg) == \
+    assert cli.pretrain_config_path('mae', demo_cfg) == \
         demo_cfg.pretrain_configs['mae']
     for name in MIX:
-        path = demo.pretrain_config_path(name, demo_cfg)
+        path = cli.pretrain_config_path(name, demo_cfg)
         assert path == f'configs/pretrain/mix/{name}.py'
-        assert demo.method_name(name) == name
+        assert cli.method_name(name) == name
     path = os.path.join(ROOT, 'configs', 'pretrain', 'mix', MIX[0] + '.py')
-    assert demo.pretrain_config_path(path, demo_cfg) == path
-    assert demo.method_name(path) == MIX[0]
-    assert demo.pretrain_config_path('nope', demo_cfg) is None
+    assert cli.pretrain_config_path(path, demo_cfg) == path
+    assert cli.method_name(path) == MIX[0]
+    assert cli.pretrain_config_path('nope', demo_cfg) is None
 
 
 def test_unknown_method_lists_the_mix_catalogue(demo, tmp_path, monkeypatch):

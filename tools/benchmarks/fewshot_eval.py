@@ -90,7 +90,7 @@ def run(args):
                                         extract_features, file_identity,
                                         logistic_regression_accuracy)
     from mmsiameseim.evaluation.linear_probe import never_download
-    from mmsiameseim.evaluation.precision import precision_from_flag
+    from mmsiameseim.precision import precision_from_flag
     precision = precision_from_flag(args.precision)
     cfg = Config.fromfile(args.config)
     if args.cfg_options:

@@ -60,7 +60,7 @@ def run(args):
                                         extract_features,
                                         weighted_knn_accuracy)
     from mmsiameseim.evaluation.linear_probe import never_download
-    from mmsiameseim.evaluation.precision import precision_from_flag
+    from mmsiameseim.precision import precision_from_flag
     precision = precision_from_flag(args.precision)
     cfg = Config.fromfile(args.config)
     never_download(cfg)

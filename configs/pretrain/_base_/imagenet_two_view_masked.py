@@ -58,6 +58,12 @@ blockwise_mask = dict(
     num_masking_patches=118,
     min_num_patches=16,
     fixed_count=True)
+# Table 3's uniformly random mask (configs/pretrain/ablations), as many
+# patches as the blockwise one
+random_mask = dict(
+    type='RandomPatchMaskGenerator',
+    input_size=mask_grid,
+    num_masking_patches=118)
 pack_inputs = dict(
     type='PackInputs',
     algorithm_keys=['crop_boxes', 'flips', 'crop_source_shape'],

@@ -3,13 +3,12 @@ blockwise masks) and :class:`RandomPatchMaskGenerator` (uniformly random
 patches, Table 3's random-mask row).
 """
 import math
-from typing import Optional
-from typing import Sequence
-from typing import Union
+from typing import Optional, Sequence, Union
+
 import numpy as np
+from mmcv.transforms import BaseTransform
 from mmpretrain.datasets.transforms import BEiTMaskGenerator
 from mmpretrain.registry import TRANSFORMS
-from mmcv.transforms import BaseTransform
 
 
 @TRANSFORMS.register_module()

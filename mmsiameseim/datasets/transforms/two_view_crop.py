@@ -1,10 +1,15 @@
+"""The two views of SiameseIM: :class:`TwoViewRandomResizedCrop` (two crops
+of one image, their geometry recorded) and :class:`PerViewTransforms` (each
+view its own transforms).
+"""
 import math
-from typing import Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import cv2
 import mmcv
 import numpy as np
-from mmcv.transforms import BaseTransform
+from mmcv.transforms import BaseTransform, Compose
+from mmengine.utils import to_2tuple
 from mmpretrain.registry import TRANSFORMS
 from PIL import Image
 
@@ -16,10 +21,6 @@ _PIL_FILTERS = {
     'lanczos': Image.LANCZOS,
     'hamming': Image.HAMMING,
 }
-
-
-def _pair(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
-    return (size, size) if isinstance(size, int) else tuple(size)
 
 
 @TRANSFORMS.register_module()
@@ -102,8 +103,9 @@ class TwoViewRandomResizedCrop(BaseTransform):
             raise ValueError(f'ratio must satisfy 0 < min <= max, got {ratio}')
         if not 0 <= flip_prob <= 1:
             raise ValueError(f'flip_prob must be in [0, 1], got {flip_prob}')
-        self.size = _pair(size)
-        self.target_size = _pair(target_size) if target_size else self.size
+        self.size = tuple(to_2tuple(size))
+        self.target_size = tuple(
+            to_2tuple(target_size)) if target_size else self.size
         self.scale = scale
         self.ratio = ratio
         self.flip_prob = flip_prob
@@ -221,3 +223,61 @@ class TwoViewRandomResizedCrop(BaseTransform):
                 f'interpolation={self.interpolation}, '
                 f'backend={self.backend}, '
                 f'same_view={self.same_view})')
+
+
+@TRANSFORMS.register_module()
+class PerViewTransforms(BaseTransform):
+    """Apply a different pipeline to each view in ``results['img']``.
+
+    Use after ``TwoViewRandomResizedCrop`` to give view a and view b their
+    own colour augmentations (any registered transforms that work on one
+    image, e.g. mmpretrain's ``ColorJitter``, ``RandomGrayscale``,
+    ``GaussianBlur``, ``Solarize``). Only ``img`` is taken from each view's
+    pipeline; the other keys stay as they were.
+
+    Args:
+        pipelines (list[list[dict]]): One transform list per view; with
+            ``shared=True``, exactly one list.
+        shared (bool): Apply the one pipeline once, to view a, and give every
+            view that same result (single-view training with colour
+            augmentation: the target sees exactly the input's colours).
+            Defaults to False.
+    """
+
+    def __init__(self,
+                 pipelines: Sequence[Sequence[dict]],
+                 shared: bool = False) -> None:
+        if shared and len(pipelines) != 1:
+            raise ValueError('PerViewTransforms(shared=True) takes exactly '
+                             f'one pipeline, got {len(pipelines)}')
+        self.shared = shared
+        self.pipelines: List[Compose] = [
+            Compose(
+                [TRANSFORMS.build(t) if isinstance(t, dict) else t for t in p])
+            for p in pipelines
+        ]
+
+    def transform(self, results: dict) -> dict:
+        views = results['img']
+        expected = len(views) if self.shared and isinstance(
+            views, list) else len(self.pipelines)
+        if not isinstance(views, list) or len(views) != expected:
+            held = len(views) if isinstance(
+                views, list) else 'one image, not a list of views'
+            raise ValueError(
+                f'PerViewTransforms has {len(self.pipelines)} pipelines but '
+                f'results["img"] holds {held}')
+        if self.shared:
+            img = self.pipelines[0](dict(results, img=views[0]))['img']
+            results['img'] = [img] + [img.copy() for _ in views[1:]]
+            return results
+        out = []
+        for view, pipeline in zip(views, self.pipelines):
+            view_results = pipeline(dict(results, img=view))
+            out.append(view_results['img'])
+        results['img'] = out
+        return results
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(pipelines={self.pipelines}, '
+                f'shared={self.shared})')

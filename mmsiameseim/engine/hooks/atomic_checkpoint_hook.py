@@ -4,7 +4,8 @@ from mmengine.dist import is_main_process
 from mmengine.hooks import CheckpointHook
 from mmpretrain.registry import HOOKS
 
-from ..checkpoint_files import LAST_CHECKPOINT, write_text_atomic
+from ...atomic_io import atomic_write
+from ..checkpoint_files import LAST_CHECKPOINT
 
 
 @HOOKS.register_module()
@@ -88,7 +89,7 @@ class AtomicCheckpointHook(CheckpointHook):
             self.keep_ckpt_ids.append(step)
         if not is_main_process():
             return
-        write_text_atomic(
+        atomic_write(
             osp.join(runner.work_dir, LAST_CHECKPOINT), self.last_ckpt)
         if drop is not None:
             path = self.file_backend.join_path(self.out_dir,

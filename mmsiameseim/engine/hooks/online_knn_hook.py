@@ -5,7 +5,7 @@ import torch
 from mmpretrain.registry import HOOKS
 
 from ...evaluation.knn import weighted_knn_accuracy
-from ...evaluation.precision import check_precision
+from ...precision import check_precision
 from .frozen_feature_hook import FrozenFeatureHook
 
 

@@ -10,7 +10,7 @@ from mmengine import dist
 from mmpretrain.registry import HOOKS
 
 from ...evaluation.frozen_features import batch_features
-from ...evaluation.precision import check_precision
+from ...precision import check_precision
 from .frozen_feature_hook import FrozenFeatureHook
 
 

@@ -10,7 +10,8 @@ from mmengine.dist import all_reduce, barrier, get_world_size, is_main_process
 from mmengine.hooks import CheckpointHook, Hook
 from mmpretrain.registry import HOOKS
 
-from ..checkpoint_files import LAST_CHECKPOINT, write_text_atomic
+from ...atomic_io import atomic_write
+from ..checkpoint_files import LAST_CHECKPOINT
 
 
 @HOOKS.register_module()
@@ -185,7 +186,7 @@ class PreemptionCheckpointHook(Hook):
         runner.save_checkpoint(runner.work_dir, filename, by_epoch=False)
         path = osp.join(runner.work_dir, filename)
         if is_main_process():
-            write_text_atomic(osp.join(runner.work_dir, LAST_CHECKPOINT), path)
+            atomic_write(osp.join(runner.work_dir, LAST_CHECKPOINT), path)
         return path
 
 

@@ -6,7 +6,7 @@ from mmengine.model import is_model_wrapper
 from mmengine.runner.checkpoint import save_checkpoint, weights_to_cpu
 from mmpretrain.registry import HOOKS
 
-from ..checkpoint_files import commit, partial_name
+from ...atomic_io import commit, partial_name
 
 
 @HOOKS.register_module()

@@ -5,7 +5,7 @@ import torch.nn as nn
 from mmengine.optim import OptimWrapper
 from mmpretrain.registry import OPTIM_WRAPPERS
 
-from ...evaluation.precision import autocast, check_precision
+from ...precision import autocast, check_precision
 
 
 @OPTIM_WRAPPERS.register_module()

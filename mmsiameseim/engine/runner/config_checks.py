@@ -25,7 +25,7 @@ from mmengine.hooks import CheckpointHook
 from mmengine.registry import (HOOKS, LOOPS, OPTIM_WRAPPERS, OPTIMIZERS,
                                PARAM_SCHEDULERS)
 
-from ...evaluation.precision import set_training_precision
+from ...precision import set_training_precision
 
 CPU_ROUTE_DOCS = 'docs/get_started.md#gpu-configs-on-a-cpu'
 _CPU_PRECISIONS = ('float32', 'bfloat16')

@@ -15,10 +15,10 @@ from mmengine.runner import EpochBasedTrainLoop, Runner
 from mmengine.runner.checkpoint import (_load_checkpoint,
                                         _load_checkpoint_to_model)
 
+from ...atomic_io import commit, partial_name
 from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
-                                checkpoint_files, commit,
-                                newest_intact_checkpoint, partial_files,
-                                partial_name, read_last_checkpoint)
+                                checkpoint_files, newest_intact_checkpoint,
+                                partial_files, read_last_checkpoint)
 from ..hooks.atomic_checkpoint_hook import AtomicCheckpointHook
 from ..hooks.preemption_checkpoint_hook import PreemptionCheckpointHook
 from .config_checks import apply_precision, check_config_keys, check_gpu_config
@@ -217,6 +217,21 @@ class FaultTolerantRunner(Runner):
             raise
         finally:
             self._release_lock()
+
+    def build_train_loop(self, loop):
+        """mmengine's, then the model's check of the training pipeline
+        before any data is loaded: SiameseIM's ``check_train_pipeline``
+        refuses a crop or mask generator off its patch grid, naming the
+        options."""
+        loop = super().build_train_loop(loop)
+        model = self.model.module if is_model_wrapper(self.model) \
+            else self.model
+        check = getattr(model, 'check_train_pipeline', None)
+        dataset = getattr(getattr(loop, 'dataloader', None), 'dataset', None)
+        pipeline = getattr(dataset, 'pipeline', None)
+        if check is not None and pipeline is not None:
+            check(pipeline.transforms)
+        return loop
 
     def _release_lock(self) -> None:
         if self._lock is not None:

@@ -1,22 +1,232 @@
+"""The SiameseIM algorithm (:class:`SiameseIM`, its DDP wrapper for exact
+accumulation), its momentum target (:class:`MomentumTarget`) and the
+build-time check of its parts.
+
+**The SiameseIM encoder interface.** A backbone implements it when it
+has:
+
+``accepts_patch_mask = True``
+    A class attribute declaring the ``forward`` below. (mmpretrain's
+    ``MAEViT`` also has a ``forward(x, mask)``, but its ``mask`` is a flag
+    that draws a random mask and it returns a tuple, so a signature alone
+    cannot tell.)
+``forward(x, mask=None)``
+    ``x``: images (B, C, H, W). ``mask``: boolean patch mask (B, h * w) or
+    (B, h, w), True = masked, the same number of masked patches in every
+    sample; None encodes every patch. Returns one tensor
+    (B, 1 + visible patches, embed_dims): the cls token first, then the
+    visible patch tokens in row-major grid order, with their absolute
+    position embedding added. The target branch calls it without a mask
+    (on a smaller view, with the low-resolution target option).
+``embed_dims``
+    Token width (int); the neck's ``in_channels`` must equal it.
+``patch_resolution``
+    Patch grid (h, w) of a view at the configured image size; the neck's
+    ``grid_size`` must equal it.
+``patch_embed.projection``
+    The patch-embedding convolution (mmpretrain's ``PatchEmbed``): its
+    ``stride`` is the patch size and its ``in_channels`` the image
+    channels, which the pixel target needs.
+
+``SiameseIMViT`` implements it for mmpretrain's whole ``VisionTransformer``
+family (every arch and the options that make sense for masked
+pretraining).
+"""
+import inspect
 from contextlib import nullcontext
+from math import cos, pi
 from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
+from mmengine.logging import MessageHub
 from mmengine.model import MMDistributedDataParallel
 from mmengine.optim import OptimWrapper
 from mmengine.registry import MODEL_WRAPPERS
+from mmengine.utils import to_2tuple
+from mmpretrain.models.backbones import VisionTransformer
 from mmpretrain.models.selfsup.base import BaseSelfSupervisor
+from mmpretrain.models.utils import CosineEMA
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from ..losses.unigrad_loss import all_reduce_mean
-from ..utils.activation_checkpointing import set_activation_checkpointing
-from ..utils.batch_geometry import (CropPairOffsets, PatchGrid, batch_geometry,
-                                    check_patch_grid)
-from ..utils.encoder_interface import (check_micro_batches,
-                                       check_siameseim_parts)
-from ..utils.momentum_target import MomentumTarget
+from ..backbones.siameseim_vit import set_activation_checkpointing
+from ..heads.unigrad_head import all_reduce_mean
+from ..utils.geometry import PatchGrid, batch_geometry, check_patch_grid
+
+INTERFACE = ('the SiameseIM encoder interface (accepts_patch_mask = True, '
+             'forward(x, mask) returning the cls token and the visible patch '
+             'tokens, embed_dims, patch_resolution, patch_embed.projection; '
+             'see mmsiameseim.models.algorithms.siameseim)')
+
+
+def check_masked_encoder(backbone: nn.Module) -> None:
+    """Raise a TypeError naming the interface and what ``backbone`` lacks."""
+    name = type(backbone).__name__
+    missing = []
+    if getattr(backbone, 'accepts_patch_mask', False) is not True:
+        missing.append('accepts_patch_mask = True')
+    params = list(inspect.signature(backbone.forward).parameters)
+    if len(params) < 2 or params[1] != 'mask':
+        missing.append('forward(x, mask)')
+    if not isinstance(getattr(backbone, 'embed_dims', None), int):
+        missing.append('embed_dims')
+    if len(tuple(getattr(backbone, 'patch_resolution', ()))) != 2:
+        missing.append('patch_resolution')
+    projection = getattr(
+        getattr(backbone, 'patch_embed', None), 'projection', None)
+    if not hasattr(projection, 'stride'):
+        missing.append('patch_embed.projection')
+    if missing:
+        hint = ''
+        if isinstance(backbone, VisionTransformer):
+            hint = (" For mmpretrain's ViT family use type='SiameseIMViT', "
+                    'which takes the same arch and options.')
+        raise TypeError(f'SiameseIM backbone {name} does not implement '
+                        f'{INTERFACE}: it lacks {", ".join(missing)}.{hint}')
+
+
+def check_siameseim_parts(backbone: nn.Module, neck: nn.Module,
+                          head: nn.Module, target_type: str) -> None:
+    """Check at build time that a SiameseIM model's parts fit together, so
+    that a bad combination fails with the component and what it needs
+    instead of a shape error at the first step.
+
+    Args:
+        backbone (nn.Module): Must implement the encoder interface.
+        neck (nn.Module): Needs ``projector`` (averaged by the target
+            branch), ``forward(x, mask, offsets)`` and ``in_channels``,
+            ``grid_size``, ``embed_dims``, ``out_channels`` matching the
+            backbone (e.g. ``RelPosDecoderNeck``).
+        head (nn.Module): Needs ``loss(pred, target)``.
+        target_type (str): 'feature' or 'pixel'.
+    """
+    check_masked_encoder(backbone)
+    neck_name = type(neck).__name__
+    needs = ('projector', 'in_channels', 'grid_size', 'embed_dims',
+             'out_channels')
+    lacks = [k for k in needs if not hasattr(neck, k)]
+    params = list(inspect.signature(neck.forward).parameters)
+    if params[:3] != ['x', 'mask', 'offsets']:
+        lacks.append('forward(x, mask, offsets)')
+    if lacks:
+        raise TypeError(
+            f'SiameseIM neck {neck_name} lacks {", ".join(lacks)}: it must '
+            'project encoder tokens and predict view b from view a, as '
+            'RelPosDecoderNeck does')
+    if not callable(getattr(head, 'loss', None)):
+        raise TypeError(f'SiameseIM head {type(head).__name__} has no '
+                        'loss(pred, target), e.g. use UniGradHead')
+    backbone_name = type(backbone).__name__
+    if neck.in_channels != backbone.embed_dims:
+        raise ValueError(
+            f'SiameseIM: neck {neck_name} in_channels={neck.in_channels} '
+            f'but backbone {backbone_name} gives embed_dims='
+            f'{backbone.embed_dims} tokens; set neck.in_channels='
+            f'{backbone.embed_dims}')
+    grid = tuple(backbone.patch_resolution)
+    if tuple(to_2tuple(neck.grid_size)) != grid:
+        raise ValueError(
+            f'SiameseIM: neck {neck_name} grid_size={neck.grid_size} but '
+            f'backbone {backbone_name} has a {grid[0]}x{grid[1]} patch grid '
+            '(img_size / patch_size); set neck.grid_size to match')
+    expected: Optional[int] = neck.embed_dims
+    what = 'the target features (neck.embed_dims)'
+    if target_type == 'pixel':
+        conv = backbone.patch_embed.projection
+        stride = to_2tuple(conv.stride)
+        expected = stride[0] * stride[1] * conv.in_channels
+        what = 'a pixel patch (patch_size**2 * in_channels)'
+    if neck.out_channels != expected:
+        raise ValueError(
+            f'SiameseIM ({target_type} target): neck {neck_name} predicts '
+            f'{neck.out_channels} channels, but {what} has {expected}; set '
+            f'neck.out_channels={expected}')
+
+
+def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
+    """``micro_batches`` when SiameseIM can split its batches exactly: a
+    positive count and, above 1, a head whose loss takes a fixed
+    correlation (``UniGradHead`` without 'moco-like' normalisation)."""
+    if not isinstance(micro_batches, int) or micro_batches < 1:
+        raise ValueError('SiameseIM micro_batches must be a positive integer, '
+                         f'got {micro_batches!r}')
+    if micro_batches == 1:
+        return 1
+    loss = getattr(head, 'loss_module', None)
+    if not (hasattr(head, 'fixed_correlation')
+            and getattr(loss, 'splits_exactly', False)):
+        raise ValueError(
+            f'SiameseIM micro_batches={micro_batches} needs a head whose '
+            'loss can be split exactly (UniGradHead with UniGradLoss '
+            f"target_norm 'mae-like' or 'none'); {type(head).__name__} with "
+            f'{type(loss).__name__} '
+            f"target_norm={getattr(loss, 'target_norm', None)!r} cannot: "
+            "use optim_wrapper's accumulative_counts instead (inexact)")
+    return micro_batches
+
+
+@MODELS.register_module()
+class MomentumTarget(CosineEMA):
+    """Momentum (EMA) copy of the online branch, with a cosine schedule.
+
+    Same convention as mmpretrain's ``CosineEMA``: ``target = (1 - m) *
+    target + m * online`` with ``m`` going from ``momentum`` to
+    ``end_momentum`` on a cosine over the training iterations (0.005 -> 0 is
+    the authors' 0.995 -> 1). Two differences:
+
+    * the first update averages like every other one. mmengine's EMA copies
+      the online weights on its first update, which would throw away a
+      target loaded from a checkpoint; here the copy is explicit
+      (:meth:`copy_from`, called after weight initialisation);
+    * the update is one fused ``torch._foreach_lerp_`` over all tensors, and
+      the schedule position comes from the message hub's ``iter`` (a Python
+      int), so updating needs no host-device synchronisation.
+
+    Args:
+        model (nn.Module): Online module to average.
+        momentum (float): Start momentum. Defaults to 0.005.
+        end_momentum (float): End momentum. Defaults to 0.
+    """
+
+    def __init__(self,
+                 model: nn.Module,
+                 momentum: float = 0.005,
+                 end_momentum: float = 0.) -> None:
+        super().__init__(model, momentum=momentum, end_momentum=end_momentum)
+        self._targets = list(self.module.parameters())
+
+    def current_momentum(self) -> float:
+        """Momentum for this iteration (constant without a known schedule)."""
+        hub = MessageHub.get_current_instance()
+        max_iters = hub.get_info('max_iters')
+        if not max_iters:
+            return self.momentum
+        step = hub.get_info('iter')
+        step = int(self.steps) if step is None else step
+        # never past the schedule's end (the cosine would rise again)
+        step = min(max(step, 0), max_iters)
+        annealing = (cos(pi * step / float(max_iters)) + 1) / 2
+        return self.end_momentum - (self.end_momentum -
+                                    self.momentum) * annealing
+
+    @torch.no_grad()
+    def update_parameters(self,
+                          model: nn.Module,
+                          momentum: Optional[float] = None) -> None:
+        momentum = self.current_momentum() if momentum is None else momentum
+        sources = [p.detach() for p in model.parameters()]
+        if len(sources) != len(self._targets):
+            raise ValueError('the online model does not match the target: '
+                             f'{len(sources)} vs {len(self._targets)} tensors')
+        torch._foreach_lerp_(self._targets, sources, momentum)
+        self.steps += 1
+
+    @torch.no_grad()
+    def copy_from(self, model: nn.Module) -> None:
+        """Make the target an exact copy of ``model`` (parameters and
+        buffers)."""
+        self.module.load_state_dict(model.state_dict())
 
 
 def patchify(images: torch.Tensor, patch_size: int) -> torch.Tensor:
@@ -40,12 +250,12 @@ class SiameseIM(BaseSelfSupervisor):
 
     The parts are checked when the model is built: the backbone must
     implement the SiameseIM encoder interface
-    (:mod:`mmsiameseim.models.utils.encoder_interface`; ``SiameseIMViT``
+    (:mod:`mmsiameseim.models.algorithms.siameseim`; ``SiameseIMViT``
     does, for every mmpretrain ``VisionTransformer`` arch), and the neck's
     widths and grid must match it. Every batch is checked against the
-    model's patch grid before its forward (:meth:`geometry`), so a crop or
-    mask off the grid fails at the first step whichever loop trains the
-    model.
+    model's patch grid before its forward (:func:`batch_geometry`), so a
+    crop or mask off the grid fails at the first step whichever loop trains
+    the model.
 
     Args:
         backbone (dict): Online encoder implementing the SiameseIM encoder
@@ -142,44 +352,11 @@ class SiameseIM(BaseSelfSupervisor):
     def check_train_pipeline(self, transforms: Sequence) -> None:
         """Refuse a training pipeline (its built transforms) whose crop or mask
         generator is off this model's patch grid, before any data is loaded
-        (see :func:`~mmsiameseim.models.utils.batch_geometry.check_patch_grid`;
-        training itself checks every batch in :meth:`geometry`)."""
+        (see :func:`~mmsiameseim.models.utils.geometry.check_patch_grid`;
+        training itself checks every batch with :func:`batch_geometry`)."""
         check_patch_grid(transforms, self.patch_grid)
 
     @torch.compiler.disable  # per-sample Python and numpy values
-    def geometry(
-        self,
-        data_samples: List[DataSample],
-        device: torch.device,
-        views: Optional[Sequence[torch.Tensor]] = None
-    ) -> Dict[str, Union[torch.Tensor, CropPairOffsets]]:
-        """Mask and crop-pair offsets of a batch, on ``device``, checked
-        against the model's patch grid
-        (:func:`~mmsiameseim.models.utils.batch_geometry.batch_geometry`).
-
-        Each sample needs ``mask`` (on the neck's ``grid_size``),
-        ``crop_boxes`` and ``flips`` (set by ``TwoViewRandomResizedCrop``),
-        and the size of the image the crops were taken from:
-        ``crop_source_shape`` (set by the crop too; pack it with the
-        algorithm keys) or, when a sample has none, its ``ori_shape``
-        metainfo (samples built by hand, see
-        :func:`~mmsiameseim.models.utils.batch_geometry.crop_source_shapes`).
-        A sample with neither is refused.
-
-        Args:
-            data_samples (list[DataSample]): The batch's samples.
-            device (torch.device): Where the outputs go.
-            views (Sequence[Tensor], optional): ``[view_a, view_b]``, whose
-                sizes are checked too (the crop's ``size`` and
-                ``target_size``).
-
-        Returns:
-            dict: ``mask`` (B, L) bool, True = masked, and ``offsets``
-            (:class:`CropPairOffsets`).
-        """
-        return batch_geometry(data_samples, self.patch_grid, device,
-                              views)._asdict()
-
     def forward(self,
                 inputs: Union[torch.Tensor, List[torch.Tensor]],
                 data_samples: Optional[List[DataSample]] = None,
@@ -213,7 +390,8 @@ class SiameseIM(BaseSelfSupervisor):
         Args:
             inputs (list[Tensor]): ``[view_a, view_b]``, each (B, C, H, W).
             data_samples (list[DataSample]): With ``mask``, ``crop_boxes``,
-                ``flips`` and ``crop_source_shape`` (see :meth:`geometry`).
+                ``flips`` and ``crop_source_shape`` (see
+                :func:`batch_geometry`).
             update_target (bool): Apply the momentum update (before the
                 target forward, as the authors do). Defaults to True.
             target (Tensor, optional): View b's targets, computed already
@@ -225,9 +403,10 @@ class SiameseIM(BaseSelfSupervisor):
             (feature targets only).
         """
         view_a, view_b = inputs[0], inputs[1]
-        geo = self.geometry(data_samples, view_a.device, (view_a, view_b))
-        latent = self.backbone(view_a, geo['mask'])
-        pred = self.neck(latent, geo['mask'], geo['offsets'])
+        geo = batch_geometry(data_samples, self.patch_grid, view_a.device,
+                             (view_a, view_b))
+        latent = self.backbone(view_a, geo.mask)
+        pred = self.neck(latent, geo.mask, geo.offsets)
         if target is not None or self.target is None:
             if target is None:
                 target = self.target_features(view_b)

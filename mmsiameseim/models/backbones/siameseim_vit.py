@@ -1,15 +1,36 @@
-from typing import Optional, Sequence, Union
+"""SiameseIM's ViT encoder and the block helpers it shares with the neck.
+
+- :class:`SiameseIMViT`: mmpretrain's ``MAEViT`` with the SiameseIM patch
+  mask, the rows-first sin-cos position embedding and optional activation
+  checkpointing.
+- :func:`run_blocks` / :func:`set_activation_checkpointing`: activation
+  checkpointing of Transformer blocks. A part that supports it
+  (``SiameseIMViT``, ``RelPosDecoderNeck``) runs its blocks through
+  :func:`run_blocks`: with its ``with_cp`` set, in training and when the
+  tokens need a gradient, each block's activations are recomputed in
+  backward instead of kept (``torch.utils.checkpoint``, non-reentrant,
+  random state preserved so drop path draws the same). The gradients are
+  those of the plain run; the target branch (no gradient) is never
+  checkpointed. A BatchNorm inside a checkpointed block updates its running
+  statistics twice per step (they are not used in training).
+- :func:`use_fp32_attention_under_cpu_autocast`: the attention core in fp32
+  under CPU autocast.
+- :func:`drop_zero_drop_paths`: ``DropPath`` of rate 0 removed (for
+  ``torch.compile``).
+"""
+from typing import Iterable, Optional, Sequence, Union
 
 import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from mmcv.cnn.bricks.drop import DropPath
 from mmpretrain.models.selfsup.mae import MAEViT
 from mmpretrain.models.utils import build_norm_layer, resize_pos_embed
+from mmpretrain.models.utils.attention import MultiheadAttention
 from mmpretrain.registry import MODELS
+from torch.utils.checkpoint import checkpoint
 
-from ..utils.activation_checkpointing import run_blocks
-from ..utils.cpu_autocast_attention import \
-    use_fp32_attention_under_cpu_autocast
-from ..utils.sincos_pos_embed import build_rows_first_sincos_embed
-from ..utils.zero_drop_path import drop_zero_drop_paths
+from ..utils.geometry import build_rows_first_sincos_embed
 
 
 @MODELS.register_module()
@@ -21,7 +42,7 @@ class SiameseIMViT(MAEViT):
     ``init_cfg=dict(type='Pretrained', prefix='backbone.')``.
 
     Implements the SiameseIM encoder interface
-    (:mod:`mmsiameseim.models.utils.encoder_interface`): ``forward(x, mask)``
+    (:mod:`mmsiameseim.models.algorithms.siameseim`): ``forward(x, mask)``
     returns the cls token and the visible patch tokens.
 
     Differences from ``MAEViT``: the mask is given (a boolean patch mask per
@@ -64,7 +85,8 @@ class SiameseIMViT(MAEViT):
         init_cfg (dict, optional): Initialization config. Defaults to None.
     """
 
-    #: declares the SiameseIM encoder interface (see ``encoder_interface``)
+    #: declares the SiameseIM encoder interface (see the module docstring of
+    #: mmsiameseim.models.algorithms.siameseim)
     accepts_patch_mask = True
 
     def __init__(self,
@@ -163,3 +185,76 @@ class SiameseIMViT(MAEViT):
         if self.final_norm:
             x = self.ln1(x)
         return x
+
+
+def run_blocks(blocks: Iterable[nn.Module], x: torch.Tensor,
+               with_cp: bool) -> torch.Tensor:
+    """``x`` through ``blocks`` in turn, checkpointed when ``with_cp`` and
+    a gradient is being built."""
+    for block in blocks:
+        if with_cp and torch.is_grad_enabled() and x.requires_grad:
+            x = checkpoint(block, x, use_reentrant=False)
+        else:
+            x = block(x)
+    return x
+
+
+def set_activation_checkpointing(part: nn.Module) -> None:
+    """Turn activation checkpointing on in ``part``; refuses a part that
+    does not support it, naming it."""
+    if not hasattr(part, 'with_cp'):
+        raise TypeError(
+            f'activation_checkpointing: {type(part).__name__} does not '
+            'support it (no with_cp attribute); SiameseIMViT and '
+            'RelPosDecoderNeck do')
+    part.with_cp = True
+
+
+def fp32_attention_under_cpu_autocast(query: torch.Tensor, key: torch.Tensor,
+                                      value: torch.Tensor, *args,
+                                      **kwargs) -> torch.Tensor:
+    """``F.scaled_dot_product_attention`` that runs in fp32 under CPU
+    autocast and returns the autocast dtype; unchanged elsewhere.
+
+    On CPUs torch's bf16 attention kernels are slower than its fp32 fused
+    kernel over a SiameseIM step's attention calls: the fused bf16 kernel
+    is slow on short sequences, the matmul-softmax path on long ones
+    (``tools/benchmark_attention.py`` prints the table). Only the attention
+    core runs in fp32; the projections around it stay in bf16.
+    """
+    if query.device.type != 'cpu' or not torch.is_autocast_enabled('cpu'):
+        return F.scaled_dot_product_attention(query, key, value, *args,
+                                              **kwargs)
+    with torch.autocast('cpu', enabled=False):
+        out = F.scaled_dot_product_attention(query.float(), key.float(),
+                                             value.float(), *args, **kwargs)
+    return out.to(torch.get_autocast_dtype('cpu'))
+
+
+def use_fp32_attention_under_cpu_autocast(module: nn.Module) -> nn.Module:
+    """Route every mmpretrain ``MultiheadAttention`` in ``module`` through
+    :func:`fp32_attention_under_cpu_autocast`.
+
+    Returns ``module``.
+    """
+    for m in module.modules():
+        if isinstance(m, MultiheadAttention):
+            m.scaled_dot_product_attention = fp32_attention_under_cpu_autocast
+    return module
+
+
+def drop_zero_drop_paths(module: nn.Module) -> nn.Module:
+    """Replace every ``DropPath`` of rate 0 in ``module`` by ``nn.Identity``
+    (the same function, no parameters). Returns ``module``.
+
+    Dynamo sees mmcv's ``if drop_prob == 0.`` on a float attribute (a numpy
+    float in mmpretrain's ViT) as data-dependent control flow and breaks
+    the graph at every block; without the module there is nothing to
+    trace. Non-zero rates keep their ``DropPath``.
+    """
+    for name, child in list(module.named_children()):
+        if isinstance(child, DropPath) and float(child.drop_prob) == 0.:
+            setattr(module, name, nn.Identity())
+        else:
+            drop_zero_drop_paths(child)
+    return module

@@ -1,3 +1,3 @@
-from .unigrad_loss import UniGradLoss
+from ..heads.unigrad_head import UniGradLoss
 
 __all__ = ['UniGradLoss']

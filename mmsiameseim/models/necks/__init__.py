@@ -1,3 +1,4 @@
-from .relpos_decoder_neck import RelPosDecoderNeck, SiameseIMProjector
+from .relpos_decoder_neck import (RelPosDecoderNeck, SiameseIMProjector,
+                                  TokenBatchNorm)
 
-__all__ = ['RelPosDecoderNeck', 'SiameseIMProjector']
+__all__ = ['RelPosDecoderNeck', 'SiameseIMProjector', 'TokenBatchNorm']

@@ -4,6 +4,7 @@ from mmpretrain.registry import TRANSFORMS
 from sklearn.datasets import load_sample_images
 
 import mmsiameseim  # noqa: F401
+import mmsiameseim_lab.benchmark.pil_color_jitter  # noqa: F401
 
 JITTER = dict(brightness=0.4, contrast=0.4, saturation=0.2, hue=0.1)
 

@@ -3,6 +3,7 @@ import torch
 from mmpretrain.registry import MODELS
 
 import mmsiameseim  # noqa: F401
+from mmsiameseim.models.utils import batch_geometry
 from tests.helpers import random_batch, tiny_siameseim_cfg
 
 
@@ -162,9 +163,9 @@ def test_pixel_target_has_no_target_branch_and_predicts_view_b_pixels():
     views, samples = random_batch(4)
     out = model.loss(views, samples)
     assert set(out) == {'loss'}
-    geo = model.geometry(samples, views[0].device)
+    geo = batch_geometry(samples, model.patch_grid, views[0].device)
     pred = model.neck(
-        model.backbone(views[0], geo['mask']), geo['mask'], geo['offsets'])
+        model.backbone(views[0], geo.mask), geo.mask, geo.offsets)
     torch.testing.assert_close(out['loss'],
                                model.head.loss(pred, patchify(views[1], 8)))
     out['loss'].backward()
@@ -214,7 +215,8 @@ def test_a_pad_before_the_crop_leaves_ori_shape_and_the_geometry_right():
     samples = _padded_fashion_like_batch()
     assert all(s.ori_shape == (28, 28) for s in samples)
     assert all(s.crop_source_shape == (32, 32) for s in samples)
-    offsets = model.geometry(samples, torch.device('cpu'))['offsets']
+    offsets = batch_geometry(samples, model.patch_grid,
+                             torch.device('cpu')).offsets
     boxes = torch.stack([torch.as_tensor(s.crop_boxes) for s in samples])
     flips = torch.stack([torch.as_tensor(s.flips) for s in samples])
     want = crop_pair_offsets(boxes, flips, torch.full((len(samples), ), 32.))
@@ -226,16 +228,20 @@ def test_a_pad_before_the_crop_leaves_ori_shape_and_the_geometry_right():
 def test_ori_shape_is_the_fallback_and_a_sample_with_neither_is_refused():
     model = _model()
     views, samples = random_batch(4)  # crop_source_shape (64, 64)
-    own_key = model.geometry(samples, torch.device('cpu'))['offsets']
+    own_key = batch_geometry(samples, model.patch_grid,
+                             torch.device('cpu')).offsets
     for s in samples:
         s.set_metainfo(dict(ori_shape=(7, 7)))  # ignored beside it
-    for a, b in zip(own_key,
-                    model.geometry(samples, torch.device('cpu'))['offsets']):
+    for a, b in zip(
+            own_key,
+            batch_geometry(samples, model.patch_grid,
+                           torch.device('cpu')).offsets):
         torch.testing.assert_close(a, b)
     for s in samples:  # as the contract checks and hand-made samples
         del s.crop_source_shape
         s.set_metainfo(dict(ori_shape=(64, 64)))
-    fallback = model.geometry(samples, torch.device('cpu'))['offsets']
+    fallback = batch_geometry(samples, model.patch_grid,
+                              torch.device('cpu')).offsets
     for a, b in zip(own_key, fallback):
         torch.testing.assert_close(a, b)
     del samples[2].ori_shape
@@ -257,7 +263,7 @@ def test_a_box_outside_its_source_image_is_refused():
             ValueError,
             match=r'does not fit in the 28x28 source '
             r"image given by 'ori_shape'"):
-        model.geometry(samples, torch.device('cpu'))
+        batch_geometry(samples, model.patch_grid, torch.device('cpu'))
 
 
 def test_a_mask_off_the_neck_grid_is_refused_naming_the_options():

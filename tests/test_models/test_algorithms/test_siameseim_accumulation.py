@@ -107,7 +107,7 @@ def _per_part_statistics(monkeypatch, parts):
     part's own statistics (what the parts of micro_batches see)."""
     import torch.nn.functional as F
 
-    from mmsiameseim.models.utils import TokenBatchNorm
+    from mmsiameseim.models import TokenBatchNorm
 
     def forward(self, x):
         groups = x.reshape(parts, -1, x.shape[-1]).float()

@@ -11,8 +11,7 @@ import pytest
 import torch
 
 from mmsiameseim.apis import build_from_official, convert_official_state_dict
-from mmsiameseim.models.utils.sincos_pos_embed import \
-    build_rows_first_sincos_embed
+from mmsiameseim.models.utils.geometry import build_rows_first_sincos_embed
 from tests.conftest import DATA
 from tests.helpers import load_tool
 

@@ -3,8 +3,8 @@ import torch.nn.functional as F
 from mmpretrain.models.utils.attention import MultiheadAttention
 from mmpretrain.registry import MODELS
 
-from mmsiameseim.models.utils import (fp32_attention_under_cpu_autocast,
-                                      use_fp32_attention_under_cpu_autocast)
+from mmsiameseim.models import (fp32_attention_under_cpu_autocast,
+                                use_fp32_attention_under_cpu_autocast)
 from tests.helpers import random_batch, tiny_siameseim_cfg
 
 

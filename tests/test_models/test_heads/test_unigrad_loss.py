@@ -185,7 +185,7 @@ def test_chunk_sum_error_does_not_grow_with_the_number_of_products():
     the sum must stay at float64 accuracy, not drift as fp32 accumulation over
     k terms does (a (1, k) @ (k, 1) matmul: ~5e-4 at k = 1e6).
     """
-    from mmsiameseim.models.losses.unigrad_function import _dot
+    from mmsiameseim.models.heads.unigrad_head import _dot
     torch.manual_seed(0)
     for rows in (1400, 4096):  # k = 1.08e6 and 3.1e6
         a = torch.randn(rows, 768)

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from mmsiameseim.models.utils import TokenBatchNorm
+from mmsiameseim.models import TokenBatchNorm
 
 
 def test_matches_batchnorm1d_over_tokens():
