@@ -88,9 +88,9 @@ def traced_files(config: str, cfg_options: Optional[dict] = None) -> List[str]:
         _paint_folder(folder)
         cfg.train_dataloader.dataset.data_root = folder
         dataset = DATASETS.build(cfg.train_dataloader.dataset)
-        collate = FUNCTIONS.build(
+        collate = FUNCTIONS.get(
             cfg.train_dataloader.get('collate_fn',
-                                     dict(type='pseudo_collate')))
+                                     dict(type='pseudo_collate'))['type'])
         torch.manual_seed(0)
         model = MODELS.build(cfg.model).train()
         sys.setprofile(profile)

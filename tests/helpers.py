@@ -4,6 +4,7 @@ import importlib.util
 import io
 import logging
 import os
+import sys
 
 import torch
 from torch.utils.data import Dataset
@@ -17,6 +18,11 @@ def load_tool(relpath):
     """Import a script under ``tools/`` (e.g. ``'demo.py'``) as a module, to
     call it in this process instead of a fresh interpreter."""
     path = os.path.join(ROOT, 'tools', relpath)
+    # as when it runs as a script: its folder first on sys.path (the tools
+    # that wrap the authors' code import tools/authors_siameseim.py)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     name = os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

@@ -156,7 +156,7 @@ def test_miniature_rows_are_the_miniatures_they_were():
 
 
 @pytest.mark.parametrize('row, words', [
-    ([1], ['must be a dict of the switches', 'got list']),
+    ([1], ['is a dict of the switches', 'got list']),
     (dict(PAPER_ROW_I,
           mask='grid'), ["mask='grid' (one of ('blockwise', 'random'))"]),
     ({
@@ -166,7 +166,7 @@ def test_miniature_rows_are_the_miniatures_they_were():
     (dict(PAPER_ROW_I,
           colour_jitter=True), ["unknown switches ['colour_jitter']"]),
 ])
-def test_a_wrong_override_is_named(row, words):
+def test_wrong_switches_are_named(row, words):
     with pytest.raises(ValueError) as err:
         table3.check_row(row, 'my_row.py')
     assert str(err.value).startswith('my_row.py: ')
