@@ -13,6 +13,8 @@ from tests.helpers import load_tool
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
+# the smoke demo's console, every line (stdout and stderr)
+DEMO_CONSOLE_LINES = 80
 
 
 def _demo(work_dir, *extra):
@@ -103,9 +105,15 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     assert 60 < siameseim['pretrain_wall_s'] < data['wall_s']
     assert 'summed over the 2 invocations' in out.stdout
     assert '(resumed; the sum of 2 invocations)' in text
-    # ... and the console: a header per run, no whole-config dump
+    # ... and the console: a header per run, no whole-config dump, none of
+    # the Runner's environment, hook table or frozen-parameter lines, and
+    # a line budget (58 lines on 2026-11-26, 749 before)
     assert f'  output: {tmp_path / "siameseim"}' in out.stdout
-    assert 'Config:' not in out.stdout
+    console = out.stdout + out.stderr
+    for detail in ('Config:', 'System environment', 'Hooks will be executed',
+                   'requires_grad=False', 'paramwise_options'):
+        assert detail not in console, detail
+    assert len(console.splitlines()) <= DEMO_CONSOLE_LINES, console
     # a rerun reuses every finished stage instead of starting over; asked
     # to publish (into another folder), it writes there too
     again = _demo(tmp_path, '--publish', '--results-dir',
