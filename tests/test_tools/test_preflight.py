@@ -173,7 +173,9 @@ def test_every_shipped_config_declares_its_input_size_and_batch():
         size = input_size(cfg)
         assert size is not None and len(size) == 2, config
         assert all(isinstance(s, int) and s > 0 for s in size), config
-        expected = 1 if '/mmdet/' in config else 2
+        # two images (two a part for a SiameseIM in micro_batches parts)
+        expected = 1 if '/mmdet/' in config else 2 * cfg.model.get(
+            'micro_batches', 1)
         assert default_batch(cfg) == expected, config
     assert input_size(Config(dict(crop_size=224))) == [224, 224]
     assert input_size(Config(dict(crop_size=(512, 1024)))) == [512, 1024]
