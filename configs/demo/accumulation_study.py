@@ -29,7 +29,4 @@ methods = [
 ]
 seeds = [0, 1, 2]
 curve = dict(_delete_=True)
-features = dict(
-    _delete_=True,
-    **{m: 'avg_featmap'
-       for m in methods})
+features = dict(_delete_=True, **{m: 'avg_featmap' for m in methods})

@@ -35,8 +35,10 @@ class PreflightError(RuntimeError):
 def default_batch(cfg: Config) -> int:
     """1 for detection (1024 px), else 2: BatchNorm layers (the necks, and
     UperNet's pooling module at 1 x 1) need two samples, and 2 is the
-    segmentation configs' own per-GPU batch. A SiameseIM trained in
-    ``micro_batches`` parts gets two images a part."""
+    segmentation configs' own per-GPU batch.
+
+    A SiameseIM trained in ``micro_batches`` parts gets two images a part.
+    """
     if cfg.get('default_scope') == 'mmdet':
         return 1
     return 2 * int(cfg.get('model', {}).get('micro_batches', 1))
