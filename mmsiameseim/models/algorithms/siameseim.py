@@ -33,16 +33,13 @@ family (every arch and the options that make sense for masked
 pretraining).
 """
 import inspect
-from contextlib import nullcontext
 from math import cos, pi
 from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
 from mmengine.logging import MessageHub
-from mmengine.model import MMDistributedDataParallel
 from mmengine.optim import OptimWrapper
-from mmengine.registry import MODEL_WRAPPERS
 from mmengine.utils import to_2tuple
 from mmpretrain.models.backbones import VisionTransformer
 from mmpretrain.models.selfsup.base import BaseSelfSupervisor
@@ -51,8 +48,9 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from ..backbones.siameseim_vit import set_activation_checkpointing
-from ..heads.unigrad_head import all_reduce_mean
-from ..utils.geometry import PatchGrid, batch_geometry, check_patch_grid
+from ..utils.geometry import PatchGrid, batch_geometry
+from ..utils.pipeline_check import check_patch_grid
+from .exact_accumulation import accumulated_train_step, check_micro_batches
 
 INTERFACE = ('the SiameseIM encoder interface (accepts_patch_mask = True, '
              'forward(x, mask) returning the cls token and the visible patch '
@@ -60,30 +58,33 @@ INTERFACE = ('the SiameseIM encoder interface (accepts_patch_mask = True, '
              'see mmsiameseim.models.algorithms.siameseim)')
 
 
+def _forward_params(module: nn.Module) -> List[str]:
+    return list(inspect.signature(module.forward).parameters)
+
+
 def check_masked_encoder(backbone: nn.Module) -> None:
     """Raise a TypeError naming the interface and what ``backbone`` lacks."""
-    name = type(backbone).__name__
-    missing = []
-    if getattr(backbone, 'accepts_patch_mask', False) is not True:
-        missing.append('accepts_patch_mask = True')
-    params = list(inspect.signature(backbone.forward).parameters)
-    if len(params) < 2 or params[1] != 'mask':
-        missing.append('forward(x, mask)')
-    if not isinstance(getattr(backbone, 'embed_dims', None), int):
-        missing.append('embed_dims')
-    if len(tuple(getattr(backbone, 'patch_resolution', ()))) != 2:
-        missing.append('patch_resolution')
-    projection = getattr(
-        getattr(backbone, 'patch_embed', None), 'projection', None)
-    if not hasattr(projection, 'stride'):
-        missing.append('patch_embed.projection')
+    projection = getattr(backbone, 'patch_embed', None)
+    has = {
+        'accepts_patch_mask = True':
+        getattr(backbone, 'accepts_patch_mask', False) is True,
+        'forward(x, mask)':
+        _forward_params(backbone)[1:2] == ['mask'],
+        'embed_dims':
+        isinstance(getattr(backbone, 'embed_dims', None), int),
+        'patch_resolution':
+        len(tuple(getattr(backbone, 'patch_resolution', ()))) == 2,
+        'patch_embed.projection':
+        hasattr(getattr(projection, 'projection', None), 'stride'),
+    }
+    missing = [need for need, ok in has.items() if not ok]
     if missing:
-        hint = ''
-        if isinstance(backbone, VisionTransformer):
-            hint = (" For mmpretrain's ViT family use type='SiameseIMViT', "
-                    'which takes the same arch and options.')
-        raise TypeError(f'SiameseIM backbone {name} does not implement '
-                        f'{INTERFACE}: it lacks {", ".join(missing)}.{hint}')
+        hint = (" For mmpretrain's ViT family use type='SiameseIMViT', which "
+                'takes the same arch and options.') if isinstance(
+                    backbone, VisionTransformer) else ''
+        raise TypeError(f'SiameseIM backbone {type(backbone).__name__} does '
+                        f'not implement {INTERFACE}: it lacks '
+                        f'{", ".join(missing)}.{hint}')
 
 
 def check_siameseim_parts(backbone: nn.Module, neck: nn.Module,
@@ -102,13 +103,12 @@ def check_siameseim_parts(backbone: nn.Module, neck: nn.Module,
         target_type (str): 'feature' or 'pixel'.
     """
     check_masked_encoder(backbone)
-    neck_name = type(neck).__name__
-    needs = ('projector', 'in_channels', 'grid_size', 'embed_dims',
-             'out_channels')
-    lacks = [k for k in needs if not hasattr(neck, k)]
-    params = list(inspect.signature(neck.forward).parameters)
-    if params[:3] != ['x', 'mask', 'offsets']:
-        lacks.append('forward(x, mask, offsets)')
+    neck_name, name = type(neck).__name__, type(backbone).__name__
+    lacks = [
+        k for k in ('projector', 'in_channels', 'grid_size', 'embed_dims',
+                    'out_channels') if not hasattr(neck, k)
+    ] + ['forward(x, mask, offsets)'] * (
+        _forward_params(neck)[:3] != ['x', 'mask', 'offsets'])
     if lacks:
         raise TypeError(
             f'SiameseIM neck {neck_name} lacks {", ".join(lacks)}: it must '
@@ -117,53 +117,26 @@ def check_siameseim_parts(backbone: nn.Module, neck: nn.Module,
     if not callable(getattr(head, 'loss', None)):
         raise TypeError(f'SiameseIM head {type(head).__name__} has no '
                         'loss(pred, target), e.g. use UniGradHead')
-    backbone_name = type(backbone).__name__
-    if neck.in_channels != backbone.embed_dims:
-        raise ValueError(
-            f'SiameseIM: neck {neck_name} in_channels={neck.in_channels} '
-            f'but backbone {backbone_name} gives embed_dims='
-            f'{backbone.embed_dims} tokens; set neck.in_channels='
-            f'{backbone.embed_dims}')
-    grid = tuple(backbone.patch_resolution)
-    if tuple(to_2tuple(neck.grid_size)) != grid:
-        raise ValueError(
-            f'SiameseIM: neck {neck_name} grid_size={neck.grid_size} but '
-            f'backbone {backbone_name} has a {grid[0]}x{grid[1]} patch grid '
-            '(img_size / patch_size); set neck.grid_size to match')
-    expected: Optional[int] = neck.embed_dims
-    what = 'the target features (neck.embed_dims)'
-    if target_type == 'pixel':
-        conv = backbone.patch_embed.projection
-        stride = to_2tuple(conv.stride)
-        expected = stride[0] * stride[1] * conv.in_channels
-        what = 'a pixel patch (patch_size**2 * in_channels)'
-    if neck.out_channels != expected:
-        raise ValueError(
-            f'SiameseIM ({target_type} target): neck {neck_name} predicts '
-            f'{neck.out_channels} channels, but {what} has {expected}; set '
-            f'neck.out_channels={expected}')
-
-
-def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
-    """``micro_batches`` when SiameseIM can split its batches exactly: a
-    positive count and, above 1, a head whose loss takes a fixed
-    correlation (``UniGradHead`` without 'moco-like' normalisation)."""
-    if not isinstance(micro_batches, int) or micro_batches < 1:
-        raise ValueError('SiameseIM micro_batches must be a positive integer, '
-                         f'got {micro_batches!r}')
-    if micro_batches == 1:
-        return 1
-    loss = getattr(head, 'loss_module', None)
-    if not (hasattr(head, 'fixed_correlation')
-            and getattr(loss, 'splits_exactly', False)):
-        raise ValueError(
-            f'SiameseIM micro_batches={micro_batches} needs a head whose '
-            'loss can be split exactly (UniGradHead with UniGradLoss '
-            f"target_norm 'mae-like' or 'none'); {type(head).__name__} with "
-            f'{type(loss).__name__} '
-            f"target_norm={getattr(loss, 'target_norm', None)!r} cannot: "
-            "use optim_wrapper's accumulative_counts instead (inexact)")
-    return micro_batches
+    dims, grid = backbone.embed_dims, tuple(backbone.patch_resolution)
+    conv = backbone.patch_embed.projection
+    patch = to_2tuple(conv.stride)
+    out, what = (neck.embed_dims, 'the target features (neck.embed_dims)'
+                 ) if target_type == 'feature' else (
+                     patch[0] * patch[1] * conv.in_channels,
+                     'a pixel patch (patch_size**2 * in_channels)')
+    for wrong, message in (
+        (neck.in_channels
+         != dims, f'in_channels={neck.in_channels} but backbone {name} gives '
+         f'embed_dims={dims} tokens; set neck.in_channels={dims}'),
+        (tuple(to_2tuple(neck.grid_size))
+         != grid, f'grid_size={neck.grid_size} but backbone {name} has a '
+         f'{grid[0]}x{grid[1]} patch grid (img_size / patch_size); set '
+         'neck.grid_size to match'),
+        (neck.out_channels != out,
+         f'predicts {neck.out_channels} channels ({target_type} target), '
+         f'but {what} has {out}; set neck.out_channels={out}')):
+        if wrong:
+            raise ValueError(f'SiameseIM: neck {neck_name} {message}')
 
 
 @MODELS.register_module()
@@ -320,10 +293,10 @@ class SiameseIM(BaseSelfSupervisor):
             for part in (self.backbone, self.neck):
                 set_activation_checkpointing(part)
         self.target = MomentumTarget(
-            self._online(), momentum=base_momentum,
+            self.online(), momentum=base_momentum,
             end_momentum=end_momentum) if target_type == 'feature' else None
 
-    def _online(self) -> nn.Module:
+    def online(self) -> nn.Module:
         """The online modules that the target averages."""
         return nn.ModuleDict(
             dict(backbone=self.backbone, projector=self.neck.projector))
@@ -331,7 +304,7 @@ class SiameseIM(BaseSelfSupervisor):
     def init_weights(self) -> None:
         super().init_weights()
         if self.target is not None:
-            self.target.copy_from(self._online())
+            self.target.copy_from(self.online())
 
     def extract_feat(self,
                      inputs: Union[torch.Tensor, List[torch.Tensor]],
@@ -352,7 +325,7 @@ class SiameseIM(BaseSelfSupervisor):
     def check_train_pipeline(self, transforms: Sequence) -> None:
         """Refuse a training pipeline (its built transforms) whose crop or mask
         generator is off this model's patch grid, before any data is loaded
-        (see :func:`~mmsiameseim.models.utils.geometry.check_patch_grid`;
+        (see :func:`~mmsiameseim.models.utils.pipeline_check.check_patch_grid`;
         training itself checks every batch with :func:`batch_geometry`)."""
         check_patch_grid(transforms, self.patch_grid)
 
@@ -413,95 +386,14 @@ class SiameseIM(BaseSelfSupervisor):
             return dict(loss=self.head.loss(pred, target))
         momentum = self.target.current_momentum()
         if update_target:
-            self.target.update_parameters(self._online(), momentum)
+            self.target.update_parameters(self.online(), momentum)
         loss = self.head.loss(pred, self.target_features(view_b))
         return dict(loss=loss, momentum=loss.new_tensor(momentum))
 
     def train_step(self, data: Union[dict, tuple, list],
                    optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:
         """mmengine's train step; with ``micro_batches`` > 1, the exact
-        accumulation of :meth:`accumulated_train_step`."""
+        accumulation (:mod:`.exact_accumulation`)."""
         if self.micro_batches == 1:
             return super().train_step(data, optim_wrapper)
-        return self.accumulated_train_step(data, optim_wrapper)
-
-    def accumulated_train_step(
-            self,
-            data: Union[dict, tuple, list],
-            optim_wrapper: OptimWrapper,
-            wrapper: Optional[nn.Module] = None) -> Dict[str, torch.Tensor]:
-        """One optimizer step on a batch trained in ``micro_batches`` parts
-        with the whole batch's gradient (see the class's Args).
-
-        Args:
-            data: The data loader's batch.
-            optim_wrapper (OptimWrapper): Steps once, after the last part.
-            wrapper (nn.Module, optional): The DDP wrapper the parts'
-                forwards go through (its gradient all-reduce runs with the
-                last part only). Defaults to None (this model).
-        """
-        k = self.micro_batches
-        with optim_wrapper.optim_context(self):
-            data = self.data_preprocessor(data, True)
-        inputs, samples = data['inputs'], data['data_samples']
-        if len(samples) % k:
-            raise ValueError(
-                f'SiameseIM micro_batches={k}: the batch of {len(samples)} '
-                'images does not split into equal parts; set the data '
-                "loader's batch_size to a multiple of micro_batches")
-        size = len(samples) // k
-        parts = [([view[i * size:(i + 1) * size]
-                   for view in inputs], samples[i * size:(i + 1) * size])
-                 for i in range(k)]
-        logs = {}
-        with optim_wrapper.optim_context(self):
-            if self.target is not None:
-                momentum = self.target.current_momentum()
-                self.target.update_parameters(self._online(), momentum)
-                logs['momentum'] = torch.tensor(momentum, dtype=torch.float32)
-            targets = [self.target_features(views[1]) for views, _ in parts]
-        corr = all_reduce_mean(
-            sum(self.head.correlation(t) for t in targets) / k)
-        # mmengine's accumulative_counts on top (batches of one step each
-        # exact, accumulated over iterations as mmengine does): its loss
-        # scale and gradient sync are decided once per iteration
-        scale = optim_wrapper.scale_loss(torch.ones(())) / k
-        sync_last = optim_wrapper.should_sync()
-        model = wrapper or self
-        no_sync = getattr(model, 'no_sync', None)
-        losses = []
-        for i, ((views, part), target) in enumerate(zip(parts, targets)):
-            sync = i == k - 1 and sync_last
-            with nullcontext() if sync or no_sync is None else no_sync():
-                with optim_wrapper.optim_context(self), \
-                        self.head.fixed_correlation(corr):
-                    loss = model(views, part, mode='loss', target=target)
-                loss, _ = self.parse_losses(loss)
-                optim_wrapper.backward(loss * scale)
-            losses.append(loss.detach())
-        # one iteration, whatever the number of parts
-        optim_wrapper._inner_count -= k - 1
-        if optim_wrapper.should_update():
-            optim_wrapper.step()
-            optim_wrapper.zero_grad()
-        logs['loss'] = torch.stack(losses).mean()
-        return logs
-
-
-@MODEL_WRAPPERS.register_module()
-class SiameseIMDistributedDataParallel(MMDistributedDataParallel):
-    """mmengine's DDP wrapper that trains a ``SiameseIM`` with
-    ``micro_batches`` > 1 through its exact accumulation (the parts'
-    forwards go through DDP; gradients are all-reduced once, with the last
-    part).
-
-    ``FaultTolerantRunner`` picks it for such a model; other models
-    train as with ``MMDistributedDataParallel``.
-    """
-
-    def train_step(self, data: Union[dict, tuple, list],
-                   optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:
-        if getattr(self.module, 'micro_batches', 1) == 1:
-            return super().train_step(data, optim_wrapper)
-        return self.module.accumulated_train_step(
-            data, optim_wrapper, wrapper=self)
+        return accumulated_train_step(self, data, optim_wrapper)

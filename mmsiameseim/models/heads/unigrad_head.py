@@ -2,8 +2,7 @@
 (:class:`ChunkedUniGrad`), the loss (:class:`UniGradLoss`, with the
 correlation over the global batch) and the head that applies it to the
 neck's predictions and the target (:class:`UniGradHead`)."""
-from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 import torch
 import torch.distributed as dist
@@ -139,13 +138,13 @@ class UniGradLoss(nn.Module):
     temporaries autograd keeps for the formula above (double backward is
     not supported on that path). 'moco-like' always uses autograd.
 
-    Exact gradient accumulation (``SiameseIM(micro_batches=k)``): the
-    correlation C of a whole batch can be computed first from its targets
-    (:meth:`correlation` of each part, averaged and all-reduced) and held
-    fixed (:meth:`fixed_correlation`) while the parts' losses are computed
-    one at a time; their mean is then the whole batch's loss and their
-    gradients sum to its gradient. 'moco-like' normalises the predictions
-    over the batch too, so it cannot be split this way.
+    Exact gradient accumulation (``SiameseIM(micro_batches=k)``,
+    :mod:`~mmsiameseim.models.algorithms.exact_accumulation`): the
+    correlation C of a whole batch is computed first from its targets and
+    set as ``fixed_corr`` while the parts' losses are computed one at a
+    time; their mean is then the whole batch's loss and their gradients sum
+    to its gradient. 'moco-like' normalises the predictions over the batch
+    too, so it cannot be split this way.
 
     Args:
         lambda_neg (float): Weight of the correlation term. Defaults to 0.02.
@@ -178,43 +177,12 @@ class UniGradLoss(nn.Module):
             raise ValueError(f'chunk_rows must be >= 1, got {chunk_rows}')
         self.memory_efficient = memory_efficient
         self.chunk_rows = chunk_rows
-        self._fixed_corr: Optional[torch.Tensor] = None
-
-    @property
-    def splits_exactly(self) -> bool:
-        """Whether a batch's loss is the mean of its parts' losses under a
-        fixed correlation (not with 'moco-like' normalisation)."""
-        return self.target_norm != 'moco-like'
-
-    def correlation(self, target: torch.Tensor) -> torch.Tensor:
-        """This rank's C = mean_i z_i z_i^T (D, D) of ``target`` (..., D),
-        normalised as the loss normalises it, in fp32 (not all-reduced)."""
-        if not self.splits_exactly:
-            raise ValueError("UniGradLoss: target_norm='moco-like' "
-                             'normalises predictions over the batch; a '
-                             'batch cannot be split with a fixed correlation')
-        with torch.autocast(device_type=target.device.type, enabled=False):
-            z = target.detach().reshape(-1, target.shape[-1]).float()
-            if self.target_norm == 'mae-like':
-                z = F.layer_norm(z, z.shape[-1:], eps=self.eps)
-            return z.T @ z / z.shape[0]
-
-    @contextmanager
-    def fixed_correlation(self, corr: torch.Tensor) -> Iterator[None]:
-        """Use ``corr`` (the whole batch's, already averaged over ranks) as C
-        inside the block instead of the batch's own."""
-        if not self.splits_exactly:
-            raise ValueError("UniGradLoss: target_norm='moco-like' cannot "
-                             'use a fixed correlation')
-        self._fixed_corr = corr
-        try:
-            yield
-        finally:
-            self._fixed_corr = None
+        #: C to use instead of the batch's own (exact accumulation)
+        self.fixed_corr: Optional[torch.Tensor] = None
 
     def _reduce_corr(self, corr: torch.Tensor) -> torch.Tensor:
-        if self._fixed_corr is not None:
-            return self._fixed_corr.to(corr.dtype)
+        if self.fixed_corr is not None:
+            return self.fixed_corr.to(corr.dtype)
         return all_reduce_mean(corr)
 
     def _normalise(self, y: torch.Tensor, z: torch.Tensor):
@@ -315,20 +283,3 @@ class UniGradHead(BaseModule):
         if self.loss_type == 'global' and pred.dim() == 3:
             pred, target = pred.mean(dim=1), target.mean(dim=1)
         return self.loss_module(pred, target.detach())
-
-    def _rows(self, x: torch.Tensor) -> torch.Tensor:
-        """What the loss treats as samples: tokens, or images ('global')."""
-        return x.mean(dim=1) if self.loss_type == 'global' and x.dim() == 3 \
-            else x
-
-    def correlation(self, target: torch.Tensor) -> torch.Tensor:
-        """This rank's UniGrad correlation of ``target`` (see
-        :meth:`UniGradLoss.correlation`), for exact gradient
-        accumulation."""
-        return self.loss_module.correlation(self._rows(target))
-
-    @contextmanager
-    def fixed_correlation(self, corr: torch.Tensor) -> Iterator[None]:
-        """Score with ``corr`` as the loss's correlation inside the block."""
-        with self.loss_module.fixed_correlation(corr):
-            yield

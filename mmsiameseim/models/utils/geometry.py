@@ -18,9 +18,9 @@ where view b's patches lie in view a's grid, and the sin-cos embeddings.
 :func:`batch_geometry` reads a batch's geometry in one walk of its data
 samples and checks it whatever loop trains the model (``SiameseIM.loss``
 calls it before the first forward of every step; the checks are shape
-comparisons). :func:`check_patch_grid` checks a pipeline's built
-transforms without data (``FaultTolerantRunner``, when it builds the
-training loop). Every error names the key or option at fault.
+comparisons); :func:`~.pipeline_check.check_patch_grid` checks a
+pipeline's built transforms without data, at build time. Every error names
+the key or option at fault.
 
 **Sin-cos embeddings** in the SiameseIM layout: rows come first,
 ``[sin(row), cos(row), sin(col), cos(col)]``, each block with ``D/4``
@@ -62,11 +62,9 @@ def build_rows_first_sincos_embed(grid_size: Union[int, Sequence[int]],
         torch.arange(w, dtype=torch.float64),
         indexing='ij')
     omega = sincos_frequencies(embed_dims).double()
-    out_h = rows.reshape(-1, 1) * omega
-    out_w = cols.reshape(-1, 1) * omega
-    embed = torch.cat(
-        [out_h.sin(), out_h.cos(),
-         out_w.sin(), out_w.cos()], dim=1)
+    angles = (rows.reshape(-1, 1) * omega, cols.reshape(-1, 1) * omega)
+    embed = torch.cat([f(a) for a in angles for f in (torch.sin, torch.cos)],
+                      dim=1)
     if cls_token:
         embed = torch.cat([embed.new_zeros(1, embed_dims), embed], dim=0)
     return embed.float().unsqueeze(0)
@@ -96,16 +94,9 @@ class PatchGrid(NamedTuple):
 
     def pixels(self, target: bool = False) -> Tuple[int, int]:
         """The view's size in pixels (view b's with ``target``)."""
-        size = (self.target_grid_size or self.grid_size) if target \
-            else self.grid_size
-        grid = tuple(to_2tuple(size))
-        patch = tuple(to_2tuple(self.patch_size))
+        grid = to_2tuple(target and self.target_grid_size or self.grid_size)
+        patch = to_2tuple(self.patch_size)
         return grid[0] * patch[0], grid[1] * patch[1]
-
-    def describe(self) -> str:
-        patch = tuple(to_2tuple(self.patch_size))
-        return (f'backbone patch size {patch[0]}x{patch[1]}, neck grid_size='
-                f'{self.grid_size}, target_grid_size={self.target_grid_size}')
 
 
 class CropPairOffsets(NamedTuple):
@@ -180,15 +171,13 @@ def crop_pair_offsets(crop_boxes: torch.Tensor, flips: torch.Tensor,
 
 def stack_field(samples: List[DataSample], key: str) -> torch.Tensor:
     """``key`` of every sample, stacked; a sample without it is named."""
-    values = []
     for i, sample in enumerate(samples):
         if key not in sample:
             raise KeyError(f'data sample {i} has no {key!r}: {PACK_HINT}')
-        value = sample.get(key)
-        values.append(
-            value if isinstance(value, torch.Tensor) else torch.
-            as_tensor(np.asarray(value)))
-    return torch.stack(values)
+    return torch.stack([
+        v if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v))
+        for v in (s.get(key) for s in samples)
+    ])
 
 
 def crop_source_shapes(samples: List[DataSample]) -> torch.Tensor:
@@ -211,12 +200,9 @@ def crop_source_shapes(samples: List[DataSample]) -> torch.Tensor:
     for i, sample in enumerate(samples):
         shape = sample.get('crop_source_shape', sample.get('ori_shape'))
         if shape is None:
-            raise KeyError(
-                f"data sample {i} has neither 'crop_source_shape' nor an "
-                "'ori_shape' metainfo: SiameseIM needs the size of the image "
-                'the crops were taken from. TwoViewRandomResizedCrop sets '
-                "'crop_source_shape'; pack it with PackInputs(algorithm_keys="
-                "['crop_boxes', 'flips', 'crop_source_shape'])")
+            raise KeyError(f"data sample {i} has neither 'crop_source_shape' "
+                           "nor an 'ori_shape' metainfo (the size of the "
+                           f'image the crops were taken from): {PACK_HINT}')
         shapes.append([float(shape[0]), float(shape[1])])
     return torch.tensor(shapes)
 
@@ -288,9 +274,12 @@ def check_batch_grid(grid: PatchGrid,
                 f'model\'s {want[0]}x{want[1]} (its patch grid at its patch '
                 f'size): give TwoViewRandomResizedCrop {option}={want[0]}')
     if wrong:
-        raise ValueError("this batch is off the model's patch grid ("
-                         f'{grid.describe()}): ' + '; '.join(wrong) + '. ' +
-                         SAME_GRID_HINT)
+        patch = to_2tuple(grid.patch_size)
+        raise ValueError(
+            "this batch is off the model's patch grid (backbone patch size "
+            f'{patch[0]}x{patch[1]}, neck grid_size={grid.grid_size}, '
+            f'target_grid_size={grid.target_grid_size}): ' + '; '.join(wrong) +
+            '. ' + SAME_GRID_HINT)
 
 
 def batch_geometry(
@@ -324,50 +313,6 @@ def batch_geometry(
     check_boxes_inside(boxes, shapes, data_samples)
     offsets = crop_pair_offsets(boxes, flips, shapes[:, 1])
     return BatchGeometry(mask, offsets.to(device))
-
-
-def check_patch_grid(transforms: Sequence, grid: PatchGrid) -> None:
-    """Refuse a training pipeline (its built transforms) whose crop or mask
-    generator is off the model's patch grid, before any data is loaded
-    (``FaultTolerantRunner`` when it builds the training loop, through
-    ``SiameseIM.check_train_pipeline``; the benchmarks;
-    :func:`check_batch_grid` checks the batches).
-
-    Args:
-        transforms (Sequence): Built transforms of the training pipeline.
-        grid (PatchGrid): The model's patch grid.
-
-    Raises:
-        ValueError: naming each transform option that disagrees.
-    """
-    from mmpretrain.datasets.transforms import BEiTMaskGenerator
-
-    from ...datasets.transforms import (RandomPatchMaskGenerator,
-                                        TwoViewRandomResizedCrop)
-    patch, g = tuple(to_2tuple(grid.patch_size)), tuple(
-        to_2tuple(grid.grid_size))
-    target = tuple(to_2tuple(grid.target_grid_size or grid.grid_size))
-    wrong = []
-    for t in transforms:
-        name = type(t).__name__
-        if isinstance(t, TwoViewRandomResizedCrop):
-            for option, size, want in (('size', t.size, g),
-                                       ('target_size', t.target_size, target)):
-                if tuple(size) != (want[0] * patch[0], want[1] * patch[1]):
-                    wrong.append(f'{name} {option}={tuple(size)} is not the '
-                                 f'{want[0]}x{want[1]} patch grid at patch '
-                                 f'size {patch[0]}x{patch[1]}')
-        elif isinstance(t, (BEiTMaskGenerator, RandomPatchMaskGenerator)):
-            if (t.height, t.width) != g:
-                wrong.append(f'{name} input_size={(t.height, t.width)}')
-    if wrong:
-        raise ValueError(
-            "the training pipeline does not use the model's patch grid "
-            f'(neck grid_size={grid.grid_size}, target_grid_size='
-            f'{grid.target_grid_size}, backbone patch size {patch[0]}): ' +
-            '; '.join(wrong) + ". Set the crop size, the mask generator's "
-            "input_size and the neck's grid_size from one variable (the "
-            "configs' `patch_grid`)")
 
 
 def relative_patch_centres(
@@ -416,21 +361,10 @@ def relative_sincos_embed(offsets: CropPairOffsets,
     """
     rows, cols = relative_patch_centres(offsets, grid_size, target_grid_size)
     omega = sincos_frequencies(embed_dims, rows.device)
-    out_h = rows.unsqueeze(-1) * omega
-    out_w = cols.unsqueeze(-1) * omega
-    n = rows.shape[1]
-    scale_h = (10 * torch.log(offsets.delta_h)[:, None] * omega)
-    scale_w = (10 * torch.log(offsets.delta_w)[:, None] * omega)
-    scale_h = scale_h.unsqueeze(1).expand(-1, n, -1)
-    scale_w = scale_w.unsqueeze(1).expand(-1, n, -1)
-    return torch.cat([
-        out_h.sin(),
-        out_h.cos(),
-        out_w.sin(),
-        out_w.cos(),
-        scale_h.sin(),
-        scale_h.cos(),
-        scale_w.sin(),
-        scale_w.cos()
-    ],
+    scales = (10 * torch.log(
+        torch.stack([offsets.delta_h, offsets.delta_w], -1)))[:, None, :,
+                                                              None] * omega
+    angles = (rows.unsqueeze(-1) * omega, cols.unsqueeze(-1) * omega,
+              *scales.expand(-1, rows.shape[1], -1, -1).unbind(2))
+    return torch.cat([f(a) for a in angles for f in (torch.sin, torch.cos)],
                      dim=-1)

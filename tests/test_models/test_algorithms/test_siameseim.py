@@ -28,7 +28,7 @@ def test_loss_and_gradients():
 
 def test_target_starts_as_copy_and_moves_with_momentum():
     model = _model()
-    online = dict(model._online().named_parameters())
+    online = dict(model.online().named_parameters())
     for name, p in model.target.module.named_parameters():
         torch.testing.assert_close(p, online[name])
     views, samples = random_batch(4)

@@ -1,0 +1,156 @@
+"""Exact gradient accumulation for SiameseIM (``micro_batches`` > 1).
+
+A batch of B images is trained as k parts of B / k, one part's activations
+at a time, with the gradient of the whole batch: the targets of every part
+come first (the target branch has no gradient), the UniGrad correlation is
+taken over all of them and all ranks and held fixed while each part's loss
+is computed. One momentum update and one optimizer step per batch; mmengine's
+``accumulative_counts`` can go on top (each batch exact in itself). Not
+exact: the neck's BatchNorm normalises each part by its own statistics
+(docs/pretraining/memory.md).
+
+Off a step's path when ``micro_batches`` is 1, so it lives beside the
+algorithm: :func:`check_micro_batches` (build time),
+:func:`accumulated_train_step` and the DDP wrapper that
+``FaultTolerantRunner`` picks for such a model.
+"""
+from contextlib import contextmanager, nullcontext
+from typing import Dict, Iterator, Optional, Union
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from mmengine.model import MMDistributedDataParallel
+from mmengine.optim import OptimWrapper
+from mmengine.registry import MODEL_WRAPPERS
+
+from ..heads.unigrad_head import UniGradLoss, all_reduce_mean
+
+
+def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
+    """``micro_batches`` when SiameseIM can split its batches exactly: a
+    positive count and, above 1, a ``UniGradHead`` whose ``UniGradLoss``
+    takes a fixed correlation (not with 'moco-like' normalisation)."""
+    if not isinstance(micro_batches, int) or micro_batches < 1:
+        raise ValueError('SiameseIM micro_batches must be a positive integer, '
+                         f'got {micro_batches!r}')
+    loss = getattr(head, 'loss_module', None)
+    if micro_batches > 1 and not (isinstance(loss, UniGradLoss)
+                                  and loss.target_norm != 'moco-like'):
+        raise ValueError(
+            f'SiameseIM micro_batches={micro_batches} needs a head whose '
+            'loss can be split exactly (UniGradHead with UniGradLoss '
+            f"target_norm 'mae-like' or 'none'); {type(head).__name__} with "
+            f'{type(loss).__name__} '
+            f"target_norm={getattr(loss, 'target_norm', None)!r} cannot: "
+            "use optim_wrapper's accumulative_counts instead (inexact)")
+    return micro_batches
+
+
+def unigrad_correlation(head: nn.Module,
+                        target: torch.Tensor) -> torch.Tensor:
+    """This rank's C = mean_i z_i z_i^T (D, D) of ``target``, its rows
+    (tokens, or images for a 'global' head) normalised as ``head``'s
+    ``UniGradLoss`` normalises them, in fp32 (not all-reduced)."""
+    loss = head.loss_module
+    if head.loss_type == 'global' and target.dim() == 3:
+        target = target.mean(dim=1)
+    with torch.autocast(device_type=target.device.type, enabled=False):
+        z = target.detach().reshape(-1, target.shape[-1]).float()
+        if loss.target_norm == 'mae-like':
+            z = F.layer_norm(z, z.shape[-1:], eps=loss.eps)
+        return z.T @ z / z.shape[0]
+
+
+@contextmanager
+def fixed_correlation(head: nn.Module, corr: torch.Tensor) -> Iterator[None]:
+    """Score with ``corr`` (the whole batch's, averaged over ranks) as the
+    UniGrad correlation inside the block."""
+    head.loss_module.fixed_corr = corr
+    try:
+        yield
+    finally:
+        head.loss_module.fixed_corr = None
+
+
+def accumulated_train_step(
+        model: nn.Module,
+        data: Union[dict, tuple, list],
+        optim_wrapper: OptimWrapper,
+        wrapper: Optional[nn.Module] = None) -> Dict[str, torch.Tensor]:
+    """One optimizer step on a batch trained in ``model.micro_batches``
+    parts with the whole batch's gradient.
+
+    Args:
+        model (SiameseIM): The model.
+        data: The data loader's batch.
+        optim_wrapper (OptimWrapper): Steps once, after the last part.
+        wrapper (nn.Module, optional): The DDP wrapper the parts' forwards
+            go through (its gradient all-reduce runs with the last part
+            only). Defaults to None (``model``).
+    """
+    k = model.micro_batches
+    with optim_wrapper.optim_context(model):
+        data = model.data_preprocessor(data, True)
+    inputs, samples = data['inputs'], data['data_samples']
+    if len(samples) % k:
+        raise ValueError(
+            f'SiameseIM micro_batches={k}: the batch of {len(samples)} '
+            'images does not split into equal parts; set the data '
+            "loader's batch_size to a multiple of micro_batches")
+    size = len(samples) // k
+    parts = [([view[i * size:(i + 1) * size]
+               for view in inputs], samples[i * size:(i + 1) * size])
+             for i in range(k)]
+    logs = {}
+    with optim_wrapper.optim_context(model):
+        if model.target is not None:
+            momentum = model.target.current_momentum()
+            model.target.update_parameters(model.online(), momentum)
+            logs['momentum'] = torch.tensor(momentum, dtype=torch.float32)
+        targets = [model.target_features(views[1]) for views, _ in parts]
+    corr = all_reduce_mean(
+        sum(unigrad_correlation(model.head, t) for t in targets) / k)
+    # mmengine's accumulative_counts on top (batches of one step each
+    # exact, accumulated over iterations as mmengine does): its loss
+    # scale and gradient sync are decided once per iteration
+    scale = optim_wrapper.scale_loss(torch.ones(())) / k
+    sync_last = optim_wrapper.should_sync()
+    forward = wrapper or model
+    no_sync = getattr(forward, 'no_sync', None)
+    losses = []
+    for i, ((views, part), target) in enumerate(zip(parts, targets)):
+        sync = i == k - 1 and sync_last
+        with nullcontext() if sync or no_sync is None else no_sync():
+            with optim_wrapper.optim_context(model), \
+                    fixed_correlation(model.head, corr):
+                loss = forward(views, part, mode='loss', target=target)
+            loss, _ = model.parse_losses(loss)
+            optim_wrapper.backward(loss * scale)
+        losses.append(loss.detach())
+    # one iteration, whatever the number of parts
+    optim_wrapper._inner_count -= k - 1
+    if optim_wrapper.should_update():
+        optim_wrapper.step()
+        optim_wrapper.zero_grad()
+    logs['loss'] = torch.stack(losses).mean()
+    return logs
+
+
+@MODEL_WRAPPERS.register_module()
+class SiameseIMDistributedDataParallel(MMDistributedDataParallel):
+    """mmengine's DDP wrapper that trains a ``SiameseIM`` with
+    ``micro_batches`` > 1 through its exact accumulation (the parts'
+    forwards go through DDP; gradients are all-reduced once, with the last
+    part).
+
+    ``FaultTolerantRunner`` picks it for such a model; other models
+    train as with ``MMDistributedDataParallel``.
+    """
+
+    def train_step(self, data: Union[dict, tuple, list],
+                   optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:
+        if getattr(self.module, 'micro_batches', 1) == 1:
+            return super().train_step(data, optim_wrapper)
+        return accumulated_train_step(
+            self.module, data, optim_wrapper, wrapper=self)
