@@ -1,6 +1,7 @@
-from .image_folder import UnlabeledImageFolder, check_image_file
+from .image_folder import UnlabeledImageFolder
 from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
-from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
+from .image_folder_files import (FOLDER_IMAGE_EXTENSIONS, check_image_file,
+                                 list_image_files)
 from .imagenet_c import IMAGENET_C_CORRUPTIONS, ImageNetC
 from .imagenet_subset import ImageNetSubset
 from .imagenet_wnid_folder import ImageNetWnidFolder, load_wnid_to_label

@@ -2,45 +2,12 @@ import os.path as osp
 from typing import Any, List, Optional, Sequence, Union
 
 from mmengine.dataset import BaseDataset
-from mmengine.logging import print_log
 from mmpretrain.registry import DATASETS, TRANSFORMS
-from PIL import Image
 
 from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
-from .image_folder_files import FOLDER_IMAGE_EXTENSIONS, list_image_files
-from .transforms.strict_loading import (DamagedImageError, ImageModeError,
-                                        check_mode, to_rgb)
-
-#: ``verify`` values: what the pre-scan reads of each file.
-VERIFY_MODES = ('header', 'decode')
-
-
-def check_image_file(path: str, mode: str = 'header') -> None:
-    """Raise if ``path`` is not a readable image of a supported mode.
-
-    Args:
-        path (str): The file.
-        mode (str): 'header' (Pillow's ``verify``: the header, and a PNG's
-            checksums; fast, but a truncated JPEG passes) or 'decode' (the
-            whole image, as training reads it). Defaults to 'header'.
-
-    Raises:
-        DamagedImageError: The file cannot be read as an image.
-        ImageModeError: Its mode has no documented 8-bit reading.
-    """
-    try:
-        with Image.open(path) as img:
-            if mode == 'decode':
-                to_rgb(img, path)
-                return
-            img_mode = img.mode
-            img.verify()
-    except ImageModeError:
-        raise
-    except Exception as e:  # noqa: BLE001  (any decoder error)
-        raise DamagedImageError(f'{path}: cannot load image '
-                                f'({type(e).__name__}: {e})') from e
-    check_mode(img_mode, path)
+from .image_folder_files import (FOLDER_IMAGE_EXTENSIONS, VERIFY_MODES,
+                                 folder_image_paths, verified_paths)
+from .transforms.strict_loading import DamagedImageError, ImageModeError
 
 
 @DATASETS.register_module()
@@ -136,64 +103,16 @@ class UnlabeledImageFolder(BaseDataset):
             pipeline=pipeline,
             **kwargs)
 
-    def list_files(self) -> List[str]:
-        """The image paths under the folder, sorted (logged with what was left
-        out)."""
-        name = type(self).__name__
-        listing = list_image_files(
-            self.folder, self.extensions, self.skip_hidden, what=name)
-        exts = ' '.join(self.extensions)
-        if not listing.files:
-            others = ', '.join(listing.others[:5]) or 'none'
-            raise FileNotFoundError(
-                f'{name}: {self.folder} holds no image file (searched '
-                f'recursively for {exts}, any case; {listing.hidden} hidden '
-                f'image files left out; other files found: {others})')
-        notes = [f'{listing.hidden} hidden image files left out'
-                 ] if listing.hidden else []
-        if listing.others:
-            notes.append(f'{len(listing.others)} files of other types '
-                         f'ignored, e.g. {listing.others[0]}')
-        if listing.duplicates:
-            notes.append(f'{len(listing.duplicates)} symlinks to an image '
-                         f'already listed left out, e.g. '
-                         f'{listing.duplicates[0][0]}')
-        if listing.revisited:
-            notes.append('symlinked folders already listed not entered '
-                         f'again: {", ".join(listing.revisited[:5])}')
-        print_log(
-            f'{name}: {len(listing.files)} images under {self.folder} '
-            f'({exts})' + ''.join(f'; {n}' for n in notes),
-            logger='current')
-        return [osp.join(self.folder, f) for f in listing.files]
-
-    def verified(self, paths: List[str]) -> List[str]:
-        """``paths`` less the damaged ones, under the damaged-file policy
-        (which raises when too many are)."""
-        good = []
-        for path in paths:
-            try:
-                check_image_file(path, self.verify)
-            except (DamagedImageError, ImageModeError) as e:
-                self.damage.damaged(path, str(e))
-                continue
-            self.damage.ok()
-            good.append(path)
-        print_log(
-            f'{type(self).__name__}: verify={self.verify!r} checked '
-            f'{len(paths)} images, left out {len(paths) - len(good)} '
-            'damaged',
-            logger='current')
-        # training counts afresh: the damaged files are out of the list
-        self.damage = DamagedImagePolicy(self.folder,
-                                         self.damage.max_damaged_fraction,
-                                         self.damage.min_damaged)
-        return good
-
     def load_data_list(self) -> List[dict]:
-        paths = self.list_files()
+        name = type(self).__name__
+        paths = folder_image_paths(self.folder, self.extensions,
+                                   self.skip_hidden, name)
         if self.verify:
-            paths = self.verified(paths)
+            paths = verified_paths(paths, self.verify, self.damage, name)
+            # training counts afresh: the damaged files are out of the list
+            self.damage = DamagedImagePolicy(self.folder,
+                                             self.damage.max_damaged_fraction,
+                                             self.damage.min_damaged)
         return [dict(img_path=p) for p in paths]
 
     def prepare_data(self, idx: int) -> Any:

@@ -4,6 +4,11 @@ import os.path as osp
 from typing import List, NamedTuple, Sequence, Tuple
 
 from mmengine.logging import print_log
+from PIL import Image
+
+from .image_folder_damage import DamagedImagePolicy
+from .transforms.strict_loading import (DamagedImageError, ImageModeError,
+                                        check_mode, to_rgb)
 
 #: The image files a folder dataset reads (case-insensitive).
 FOLDER_IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.bmp', '.webp', '.tif',
@@ -133,3 +138,92 @@ def list_image_files(folder: str,
     warn_duplicates(duplicates, folder, what)
     return FolderListing(files, hidden, sorted(others), sorted(revisited),
                          duplicates)
+
+
+#: ``verify`` values: what the pre-scan reads of each file.
+VERIFY_MODES = ('header', 'decode')
+
+
+def check_image_file(path: str, mode: str = 'header') -> None:
+    """Raise if ``path`` is not a readable image of a supported mode.
+
+    Args:
+        path (str): The file.
+        mode (str): 'header' (Pillow's ``verify``: the header, and a PNG's
+            checksums; fast, but a truncated JPEG passes) or 'decode' (the
+            whole image, as training reads it). Defaults to 'header'.
+
+    Raises:
+        DamagedImageError: The file cannot be read as an image.
+        ImageModeError: Its mode has no documented 8-bit reading.
+    """
+    try:
+        with Image.open(path) as img:
+            if mode == 'decode':
+                to_rgb(img, path)
+                return
+            img_mode = img.mode
+            img.verify()
+    except ImageModeError:
+        raise
+    except Exception as e:  # noqa: BLE001  (any decoder error)
+        raise DamagedImageError(f'{path}: cannot load image '
+                                f'({type(e).__name__}: {e})') from e
+    check_mode(img_mode, path)
+
+
+def folder_image_paths(folder: str, extensions: Sequence[str],
+                       skip_hidden: bool, what: str) -> List[str]:
+    """The image paths under ``folder`` (:func:`list_image_files`, joined to
+    the folder), logged with what was left out.
+
+    Raises:
+        FileNotFoundError: The folder holds no image file (the message names
+            the folder, the extensions and what else it found).
+    """
+    listing = list_image_files(folder, extensions, skip_hidden, what=what)
+    exts = ' '.join(extensions)
+    if not listing.files:
+        others = ', '.join(listing.others[:5]) or 'none'
+        raise FileNotFoundError(
+            f'{what}: {folder} holds no image file (searched '
+            f'recursively for {exts}, any case; {listing.hidden} hidden '
+            f'image files left out; other files found: {others})')
+    notes = [f'{listing.hidden} hidden image files left out'
+             ] if listing.hidden else []
+    if listing.others:
+        notes.append(f'{len(listing.others)} files of other types '
+                     f'ignored, e.g. {listing.others[0]}')
+    if listing.duplicates:
+        notes.append(f'{len(listing.duplicates)} symlinks to an image '
+                     f'already listed left out, e.g. '
+                     f'{listing.duplicates[0][0]}')
+    if listing.revisited:
+        notes.append('symlinked folders already listed not entered '
+                     f'again: {", ".join(listing.revisited[:5])}')
+    print_log(
+        f'{what}: {len(listing.files)} images under {folder} ({exts})' +
+        ''.join(f'; {n}' for n in notes),
+        logger='current')
+    return [osp.join(folder, f) for f in listing.files]
+
+
+def verified_paths(paths: List[str], mode: str, damage: DamagedImagePolicy,
+                   what: str) -> List[str]:
+    """``paths`` less the damaged ones (:func:`check_image_file` with
+    ``mode``), under the damaged-file policy ``damage`` (which raises when
+    too many are)."""
+    good = []
+    for path in paths:
+        try:
+            check_image_file(path, mode)
+        except (DamagedImageError, ImageModeError) as e:
+            damage.damaged(path, str(e))
+            continue
+        damage.ok()
+        good.append(path)
+    print_log(
+        f'{what}: verify={mode!r} checked {len(paths)} images, left out '
+        f'{len(paths) - len(good)} damaged',
+        logger='current')
+    return good

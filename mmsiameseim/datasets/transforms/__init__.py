@@ -1,6 +1,7 @@
-from .mask_generators import BlockwiseMaskGenerator, RandomPatchMaskGenerator
+from .mask_generators import BlockwiseMaskGenerator
 from .pillow_colour import (FastColorJitter, FastGaussianBlur,
                             FastRandomGrayscale)
+from .random_patch_mask import RandomPatchMaskGenerator
 from .select_view import SelectView
 from .strict_loading import (DamagedImageError, ImageModeError,
                              StrictLoadImageFromFile, array_to_uint8, to_rgb)

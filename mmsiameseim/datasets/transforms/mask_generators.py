@@ -1,12 +1,10 @@
-"""Patch mask generators: :class:`BlockwiseMaskGenerator` (the authors'
-blockwise masks) and :class:`RandomPatchMaskGenerator` (uniformly random
-patches, Table 3's random-mask row).
-"""
+"""The authors' blockwise patch mask: :class:`BlockwiseMaskGenerator`
+(uniformly random patches, Table 3's random-mask row, are
+:class:`~.random_patch_mask.RandomPatchMaskGenerator`)."""
 import math
 from typing import Optional, Sequence, Union
 
 import numpy as np
-from mmcv.transforms import BaseTransform
 from mmpretrain.datasets.transforms import BEiTMaskGenerator
 from mmpretrain.registry import TRANSFORMS
 
@@ -97,39 +95,3 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
             mask.flat[chosen] = 1
         results['mask'] = mask.astype(bool)
         return results
-
-
-@TRANSFORMS.register_module()
-class RandomPatchMaskGenerator(BaseTransform):
-    """Uniformly random patch mask with an exact count (MAE-style masking,
-    the "random" mask type of the SiameseIM ablations).
-
-    **Added keys**: ``mask`` bool (h, w), True = masked.
-
-    Args:
-        input_size (int | tuple): Patch grid (h, w).
-        num_masking_patches (int): Patches to mask.
-    """
-
-    def __init__(self, input_size: Union[int, Sequence[int]],
-                 num_masking_patches: int) -> None:
-        self.height, self.width = (input_size, input_size) if isinstance(
-            input_size, int) else tuple(input_size)
-        num_patches = self.height * self.width
-        if not 0 <= num_masking_patches <= num_patches:
-            raise ValueError(
-                f'num_masking_patches={num_masking_patches} does not fit a '
-                f'{self.height}x{self.width} grid ({num_patches} patches)')
-        self.num_masking_patches = num_masking_patches
-
-    def transform(self, results: dict) -> dict:
-        mask = np.zeros(self.height * self.width, dtype=bool)
-        mask[np.random.permutation(
-            mask.size)[:self.num_masking_patches]] = True
-        results['mask'] = mask.reshape(self.height, self.width)
-        return results
-
-    def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(input_size='
-                f'{(self.height, self.width)}, '
-                f'num_masking_patches={self.num_masking_patches})')

@@ -132,8 +132,7 @@ def gaussian_blur(bgr: np.ndarray,
     edge = ((1 << 24) - (whole * 2 + 1) * full) // 2
     kernel = np.array([edge] + [full] *
                       (2 * whole + 1) + [edge], np.float64) / (1 << 24)
-    kernel = kernel.astype(_F32)
-    out = bgr
+    kernel, out = kernel.astype(_F32), bgr
     for k in (kernel[None, :], ) * passes + (kernel[:, None], ) * passes:
         out = cv2.filter2D(out, -1, k, borderType=cv2.BORDER_REPLICATE)
     return out
@@ -170,8 +169,10 @@ class FastColorJitter(ColorJitter):
         img = results['img']
         if not isinstance(img, np.ndarray) or img.dtype != np.uint8 or \
                 img.ndim != 3 or img.shape[2] != 3:
+            got = f'an array of shape {img.shape}, dtype {img.dtype}' \
+                if isinstance(img, np.ndarray) else type(img).__name__
             raise TypeError('FastColorJitter needs an H x W x 3 uint8 BGR '
-                            f'image, got {_describe(img)}')
+                            f'image, got {got}')
         order, *factors = self._rand_params()
         results['img'] = self.apply(img, order, *factors)
         return results
@@ -186,12 +187,6 @@ class FastColorJitter(ColorJitter):
             if factors[index] is not None:
                 img = _ADJUST[index](img, factors[index])
         return img
-
-
-def _describe(img) -> str:
-    if isinstance(img, np.ndarray):
-        return f'an array of shape {img.shape}, dtype {img.dtype}'
-    return type(img).__name__
 
 
 @TRANSFORMS.register_module()
@@ -243,10 +238,9 @@ class FastGaussianBlur(BaseTransform):
         self.prob = prob
 
     def transform(self, results: Dict) -> Dict:
-        if np.random.rand() >= self.prob:
-            return results
-        radius = np.random.uniform(*self.sigma)
-        results['img'] = gaussian_blur(results['img'], radius)
+        if np.random.rand() < self.prob:
+            radius = np.random.uniform(*self.sigma)
+            results['img'] = gaussian_blur(results['img'], radius)
         return results
 
     def __repr__(self) -> str:

@@ -118,11 +118,8 @@ def check_mode(mode: str, path: str) -> None:
             f'{", ".join(SUPPORTED_MODES)}')
 
 
-def _grey_to_rgb(grey: np.ndarray) -> Image.Image:
-    return Image.fromarray(np.repeat(grey[..., None], 3, axis=2), 'RGB')
-
-
-def _scale_16bit(img: Image.Image, path: str) -> Image.Image:
+def _scaled_grey(img: Image.Image, path: str) -> Image.Image:
+    """A 16-bit ('I;16*', 'I') or float ('F') grey image as 8-bit RGB."""
     values = np.asarray(img)
     if img.mode == 'I':
         if values.size and (values.min() < 0 or values.max() > 65535):
@@ -132,12 +129,10 @@ def _scale_16bit(img: Image.Image, path: str) -> Image.Image:
                 f'{int(values.max())}]; convert the file to 8- or 16-bit '
                 'first')
         values = values.astype(np.uint16)
-    return _grey_to_rgb(array_to_uint8(values, path, f'mode {img.mode}'))
-
-
-def _scale_float(img: Image.Image, path: str) -> Image.Image:
-    return _grey_to_rgb(
-        array_to_uint8(np.asarray(img), path, 'mode F (32-bit float) samples'))
+    what = 'mode F (32-bit float) samples' if img.mode == 'F' \
+        else f'mode {img.mode}'
+    grey = array_to_uint8(values, path, what)
+    return Image.fromarray(np.repeat(grey[..., None], 3, axis=2), 'RGB')
 
 
 def to_rgb(img: Image.Image,
@@ -170,14 +165,11 @@ def to_rgb(img: Image.Image,
     img.load()  # decode now, so that a truncated file fails here
     if exif_transpose:
         img = ImageOps.exif_transpose(img)
-    mode = img.mode
-    if mode == 'RGB':
+    if img.mode == 'RGB':
         return img
-    if mode in SIXTEEN_BIT_MODES or mode == 'I':
-        return _scale_16bit(img, path)
-    if mode == 'F':
-        return _scale_float(img, path)
-    if mode == 'P' and 'transparency' in img.info:
+    if img.mode in SIXTEEN_BIT_MODES + ('I', 'F'):
+        return _scaled_grey(img, path)
+    if img.mode == 'P' and 'transparency' in img.info:
         img = img.convert('RGBA')  # Pillow's route for a transparency key
     return img.convert('RGB')  # alpha, if any, is dropped
 
@@ -253,16 +245,15 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                  color_type: str = 'color',
                  to_pil: bool = False,
                  **kwargs) -> None:
-        if imdecode_backend not in ('pillow', 'cv2'):
+        if imdecode_backend not in ('pillow', 'cv2') or \
+                color_type not in _COLOR_TYPES:
             raise ValueError(
                 "StrictLoadImageFromFile: imdecode_backend must be 'pillow' "
-                f"or 'cv2', got {imdecode_backend!r}")
-        if color_type not in _COLOR_TYPES:
-            raise ValueError(
-                f'StrictLoadImageFromFile: color_type must be one of '
-                f'{sorted(_COLOR_TYPES)}, got {color_type!r} (8-bit output '
-                'only: raw 16-bit or float samples would be misread by the '
-                'transforms that follow)')
+                f"or 'cv2' and color_type one of {sorted(_COLOR_TYPES)} "
+                '(8-bit output only: raw 16-bit or float samples would be '
+                'misread by the transforms that follow), got '
+                f'imdecode_backend={imdecode_backend!r}, color_type='
+                f'{color_type!r}')
         super().__init__(
             imdecode_backend=imdecode_backend, color_type=color_type, **kwargs)
         if to_pil and (imdecode_backend != 'pillow' or self.to_float32
@@ -326,10 +317,10 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             img = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
         except cv2.error:  # e.g. an empty buffer
             img = None
-        if img is None:
-            if fail is None:
-                return None
+        if img is None and fail is not None:
             raise ValueError(fail)
+        if img is None:
+            return None
         img = array_to_uint8(img, filename)
         return cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if grey else img
 
@@ -341,13 +332,11 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 img = self._decode_pillow(data, filename)
             else:
                 img = self._decode_opencv(data, filename)
-        except ImageModeError:
-            if self.ignore_empty:
-                return None
-            raise
         except Exception as e:  # noqa: BLE001  (any decoder error)
             if self.ignore_empty:
                 return None
+            if isinstance(e, ImageModeError):
+                raise
             raise DamagedImageError(f'{filename}: cannot load image '
                                     f'({type(e).__name__}: {e})') from e
         if self.to_float32:

@@ -14,12 +14,8 @@ from mmpretrain.registry import TRANSFORMS
 from PIL import Image
 
 _PIL_FILTERS = {
-    'nearest': Image.NEAREST,
-    'bilinear': Image.BILINEAR,
-    'bicubic': Image.BICUBIC,
-    'box': Image.BOX,
-    'lanczos': Image.LANCZOS,
-    'hamming': Image.HAMMING,
+    name: getattr(Image, name.upper())
+    for name in ('nearest', 'bilinear', 'bicubic', 'box', 'lanczos', 'hamming')
 }
 
 
@@ -96,29 +92,26 @@ class TwoViewRandomResizedCrop(BaseTransform):
                  backend: str = 'cv2',
                  target_size: Optional[Union[int, Sequence[int]]] = None,
                  same_view: bool = False) -> None:
-        if not (0 < scale[0] <= scale[1] <= 1):
-            raise ValueError(f'scale must satisfy 0 < min <= max <= 1, '
-                             f'got {scale}')
-        if not (0 < ratio[0] <= ratio[1]):
-            raise ValueError(f'ratio must satisfy 0 < min <= max, got {ratio}')
-        if not 0 <= flip_prob <= 1:
-            raise ValueError(f'flip_prob must be in [0, 1], got {flip_prob}')
         self.size = tuple(to_2tuple(size))
-        self.target_size = tuple(
-            to_2tuple(target_size)) if target_size else self.size
-        self.scale = scale
-        self.ratio = ratio
-        self.flip_prob = flip_prob
-        if backend not in ('cv2', 'pillow'):
-            raise ValueError(f"backend must be 'cv2' or 'pillow', got "
-                             f'{backend!r}')
-        if backend == 'pillow' and interpolation not in _PIL_FILTERS:
-            raise ValueError(f'interpolation {interpolation!r} is not a PIL '
-                             f'filter; choose from {sorted(_PIL_FILTERS)}')
-        self.interpolation = interpolation
-        self.backend = backend
-        if same_view and self.target_size != self.size:
-            raise ValueError('same_view=True needs target_size equal to size')
+        self.target_size = tuple(to_2tuple(target_size or size))
+        for wrong, message in (
+            (not 0 < scale[0] <= scale[1] <= 1,
+             f'scale must satisfy 0 < min <= max <= 1, got {scale}'),
+            (not 0 < ratio[0] <= ratio[1],
+             f'ratio must satisfy 0 < min <= max, got {ratio}'),
+            (not 0 <= flip_prob <= 1,
+             f'flip_prob must be in [0, 1], got {flip_prob}'),
+            (backend not in ('cv2', 'pillow'),
+             f"backend must be 'cv2' or 'pillow', got {backend!r}"),
+            (backend == 'pillow' and interpolation not in _PIL_FILTERS,
+             f'interpolation {interpolation!r} is not a PIL filter; choose '
+             f'from {sorted(_PIL_FILTERS)}'),
+            (same_view and self.target_size != self.size,
+             'same_view=True needs target_size equal to size')):
+            if wrong:
+                raise ValueError(message)
+        self.scale, self.ratio, self.flip_prob = scale, ratio, flip_prob
+        self.interpolation, self.backend = interpolation, backend
         self.same_view = same_view
 
     def crop_params(self, height: int,
@@ -155,12 +148,8 @@ class TwoViewRandomResizedCrop(BaseTransform):
         if img.ndim == 2 or img.shape[2] == 3:
             return np.asarray(Image.fromarray(img).resize(size, resample))
         # band by band: PIL would resize RGBA with premultiplied alpha
-        return np.stack([
-            np.asarray(
-                Image.fromarray(np.ascontiguousarray(img[..., c])).resize(
-                    size, resample)) for c in range(img.shape[2])
-        ],
-                        axis=-1)
+        bands = [self.resize(img[..., c], size) for c in range(img.shape[2])]
+        return np.stack(bands, axis=-1)
 
     def crop_resize_flip(self, img: Union[np.ndarray, Image.Image],
                          box: Tuple[int, int, int,
@@ -170,9 +159,8 @@ class TwoViewRandomResizedCrop(BaseTransform):
         a PIL RGB image)."""
         top, left, h, w = box
         if isinstance(img, Image.Image):
-            view = img.crop((left, top, left + w,
-                             top + h)).resize(size,
-                                              _PIL_FILTERS[self.interpolation])
+            view = img.crop((left, top, left + w, top + h))
+            view = view.resize(size, _PIL_FILTERS[self.interpolation])
             if flip:
                 view = view.transpose(Image.FLIP_LEFT_RIGHT)
             view = np.asarray(view)
@@ -199,14 +187,11 @@ class TwoViewRandomResizedCrop(BaseTransform):
                             f'got {type(img)}')
         views, boxes, flips = [], [], []
         for out_h, out_w in (self.size, self.target_size):
-            if self.same_view and views:
-                views.append(views[0].copy())
-                boxes.append(boxes[0])
-                flips.append(flips[0])
-                continue
-            box = self.crop_params(height, width)
-            flip = bool(np.random.rand() < self.flip_prob)
-            views.append(self.crop_resize_flip(img, box, (out_w, out_h), flip))
+            if not (self.same_view and views):
+                box = self.crop_params(height, width)
+                flip = bool(np.random.rand() < self.flip_prob)
+                view = self.crop_resize_flip(img, box, (out_w, out_h), flip)
+            views.append(view.copy() if views and self.same_view else view)
             boxes.append(box)
             flips.append(flip)
         results['img'] = views
@@ -217,12 +202,10 @@ class TwoViewRandomResizedCrop(BaseTransform):
         return results
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(size={self.size}, '
-                f'target_size={self.target_size}, scale={self.scale}, '
-                f'ratio={self.ratio}, flip_prob={self.flip_prob}, '
-                f'interpolation={self.interpolation}, '
-                f'backend={self.backend}, '
-                f'same_view={self.same_view})')
+        keys = ('size', 'target_size', 'scale', 'ratio', 'flip_prob',
+                'interpolation', 'backend', 'same_view')
+        return f'{type(self).__name__}(' + ', '.join(f'{k}={getattr(self, k)}'
+                                                     for k in keys) + ')'
 
 
 @TRANSFORMS.register_module()
@@ -259,9 +242,8 @@ class PerViewTransforms(BaseTransform):
 
     def transform(self, results: dict) -> dict:
         views = results['img']
-        expected = len(views) if self.shared and isinstance(
-            views, list) else len(self.pipelines)
-        if not isinstance(views, list) or len(views) != expected:
+        if not isinstance(views, list) or not (self.shared or len(views)
+                                               == len(self.pipelines)):
             held = len(views) if isinstance(
                 views, list) else 'one image, not a list of views'
             raise ValueError(
@@ -270,12 +252,11 @@ class PerViewTransforms(BaseTransform):
         if self.shared:
             img = self.pipelines[0](dict(results, img=views[0]))['img']
             results['img'] = [img] + [img.copy() for _ in views[1:]]
-            return results
-        out = []
-        for view, pipeline in zip(views, self.pipelines):
-            view_results = pipeline(dict(results, img=view))
-            out.append(view_results['img'])
-        results['img'] = out
+        else:
+            results['img'] = [
+                pipeline(dict(results, img=view))['img']
+                for view, pipeline in zip(views, self.pipelines)
+            ]
         return results
 
     def __repr__(self) -> str:
