@@ -34,22 +34,15 @@ import os.path as osp
 import subprocess
 import sys
 
-import numpy as np
 from mmengine.config import Config
 
 from authors_siameseim import checkout_problem
 from mmsiameseim_lab.demo.cli import (CONFIG, ROOT, build_protocol,
-                                      check_dataset, precision_override, say)
+                                      check_dataset, say)
+from mmsiameseim_lab.side_by_side import (demo_overrides, format_table,
+                                          ours_cfg, settings, train_indices)
 
 IMPLS = ('ours', 'authors')
-
-
-def train_indices(n):
-    """The training images both sides pretrain on (seed 0, fixed)."""
-    if not 0 < n <= 60000:
-        raise ValueError(f'--train-images must be in 1..60000, got {n}')
-    rng = np.random.default_rng(0)
-    return np.sort(rng.choice(60000, n, replace=False)).tolist()
 
 
 def run_authors(args, seed, run_dir, settings_, indices):
@@ -106,29 +99,6 @@ def run_authors(args, seed, run_dir, settings_, indices):
     return done
 
 
-def ours_cfg(args, demo_cfg, seed, run_dir, indices):
-    """Our pretraining config, set up for one seed's run."""
-    from mmsiameseim_lab.demo import prepare_pretrain_cfg
-    return prepare_pretrain_cfg(
-        Config.fromfile(osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)),
-        osp.join(run_dir, 'ours'),
-        osp.abspath(args.data_root) + '/',
-        overrides=dict(train_dataloader=dict(dataset=dict(indices=indices))),
-        epochs=args.epochs,
-        seed=seed,
-        precision=precision_override(args.fp32))
-
-
-def format_table(runs, args, batch, protocol_lines=()):
-    from mmsiameseim_lab.demo import format_seed_table
-    return format_seed_table(
-        runs, dict(ours='ours (mmsiameseim)', authors='the authors\' code'), [
-            f'Budget per run: {args.train_images} training images x '
-            f'{args.epochs} epoch(s) at batch {batch}; evaluated as the demo:',
-            '', *protocol_lines
-        ])
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument(
@@ -181,23 +151,9 @@ def main(argv=None):
     import mmsiameseim  # noqa: F401
     from mmsiameseim_lab.demo import pretrain_once
     from mmsiameseim_lab.results import write_results
-    from side_by_side_authors import settings
     check_dataset(osp.abspath(args.data_root))
     demo_cfg = Config.fromfile(osp.join(ROOT, CONFIG))
-    demo_cfg.merge_from_dict({
-        'evaluation.knn.train_samples':
-        args.knn_train,
-        'evaluation.linear.train_samples':
-        args.probe_train,
-        'evaluation.linear.epochs':
-        args.probe_epochs,
-        'evaluation.fewshot.fraction':
-        args.fewshot_fraction,
-        'evaluation.test_samples':
-        args.test_images if args.test_images < 10000 else None,
-        'evaluation.test_seed':
-        1
-    })  # the same test images every run
+    demo_cfg.merge_from_dict(demo_overrides(args))
     settings_ = settings(
         Config.fromfile(osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)))
     indices = train_indices(args.train_images)
@@ -212,15 +168,14 @@ def main(argv=None):
             pre = pretrain_once(cfg) if impl == 'ours' else run_authors(
                 args, seed, run_dir, settings_, indices)
             res = protocol.evaluate(impl, pre['checkpoint'], cfg.model)
+            scores = {k: res[k] for k in ('knn', 'linear', 'fewshot')}
             runs.append(
                 dict(
                     impl=impl,
                     seed=seed,
-                    knn=res['knn'],
-                    linear=res['linear'],
-                    fewshot=res['fewshot'],
-                    images_per_s=pre['images_per_s'],
-                    wall_s=pre['wall_s']))
+                    **scores,
+                    **{k: pre[k]
+                       for k in ('images_per_s', 'wall_s')}))
             say(f'seed {seed} {impl}: kNN {res["knn"]:.2f}, linear '
                 f'{res["linear"]:.2f}, few-shot {res["fewshot"]:.2f}, '
                 f'{pre["images_per_s"]:.0f} images/s')
@@ -228,18 +183,12 @@ def main(argv=None):
                                  protocol.describe())
             with open(osp.join(wd, 'side_by_side.md'), 'w') as f:
                 f.write(table)
+            record = dict(runs=runs, settings=settings_, args=vars(args))
             with open(osp.join(wd, 'side_by_side.json'), 'w') as f:
-                json.dump(
-                    dict(runs=runs, settings=settings_, args=vars(args)),
-                    f,
-                    indent=2)
+                json.dump(record, f, indent=2)
     path = write_results(
         'side_by_side',
-        dict(
-            runs=runs,
-            settings=settings_,
-            args=vars(args),
-            protocol=protocol.describe()),
+        dict(record, protocol=protocol.describe()),
         results_dir=args.results_dir)
     print(table)
     say(f'results file: {path}')

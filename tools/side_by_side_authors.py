@@ -4,13 +4,13 @@ tools/side_by_side.py (which starts it in a child process per run).
     python tools/side_by_side_authors.py OPTS_JSON
 
 OPTS_JSON holds ``repo`` (a clone of OpenGVLab/Siamese-Image-Modeling),
-``seed``, ``settings`` (:func:`settings` of our config), ``indices`` of the
-training images, ``epochs``, ``fp32``, ``data_root`` and ``checkpoint``
-(where their weights go). Their model, augmentation, mask generator,
-optimizer groups, scaler and loop ``engine_pretrain.train_one_epoch`` run
-as in their ``main``; the shims their code needs on a current stack live
-in tools/authors_siameseim.py. Writes ``child.json`` (wall time, images/s,
-last loss) beside OPTS_JSON.
+``seed``, ``settings`` (``mmsiameseim_lab.side_by_side.settings`` of our
+config), ``indices`` of the training images, ``epochs``, ``fp32``,
+``data_root`` and ``checkpoint`` (where their weights go). Their model,
+augmentation, mask generator, optimizer groups, scaler and loop
+``engine_pretrain.train_one_epoch`` run as in their ``main``; the shims their
+code needs on a current stack live in tools/authors_siameseim.py. Writes
+``child.json`` (wall time, images/s, last loss) beside OPTS_JSON.
 
 Shared with ours (read off our config): the images zero-padded to 32 px
 (bottom/right), one channel, patch, widths, depths, heads, BatchNorm, frozen
@@ -28,64 +28,10 @@ import time
 
 import numpy as np
 
-
-# ---------------------------------------------------------------- settings
-def settings(cfg):
-    """The shared settings, read off our Fashion-MNIST config."""
-    model = cfg.model
-    arch = cfg.vit_arch
-    pipe = {t['type']: t for t in cfg.train_dataloader.dataset.pipeline}
-    crop, mask = pipe['TwoViewRandomResizedCrop'], \
-        pipe['BlockwiseMaskGenerator']
-    opt = cfg.optim_wrapper
-    warmup = [s for s in cfg.param_scheduler if s.type.endswith('LinearLR')][0]
-    cosine = [
-        s for s in cfg.param_scheduler if s.type.endswith('CosineAnnealingLR')
-    ][0]
-    return dict(
-        img=cfg.img_size,
-        patch=cfg.patch_size,
-        in_chans=1,
-        dims=arch['embed_dims'],
-        depth=arch['num_layers'],
-        heads=arch['num_heads'],
-        decoder_heads=model.neck.num_heads,
-        projector_depth=model.neck.projector_depth,
-        predictor_depth=model.neck.predictor_depth,
-        neg_weight=model.head.loss.lambda_neg,
-        crop_min=crop['scale'][0],
-        num_masking_patches=mask['num_masking_patches'],
-        min_mask_patches=mask['min_num_patches'],
-        batch=cfg.train_dataloader.batch_size,
-        lr=opt.optimizer.lr,
-        beta2=opt.optimizer.betas[1],
-        weight_decay=opt.optimizer.weight_decay,
-        clip_grad=opt.clip_grad.max_norm,
-        warmup_epochs=warmup.end,
-        min_lr=cosine.eta_min,
-        mm=1. - model.base_momentum,
-        mean=cfg.data_preprocessor.mean[0] / 255.,
-        std=cfg.data_preprocessor.std[0] / 255.)
+from mmsiameseim_lab.side_by_side import TimedLoader, padded_images
 
 
 # ---------------------------------------------------- the authors' training
-class _TimedLoader:
-    """Their loader, recording when each batch is handed out."""
-
-    def __init__(self, loader):
-        self.loader = loader
-        self.stamps = []
-
-    def __len__(self):
-        return len(self.loader)
-
-    def __iter__(self):
-        for batch in self.loader:
-            self.stamps.append(time.perf_counter())
-            yield batch
-        self.stamps.append(time.perf_counter())
-
-
 def authors_child(opts):
     """Pretrain with the authors' code; runs in its own process."""
     import random
@@ -146,7 +92,7 @@ def authors_child(opts):
 
     sampler = torch.utils.data.DistributedSampler(
         Data(), num_replicas=1, rank=0, shuffle=True, seed=seed)
-    loader = _TimedLoader(
+    loader = TimedLoader(
         torch.utils.data.DataLoader(
             Data(),
             sampler=sampler,
@@ -199,19 +145,6 @@ def authors_child(opts):
         images=len(loader) * s['batch'] * opts['epochs'],
         images_per_s=s['batch'] / float(np.median(iters)),
         last_loss=stats.get('loss'))
-
-
-def padded_images(data_root, indices, size):
-    """Fashion-MNIST training images, zero-padded bottom/right to ``size``
-    like our ``Pad``."""
-    from mmsiameseim.datasets import LocalFashionMNIST  # never downloads
-    ds = LocalFashionMNIST(data_prefix=data_root + '/', test_mode=False)
-    out = []
-    for i in indices:
-        img = ds.get_data_info(int(i))['img']
-        h, w = img.shape[:2]
-        out.append(np.pad(img, ((0, size - h), (0, size - w))))
-    return out
 
 
 def main(argv=None):

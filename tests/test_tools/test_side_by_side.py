@@ -30,7 +30,8 @@ def tools(monkeypatch):
 
 
 def test_settings_are_read_off_our_fashionmnist_config(tools):
-    s = tools[1].settings(Config.fromfile(OURS_CFG))
+    from mmsiameseim_lab.side_by_side import settings
+    s = settings(Config.fromfile(OURS_CFG))
     assert (s['img'], s['patch'], s['in_chans']) == (32, 4, 1)
     assert (s['dims'], s['depth'], s['heads'], s['decoder_heads']) == \
         (128, 4, 4, 4)
