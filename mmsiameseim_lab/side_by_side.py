@@ -1,8 +1,11 @@
 """Our side of ``tools/side_by_side.py`` (the authors' SiameseIM and ours
 trained side by side on Fashion-MNIST): the shared settings read off our
 config, the training subset, our run's config, the authors' data and the
-table. What runs the authors' code (and the shims it needs) stays in
-``tools/``."""
+table.
+
+What runs the authors' code (and the shims it needs) stays in
+``tools/``.
+"""
 import os.path as osp
 import time
 

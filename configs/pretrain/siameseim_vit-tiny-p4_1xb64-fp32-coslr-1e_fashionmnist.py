@@ -6,6 +6,7 @@ _base_ = './siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'
 optim_wrapper = dict(
     _delete_=True,
     type='OptimWrapper',
+    constructor={{_base_.optim_wrapper.constructor}},
     optimizer={{_base_.optim_wrapper.optimizer}},
     clip_grad={{_base_.optim_wrapper.clip_grad}},
     paramwise_cfg={{_base_.optim_wrapper.paramwise_cfg}})

@@ -2,8 +2,11 @@
 runs, without importing their code: the ``args`` their model reads
 (:func:`model_args`), their model behind our ``model(**data,
 mode='loss')`` call (:class:`AuthorsStep`) and their inputs for a batch
-(:func:`batch`). Importing their code (and the shims it needs on a current
-stack) stays in ``tools/authors_siameseim.py``."""
+(:func:`batch`).
+
+Importing their code (and the shims it needs on a current
+stack) stays in ``tools/authors_siameseim.py``.
+"""
 import argparse
 
 import numpy as np

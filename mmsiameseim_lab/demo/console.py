@@ -31,8 +31,11 @@ FILE_ONLY = (
     ('Saving checkpoint at', 'each checkpoint written'),
     ('paramwise_options -- ', 'one line per parameter with paramwise '
      'settings (optimizer constructor)'),
-    ('is skipped since its requires_grad=False', 'one line per frozen '
-     'parameter (the momentum target, a frozen patch embedding)'),
+    ('is skipped since its requires_grad=False', 'a frozen parameter held '
+     'beside trainable ones (the fixed position embedding)'),
+    ('left out of the optimizer, frozen', 'the frozen modules '
+     '(SkipFrozenOptimWrapperConstructor: the momentum target, a frozen '
+     'patch embedding)'),
     ('"FileClient" will be deprecated', "mmengine's own deprecations"),
     ('"HardDiskBackend" is the alias of', "mmengine's own deprecations"),
     ('Distributed training is not used, all SyncBatchNorm',

@@ -6,8 +6,9 @@
 # decay exactly for parameters with ndim <= 1 (norm weights, biases) or a
 # name ending in '.bias'; everything else is decayed, cls token, mask token
 # and the decoder position MLP included. Frozen parameters (fixed position
-# embeddings, the frozen patch embedding, the momentum target) get no group:
-# mmengine's constructor skips requires_grad=False parameters, as timm does.
+# embeddings, the frozen patch embedding, the momentum target) get no group,
+# as with mmengine's constructor and timm; SkipFrozenOptimWrapperConstructor
+# names the frozen modules in one log line instead of a warning per tensor.
 # The same in every SiameseIM pretraining schedule (the ImageNet one and
 # fashionmnist_budget.py; tests/test_configs/test_weight_decay_groups.py).
 no_decay = dict(
@@ -17,6 +18,7 @@ no_decay = dict(
 max_epochs = 400
 warmup_epochs = 40
 optim_wrapper = dict(
+    constructor='SkipFrozenOptimWrapperConstructor',
     type='AmpOptimWrapper',
     loss_scale='dynamic',
     # fused: one kernel over all parameters (CPU and CUDA), about 5x

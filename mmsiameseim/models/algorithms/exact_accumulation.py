@@ -47,8 +47,7 @@ def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
     return micro_batches
 
 
-def unigrad_correlation(head: nn.Module,
-                        target: torch.Tensor) -> torch.Tensor:
+def unigrad_correlation(head: nn.Module, target: torch.Tensor) -> torch.Tensor:
     """This rank's C = mean_i z_i z_i^T (D, D) of ``target``, its rows
     (tokens, or images for a 'global' head) normalised as ``head``'s
     ``UniGradLoss`` normalises them, in fp32 (not all-reduced)."""

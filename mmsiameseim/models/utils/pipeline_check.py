@@ -1,7 +1,9 @@
 """The training pipeline against the model's patch grid, before any data is
 loaded (build time: ``FaultTolerantRunner`` when it builds the training
 loop, through ``SiameseIM.check_train_pipeline``; the benchmarks).
-:func:`~.geometry.check_batch_grid` checks each batch."""
+
+:func:`~.geometry.check_batch_grid` checks each batch.
+"""
 from typing import Sequence
 
 from mmengine.utils import to_2tuple
