@@ -45,12 +45,15 @@ def test_same_groups_as_mmengine_and_one_line_for_the_frozen_modules():
     ours, lines = _groups(SkipFrozenOptimWrapperConstructor, model)
     theirs, their_lines = _groups(DefaultOptimWrapperConstructor, model)
     assert ours == theirs
-    assert not any(n.startswith(('target.', 'backbone.patch_embed.'))
-                   for names, _ in ours for n in names)
+    assert not any(
+        n.startswith(('target.', 'backbone.patch_embed.')) for names, _ in ours
+        for n in names)
 
     def skipped(log):
-        return [m for level, m in log if level == logging.WARNING
-                and 'is skipped since its requires_grad=False' in m]
+        return [
+            m for level, m in log if level == logging.WARNING
+            and 'is skipped since its requires_grad=False' in m
+        ]
 
     # mmengine: a warning per frozen tensor, the momentum target's included
     assert sum('target.' in m for m in skipped(their_lines)) > 10

@@ -2,7 +2,7 @@
 of one image, their geometry recorded) and :class:`PerViewTransforms` (each
 view its own transforms).
 """
-import math
+from types import SimpleNamespace
 from typing import List, Optional, Sequence, Tuple, Union
 
 import cv2
@@ -10,6 +10,7 @@ import mmcv
 import numpy as np
 from mmcv.transforms import BaseTransform, Compose
 from mmengine.utils import to_2tuple
+from mmpretrain.datasets.transforms import RandomResizedCrop
 from mmpretrain.registry import TRANSFORMS
 from PIL import Image
 
@@ -41,9 +42,9 @@ class TwoViewRandomResizedCrop(BaseTransform):
 
     ``ori_shape`` (the loaded image's shape) is left as it was.
 
-    Crop parameters follow torchvision's ``RandomResizedCrop`` (10 attempts,
-    then a centre crop clamped to the ratio range). Images smaller than the
-    output size are upsampled.
+    Crop parameters are mmpretrain's ``RandomResizedCrop``'s, which follow
+    torchvision's (10 attempts, then a centre crop clamped to the ratio
+    range). Images smaller than the output size are upsampled.
 
     Resizing: ``backend='pillow'`` resizes as the authors' torchvision
     pipeline does (PIL ``Image.resize`` of the crop, which widens its kernel
@@ -113,29 +114,15 @@ class TwoViewRandomResizedCrop(BaseTransform):
         self.scale, self.ratio, self.flip_prob = scale, ratio, flip_prob
         self.interpolation, self.backend = interpolation, backend
         self.same_view = same_view
+        self._crop = RandomResizedCrop(self.size, scale, ratio)
 
     def crop_params(self, height: int,
                     width: int) -> Tuple[int, int, int, int]:
-        """Random (top, left, h, w) of one crop."""
-        area = height * width
-        log_ratio = (math.log(self.ratio[0]), math.log(self.ratio[1]))
-        for _ in range(10):
-            target_area = area * np.random.uniform(*self.scale)
-            aspect = math.exp(np.random.uniform(*log_ratio))
-            w = int(round(math.sqrt(target_area * aspect)))
-            h = int(round(math.sqrt(target_area / aspect)))
-            if 0 < w <= width and 0 < h <= height:
-                top = np.random.randint(0, height - h + 1)
-                left = np.random.randint(0, width - w + 1)
-                return top, left, h, w
-        in_ratio = width / height
-        if in_ratio < self.ratio[0]:
-            w, h = width, int(round(width / self.ratio[0]))
-        elif in_ratio > self.ratio[1]:
-            h, w = height, int(round(height * self.ratio[1]))
-        else:
-            h, w = height, width
-        return (height - h) // 2, (width - w) // 2, h, w
+        """Random (top, left, h, w) of one crop: mmpretrain's
+        ``RandomResizedCrop`` parameters (torchvision's algorithm), which
+        read only the image's shape."""
+        return self._crop.rand_crop_params(
+            SimpleNamespace(shape=(height, width)))
 
     def resize(self, img: np.ndarray, size: Tuple[int, int]) -> np.ndarray:
         """``img`` resized to ``size`` (w, h) with the chosen backend."""
