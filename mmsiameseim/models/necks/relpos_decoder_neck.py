@@ -4,9 +4,9 @@ the recipe (:class:`TokenBatchNorm`, registered as ``TokenBN``)."""
 from typing import Optional, Sequence, Union
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from mmengine.dist import get_world_size
 from mmengine.model import BaseModule, ModuleList
 from mmpretrain.models.backbones.vision_transformer import \
     TransformerEncoderLayer
@@ -45,10 +45,7 @@ class SiameseIMProjector(BaseModule):
                               norm_cfg)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.embed(x)
-        for block in self.blocks:
-            x = block(x)
-        return x
+        return run_blocks(self.blocks, self.embed(x), with_cp=False)
 
 
 @MODELS.register_module()
@@ -158,12 +155,6 @@ class RelPosDecoderNeck(BaseModule):
         return self.predict(self.project(x), mask, offsets)
 
 
-def _world_size() -> int:
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_world_size()
-    return 1
-
-
 @MODELS.register_module(name=['TokenBN', 'TokenBatchNorm'])
 class TokenBatchNorm(nn.BatchNorm1d):
     """BatchNorm over all tokens of a batch, in fp32, synced across ranks.
@@ -198,7 +189,7 @@ class TokenBatchNorm(nn.BatchNorm1d):
         shape = x.shape
         with torch.autocast(device_type=x.device.type, enabled=False):
             flat = x.reshape(-1, shape[-1]).float()
-            if self.training and self.sync and _world_size() > 1:
+            if self.training and self.sync and get_world_size() > 1:
                 out = self._synced_batch_norm(flat)
             else:
                 out = F.batch_norm(flat, self.running_mean, self.running_var,
