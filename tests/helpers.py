@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 
+import numpy as np
 import torch
 from torch.utils.data import Dataset
 
@@ -197,3 +198,16 @@ def save_resnet18_checkpoint(path, prefix='backbone.'):
     }
     torch.save({'meta': {}, 'state_dict': state}, path)
     return state
+
+
+def photo_crops(count, size=64, seed=0):
+    """RGB uint8 crops of scikit-learn's sample photographs, at seeded random
+    places (one generator, the photos in turn)."""
+    from sklearn.datasets import load_sample_images
+    rng = np.random.default_rng(seed)
+    photos = load_sample_images().images
+    for i in range(count):
+        photo = photos[i % len(photos)]
+        top = rng.integers(0, photo.shape[0] - size)
+        left = rng.integers(0, photo.shape[1] - size)
+        yield np.ascontiguousarray(photo[top:top + size, left:left + size])

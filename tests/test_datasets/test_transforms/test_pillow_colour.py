@@ -7,20 +7,14 @@ import numpy as np
 import pytest
 import torchvision.transforms.functional as TF
 from PIL import Image, ImageFilter
-from sklearn.datasets import load_sample_images
 
 from mmsiameseim.datasets.transforms import pillow_colour as pc
+from tests.helpers import photo_crops
 
 
 def _views(count, size=224, seed=0):
     """(PIL RGB, BGR array) crops of the real sample photographs."""
-    rng = np.random.default_rng(seed)
-    photos = load_sample_images().images
-    for i in range(count):
-        photo = photos[i % len(photos)]
-        top = rng.integers(0, photo.shape[0] - size)
-        left = rng.integers(0, photo.shape[1] - size)
-        rgb = np.ascontiguousarray(photo[top:top + size, left:left + size])
+    for rgb in photo_crops(count, size, seed):
         yield Image.fromarray(rgb), np.ascontiguousarray(rgb[..., ::-1])
 
 

@@ -1,24 +1,18 @@
 import numpy as np
 import pytest
 from mmpretrain.registry import TRANSFORMS
-from sklearn.datasets import load_sample_images
 
 import mmsiameseim  # noqa: F401
 import mmsiameseim_lab.benchmark.pil_color_jitter  # noqa: F401
+from tests.helpers import photo_crops
 
 JITTER = dict(brightness=0.4, contrast=0.4, saturation=0.2, hue=0.1)
 
 
 def _crops(count, size=64, seed=0):
     """Real photo crops, BGR as the pillow loader gives them."""
-    rng = np.random.default_rng(seed)
-    photos = load_sample_images().images
-    for i in range(count):
-        photo = photos[i % len(photos)]
-        top = rng.integers(0, photo.shape[0] - size)
-        left = rng.integers(0, photo.shape[1] - size)
-        yield np.ascontiguousarray(photo[top:top + size,
-                                         left:left + size, ::-1])
+    return (np.ascontiguousarray(rgb[..., ::-1])
+            for rgb in photo_crops(count, size, seed))
 
 
 @pytest.mark.filterwarnings('ignore:Only use')

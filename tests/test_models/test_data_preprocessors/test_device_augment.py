@@ -14,12 +14,12 @@ from mmpretrain.models.utils import SelfSupDataPreprocessor
 from mmpretrain.registry import MODELS, TRANSFORMS
 from mmpretrain.structures import DataSample
 from PIL import Image
-from sklearn.datasets import load_sample_images
 
 import mmsiameseim  # noqa: F401
 from mmsiameseim.datasets.transforms import FastColorJitter
 from mmsiameseim.datasets.transforms import pillow_colour as pc
 from mmsiameseim.models.data_preprocessors import device_colour as dc
+from tests.helpers import photo_crops
 
 ROOT = os.path.dirname(
     os.path.dirname(
@@ -31,17 +31,10 @@ CONFIG = os.path.join(
 
 def _crops(count, size=64, seed=0):
     """BGR uint8 crops of the real sample photographs."""
-    rng = np.random.default_rng(seed)
-    photos = load_sample_images().images
-    out = []
-    for i in range(count):
-        photo = photos[i % len(photos)]
-        top = rng.integers(0, photo.shape[0] - size)
-        left = rng.integers(0, photo.shape[1] - size)
-        out.append(
-            np.ascontiguousarray(photo[top:top + size,
-                                       left:left + size, ::-1]))
-    return out
+    return [
+        np.ascontiguousarray(rgb[..., ::-1])
+        for rgb in photo_crops(count, size, seed)
+    ]
 
 
 def _to_tensor(bgr_list):
