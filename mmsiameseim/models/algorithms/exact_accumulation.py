@@ -19,7 +19,6 @@ from typing import Dict, Iterator, Optional, Union
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from mmengine.model import MMDistributedDataParallel
 from mmengine.optim import OptimWrapper
 from mmengine.registry import MODEL_WRAPPERS
@@ -48,17 +47,14 @@ def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
 
 
 def unigrad_correlation(head: nn.Module, target: torch.Tensor) -> torch.Tensor:
-    """This rank's C = mean_i z_i z_i^T (D, D) of ``target``, its rows
-    (tokens, or images for a 'global' head) normalised as ``head``'s
-    ``UniGradLoss`` normalises them, in fp32 (not all-reduced)."""
-    loss = head.loss_module
+    """This rank's UniGrad correlation of ``target`` as ``head`` scores it:
+
+    its rows are tokens, or images for a 'global' head
+    (:meth:`UniGradLoss.correlation`).
+    """
     if head.loss_type == 'global' and target.dim() == 3:
         target = target.mean(dim=1)
-    with torch.autocast(device_type=target.device.type, enabled=False):
-        z = target.detach().reshape(-1, target.shape[-1]).float()
-        if loss.target_norm == 'mae-like':
-            z = F.layer_norm(z, z.shape[-1:], eps=loss.eps)
-        return z.T @ z / z.shape[0]
+    return head.loss_module.correlation(target)
 
 
 @contextmanager

@@ -140,11 +140,11 @@ class UniGradLoss(nn.Module):
 
     Exact gradient accumulation (``SiameseIM(micro_batches=k)``,
     :mod:`~mmsiameseim.models.algorithms.exact_accumulation`): the
-    correlation C of a whole batch is computed first from its targets and
-    set as ``fixed_corr`` while the parts' losses are computed one at a
-    time; their mean is then the whole batch's loss and their gradients sum
-    to its gradient. 'moco-like' normalises the predictions over the batch
-    too, so it cannot be split this way.
+    correlation C of a whole batch is computed first from its targets
+    (:meth:`correlation`) and set as ``fixed_corr`` while the parts' losses
+    are computed one at a time; their mean is then the whole batch's loss
+    and their gradients sum to its gradient. 'moco-like' normalises the
+    predictions over the batch too, so it cannot be split this way.
 
     Args:
         lambda_neg (float): Weight of the correlation term. Defaults to 0.02.
@@ -179,6 +179,23 @@ class UniGradLoss(nn.Module):
         self.chunk_rows = chunk_rows
         #: C to use instead of the batch's own (exact accumulation)
         self.fixed_corr: Optional[torch.Tensor] = None
+
+    def correlation(self, target: torch.Tensor) -> torch.Tensor:
+        """This rank's C = mean_i z_i z_i^T (D, D) of ``target`` (..., D),
+        normalised as the loss normalises it, in fp32 (not all-reduced); the
+        ``fixed_corr`` of exact accumulation.
+
+        Not with 'moco-like', which normalises the predictions over the batch
+        too.
+        """
+        if self.target_norm == 'moco-like':
+            raise ValueError("UniGradLoss: target_norm='moco-like' "
+                             'normalises predictions over the batch; a '
+                             'batch cannot be split with a fixed correlation')
+        with torch.autocast(device_type=target.device.type, enabled=False):
+            z = target.detach().reshape(-1, target.shape[-1]).float()
+            z = self._normalise(z, z)[1]
+            return z.T @ z / z.shape[0]
 
     def _reduce_corr(self, corr: torch.Tensor) -> torch.Tensor:
         if self.fixed_corr is not None:

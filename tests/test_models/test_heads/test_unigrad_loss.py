@@ -196,3 +196,23 @@ def test_chunk_sum_error_does_not_grow_with_the_number_of_products():
             got = _dot(x, y)
             assert got.dtype == torch.float64
             assert abs(float(got - want)) < 1e-7 * float(scale), rows
+
+
+def test_correlation_is_the_one_the_loss_uses():
+    """``correlation`` (exact accumulation) is the C of the loss's own
+    target normalisation; held as ``fixed_corr`` it gives the same loss."""
+    torch.manual_seed(0)
+    pred, target = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
+    for norm in ('mae-like', 'none'):
+        loss = MODELS.build(
+            dict(type='UniGradLoss', target_norm=norm, memory_efficient=False))
+        z = target.reshape(-1, 8)
+        if norm == 'mae-like':
+            z = F.layer_norm(z, (8, ), eps=loss.eps)
+        torch.testing.assert_close(loss.correlation(target), z.T @ z / 10)
+        expected = loss(pred, target)
+        loss.fixed_corr = loss.correlation(target)
+        torch.testing.assert_close(loss(pred, target), expected)
+    with pytest.raises(ValueError, match="target_norm='moco-like'"):
+        MODELS.build(dict(type='UniGradLoss',
+                          target_norm='moco-like')).correlation(target)
