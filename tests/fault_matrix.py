@@ -19,6 +19,8 @@ ENTRIES = {
     'datasets': 'datasets and image loading',
     'benchmarks': 'benchmark tools (`tools/benchmark_*.py`)',
     'preflight': 'preflight (`tools/preflight.py`)',
+    'folder_tools': 'folder tools (`tools/evaluate_folder.py`, '
+    '`tools/extract_features.py`)',
 }
 
 FAULTS = {

@@ -20,4 +20,11 @@ MISTAKES = {
     'own_folder': "one's own folder (another layout, too few images)",
     'checkout': 'running in the checkout (published files, reruns)',
     'symlink': 'symlinked images',
+    'micro_batches': 'exact accumulation (`model.micro_batches`) on any '
+    'batch, an epoch\'s ragged last one included',
+    'recipe': "following a documented recipe (another library's loading "
+    'and preprocessing)',
+    'existing_output': 'an output folder that already exists',
+    'console': 'reading the console (the result among log lines, false '
+    'warnings)',
 }

@@ -14,12 +14,14 @@ splits are embedded (frozen backbone, centre crop, as
 ``tools/extract_features.py``; resumable, written to the work dir), then the
 validation split is scored by weighted kNN over the training split (k=20,
 T=0.07) and by an L2-regularised logistic regression fitted on a
-class-balanced ``--fraction`` of the training split (1 %, at least one image
-per class; strength by cross-validation on those images only). CHECKPOINT is
+class-balanced ``--fraction`` of the training split (1 %, at least 2 images
+per class; strength by cross-validation on those images only; skipped, with
+a note, when a class has a single training image). CHECKPOINT is
 a SiameseIM or mmpretrain ViT checkpoint (its pretraining config is read
 from it unless ``--config`` gives it); a config file (``.py``) instead scores
 the random initial weights (a floor). Prints a table; writes the numbers as
-JSON (default: WORK_DIR/results.json).
+JSON (default: WORK_DIR/results.json), the kNN score as soon as it is known
+(kept if few-shot then fails).
 """
 import argparse
 import json
@@ -80,27 +82,51 @@ def main(argv=None) -> dict:
         osp.basename(osp.abspath(args.data_root)))
     os.makedirs(work_dir, exist_ok=True)
     backbone, mean, std = frozen_vit(checkpoint, model_cfg, args.final_norm)
-    results = evaluate_labelled_folder(
-        backbone,
-        mean,
-        std,
-        args.data_root,
-        work_dir,
-        train_split=args.train_split,
-        val_split=args.val_split,
-        k=args.k,
-        temperature=args.temperature,
-        fraction=None if args.no_fewshot else args.fraction,
-        folds=args.folds,
-        seed=args.seed,
-        size=args.size or model_cfg.backbone.get('img_size', 224),
-        feature=args.feature,
-        batch_size=args.batch_size,
-        checkpoint=checkpoint)
-    results['settings'] = dict(
+    out = args.out or osp.join(work_dir, 'results.json')
+    settings = dict(
         vars(args),
         checkpoint=checkpoint or f'{args.checkpoint} (random '
         'initial weights)')
+
+    saved = []
+
+    def save(results):  # kNN first: a later failure keeps it
+        with open(out, 'w') as f:
+            json.dump(dict(results, settings=settings), f, indent=2)
+        saved.append(out)
+
+    try:
+        results = evaluate_labelled_folder(
+            backbone,
+            mean,
+            std,
+            args.data_root,
+            work_dir,
+            train_split=args.train_split,
+            val_split=args.val_split,
+            k=args.k,
+            temperature=args.temperature,
+            fraction=None if args.no_fewshot else args.fraction,
+            folds=args.folds,
+            seed=args.seed,
+            save=save,
+            size=args.size or model_cfg.backbone.get('img_size', 224),
+            feature=args.feature,
+            batch_size=args.batch_size,
+            checkpoint=checkpoint)
+    except ValueError as e:
+        if not saved:
+            sys.exit(str(e))
+        sys.exit(f'few-shot failed: {e}. The kNN score is kept in {out}; '
+                 'change --fraction, or leave few-shot out with '
+                 '--no-fewshot')
+    save(results)
+    report(results, args.temperature)
+    print(f'wrote {out}')
+    return dict(results, settings=settings)
+
+
+def report(results: dict, temperature: float) -> None:
     data = results['data']
     print(f'{len(data["classes"])} classes; images: ' +
           ', '.join(f'{s} {n}' for s, n in data['images'].items()))
@@ -110,17 +136,14 @@ def main(argv=None) -> dict:
                   ', '.join(files[:5]))
     print('| protocol | top-1 | |\n|---|---|---|')
     knn = results['knn']
-    print(f'| kNN (k={knn["k"]}, T={args.temperature}) | '
+    print(f'| kNN (k={knn["k"]}, T={temperature}) | '
           f'{knn["top1"]:.2f} | top-5 {knn["top5"]:.2f} |')
-    if 'fewshot' in results:
-        few = results['fewshot']
+    few = results.get('fewshot', {})
+    if 'top1' in few:
         print(f'| few-shot ({few["labelled"]} labelled images) | '
               f'{few["top1"]:.2f} | l2 {few["l2"]:g} |')
-    out = args.out or osp.join(work_dir, 'results.json')
-    with open(out, 'w') as f:
-        json.dump(results, f, indent=2)
-    print(f'wrote {out}')
-    return results
+    if 'note' in few:
+        print(few['note'])
 
 
 if __name__ == '__main__':

@@ -19,6 +19,16 @@ def class_folders(folder: str) -> List[str]:
 
 
 @DATASETS.register_module()
+def _case_only(unknown: List[str], classes: List[str]) -> str:
+    """What the user meant by each folder that differs from a class only in
+    case ('Cat' for 'cat'): folder names are compared exactly."""
+    lower = {c.lower(): c for c in classes}
+    pairs = [(c, lower[c.lower()]) for c in unknown if c.lower() in lower]
+    return ''.join(
+        f'; {c!r} differs from the class {d!r} only in case (class folders '
+        'are matched exactly: rename one)' for c, d in pairs)
+
+
 class LabelledImageFolder(BaseDataset):
     """Your own labelled images: one sub-folder per class in each split,
     ``DATA_ROOT/SPLIT/CLASS/**/IMAGE``.
@@ -97,11 +107,18 @@ class LabelledImageFolder(BaseDataset):
                 'images of each class in a folder named after the class')
         present = class_folders(split_dir)
         unknown = [c for c in present if c not in classes]
+        absent = [c for c in classes if c not in present]
         if unknown:
             raise ValueError(
                 f'{name}: {split_dir} has class folders that {class_dir} '
-                f'has not: {unknown}; every split takes the classes of '
-                f'class_split={self.class_split!r}')
+                f'has not: {unknown}{_case_only(unknown, classes)}; every '
+                f'split takes the classes of class_split='
+                f'{self.class_split!r}' +
+                (f' (classes of {class_dir} with no folder in {split_dir}: '
+                 f'{absent})' if absent else ''))
+        if absent:
+            logger.warning(f'{name}: classes of {class_dir} with no folder '
+                           f'in {split_dir}: {absent}')
         data_list, empty = [], []
         for label, cls in enumerate(classes):
             if cls not in present:

@@ -9,14 +9,16 @@ from .feature_checks import check_features
 
 def class_balanced_subset(labels: np.ndarray,
                           fraction: float,
-                          seed: int = 0) -> np.ndarray:
-    """Indices of a class-balanced ``fraction`` of the samples (e.g. 1 %)."""
+                          seed: int = 0,
+                          minimum: int = 1) -> np.ndarray:
+    """Indices of a class-balanced ``fraction`` of the samples (e.g. 1 %),
+    at least ``minimum`` of each class (all of a class that has fewer)."""
     labels = np.asarray(labels)
     rng = np.random.default_rng(seed)
     chosen = []
     for c in np.unique(labels):
         idx = np.flatnonzero(labels == c)
-        n = max(1, int(round(len(idx) * fraction)))
+        n = min(len(idx), max(minimum, int(round(len(idx) * fraction))))
         chosen.append(rng.choice(idx, n, replace=False))
     return np.sort(np.concatenate(chosen))
 

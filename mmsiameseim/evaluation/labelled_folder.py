@@ -1,5 +1,5 @@
 import os.path as osp
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional
 
 import numpy as np
 import torch
@@ -49,10 +49,11 @@ def evaluate_labelled_folder(backbone: torch.nn.Module,
                              fraction: Optional[float] = 0.01,
                              folds: int = 3,
                              seed: int = 0,
+                             save: Optional[Callable[[dict], None]] = None,
                              **embed_options) -> Dict[str, dict]:
     """Frozen-backbone kNN and few-shot accuracy on your own labelled
     folder: the training split is the bank (kNN) and the pool of labelled
-    samples (a class-balanced ``fraction`` of it, at least one per class,
+    samples (a class-balanced ``fraction`` of it, at least 2 per class,
     for an L2-regularised logistic regression whose strength is chosen by
     ``folds``-fold cross-validation on those samples), the validation split
     is scored. The embeddings are written to ``work_dir``
@@ -68,12 +69,15 @@ def evaluate_labelled_folder(backbone: torch.nn.Module,
             for few-shot; None leaves few-shot out.
         folds (int): Cross-validation folds of the few-shot fit.
         seed (int): Seed of the few-shot subset.
+        save (callable, optional): Called with the results once kNN is
+            scored, before few-shot, so that a failure later keeps them.
         **embed_options: :func:`embed_folder` options (``size`` required,
             ``feature``, ``crop_fraction``, ``batch_size``...).
 
     Returns:
         dict: ``knn`` (top1, top5, k), ``fewshot`` (top1, l2, cv_top1,
-        labelled) when asked, and ``data`` (classes, the number of images
+        labelled, and a ``note`` when 2 images of a class were taken; or
+        ``skipped`` and its ``note``) when asked, and ``data`` (classes, the number of images
         per split, the skipped files).
     """
     splits = {}
@@ -99,9 +103,40 @@ def evaluate_labelled_folder(backbone: torch.nn.Module,
                 if len(splits[s]['skipped']) else []
                 for s in splits
             }))
+    if save is not None:
+        save(results)
     if fraction is not None:
-        subset = class_balanced_subset(yt.numpy(), fraction, seed)
-        fit = logistic_regression_accuracy(
-            xt[subset], yt[subset], xv, yv, folds=folds, seed=seed)
-        results['fewshot'] = dict(fit, labelled=len(subset))
+        results['fewshot'] = _fewshot(xt, yt, xv, yv, train['classes'],
+                                      fraction, folds, seed)
     return results
+
+
+def _fewshot(xt: torch.Tensor, yt: torch.Tensor, xv: torch.Tensor,
+             yv: torch.Tensor, classes: list, fraction: float, folds: int,
+             seed: int) -> dict:
+    """The few-shot fit on a class-balanced ``fraction`` of the training
+    split, with at least 2 images of each class (its cross-validation needs
+    them); skipped, with the reason in ``note``, where the split cannot give
+    them."""
+    counts = np.bincount(yt.numpy(), minlength=len(classes))
+    single = [classes[c] for c in np.flatnonzero(counts == 1)]
+    if single or np.count_nonzero(counts) < 2:
+        return dict(
+            skipped=True,
+            note='few-shot skipped: it fits and cross-validates on at least '
+            '2 labelled images of each of at least 2 classes, and the '
+            'training split has ' +
+            (f'a single image of {single}' if single else 'one class') +
+            '; add images, or leave few-shot out with --no-fewshot')
+    subset = class_balanced_subset(yt.numpy(), fraction, seed, minimum=2)
+    raised = int(np.count_nonzero(
+        (counts > 0) & (np.round(counts * fraction) < 2)))
+    fit = logistic_regression_accuracy(
+        xt[subset], yt[subset], xv, yv, folds=folds, seed=seed)
+    fit['labelled'] = len(subset)
+    if raised:
+        fit['note'] = (f'--fraction {fraction:g} gives fewer than 2 images '
+                       f'of {raised} of the {np.count_nonzero(counts)} '
+                       'classes; took 2 of each of those (the fit '
+                       'cross-validates)')
+    return fit

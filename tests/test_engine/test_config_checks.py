@@ -6,6 +6,7 @@ import glob
 import os.path as osp
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -112,6 +113,128 @@ def test_text_for_a_number_is_named(tmp_path):
         in message
     assert ("default_hooks.checkpoint.save_last='yes': CheckpointHook takes "
             'True or False') in message
+
+
+@pytest.mark.person_matrix(
+    'train', 'typo_key', '--cfg-options model.neck.num_layer=2 through '
+    'tools/train.py: refused before anything is built, naming the key path '
+    'and what the neck takes; no work dir (was a TypeError after the log '
+    'folder was made)')
+def test_a_misspelt_model_key_stops_train_py_at_once(tmp_path):
+    work_dir = tmp_path / 'run'
+    run = subprocess.run([
+        sys.executable, TRAIN, TINY, '--work-dir',
+        str(work_dir), '--cfg-options', 'model.neck.num_layer=2'
+    ],
+                         capture_output=True,
+                         text=True,
+                         timeout=300)
+    assert run.returncode != 0
+    assert ("model.neck: RelPosDecoderNeck takes no 'num_layer' (it takes "
+            'embed_dims') in run.stderr, run.stderr[-3000:]
+    assert 'predictor_depth, projector_depth' in run.stderr
+    assert not work_dir.exists()
+
+
+@pytest.mark.person_matrix(
+    'train', 'typo_key', 'misspelt model, dataset and pipeline keys (a '
+    "hook's dataset too: custom_hooks.2.bank_dataloader.dataset.test_mod): "
+    'every one named with its key path and the nearest valid names; no '
+    'work dir')
+def test_misspelt_model_dataset_and_pipeline_keys_are_named(tmp_path):
+    cfg = Config.fromfile(
+        osp.join(ROOT, 'configs', 'pretrain',
+                 'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))
+    cfg.work_dir = str(tmp_path / 'run')
+    cfg.merge_from_dict({
+        'custom_hooks.2.bank_dataloader.dataset.test_mod': True,
+        'model.backbone.drop_path': 0.1,
+        'model.head.loss.lamda': 1.,
+        'model.data_preprocessor.men': [0.],
+        'train_dataloader.dataset.indice': 3,
+        'train_dataloader.dataset.pipeline.3.num_mask_patch': 3,
+    })
+    message = _refusal(cfg)
+    for expected in (
+            'custom_hooks.2.bank_dataloader.dataset: LocalFashionMNIST takes '
+            "no 'test_mod'; did you mean 'test_mode'?",
+            "model.backbone: SiameseIMViT takes no 'drop_path'; did you mean "
+            "'drop_path_rate'",
+            "model.head.loss: UniGradLoss takes no 'lamda'; did you mean "
+            "'lambda_neg'?",
+            'model.data_preprocessor: EagerSelfSupDataPreprocessor takes no '
+            "'men'; did you mean 'mean'?",
+            "train_dataloader.dataset: LocalFashionMNIST takes no 'indice'; "
+            "did you mean 'indices'?",
+            'train_dataloader.dataset.pipeline.3: BlockwiseMaskGenerator '
+            "takes no 'num_mask_patch'",
+    ):
+        assert expected in message, message
+
+
+def test_classes_taking_any_keyword_are_not_checked():
+    """A class whose ``**kwargs`` go elsewhere than its base class takes
+    keys no signature lists: never refused; one that hands them to its
+    base class is checked against the base's signature."""
+    from mmsiameseim.engine.runner.config_checks import _accepted
+
+    class Base:
+
+        def __init__(self, a=1):
+            pass
+
+        def method(self, **kwargs):
+            pass
+
+    class HandsUp(Base):
+
+        def __init__(self, b=2, **kwargs):
+            super().__init__(**kwargs)
+
+    class KeepsThem(Base):
+
+        def __init__(self, b=2, **kwargs):
+            super().__init__()
+            self.method(**kwargs)
+
+    assert _accepted(HandsUp)[0] == {'a', 'b'}
+    assert _accepted(KeepsThem)[0] is None
+
+
+@pytest.mark.person_matrix(
+    'train', 'typo_key', 'a model part that refuses its settings when the '
+    'runner builds it (SiameseIM micro_batches=2 with a moco-like loss): '
+    'the error as the class gives it, and the log folder removed; the work '
+    'dir as it was')
+def test_a_model_refused_at_build_leaves_no_log_folder(tmp_path):
+    work_dir = tmp_path / 'run'
+    cfg = _cfg(
+        work_dir, **{
+            'model.micro_batches': 2,
+            'model.head.loss.target_norm': 'moco-like'
+        })
+    with pytest.raises(ValueError, match="target_norm='moco-like' cannot"):
+        RUNNERS.build(cfg)
+    assert not work_dir.exists()
+    work_dir.mkdir()
+    (work_dir / 'notes.txt').write_text('mine')
+    time.sleep(1)  # another timestamp: mmengine keeps one visualizer each
+    with pytest.raises(ValueError, match='moco-like'):
+        RUNNERS.build(cfg)
+    assert sorted(p.name for p in work_dir.iterdir()) == ['notes.txt']
+
+
+@pytest.mark.person_matrix(
+    'train', 'micro_batches', 'model.micro_batches larger than '
+    'train_dataloader.batch_size (or not a positive integer): refused '
+    'before anything is built, naming both and the range; no work dir')
+def test_more_micro_batches_than_images_is_refused(tmp_path):
+    message = _refusal(_cfg(tmp_path / 'run', **{'model.micro_batches': 9}))
+    assert ('model.micro_batches=9 is more parts than '
+            'train_dataloader.batch_size=8 has images; give micro_batches '
+            'between 1 and 8') in message
+    message = _refusal(_cfg(tmp_path / 'run', **{'model.micro_batches': 0}))
+    assert 'model.micro_batches=0: give a positive integer' in message
 
 
 def _shipped_configs():

@@ -1,9 +1,11 @@
 """A training config's mistakes, refused before the runner builds anything.
 
-mmengine hands a hook's, optimizer's, scheduler's or loop's settings to its
-class as keyword arguments, and some classes take any keyword:
-``CheckpointHook(intervall=1)`` is accepted and fails at the first
-checkpoint, hours later. A string where a number belongs
+mmengine hands a hook's, optimizer's, scheduler's, loop's, model part's,
+dataset's or transform's settings to its class as keyword arguments, and
+some classes take any keyword: ``CheckpointHook(intervall=1)`` is accepted
+and fails at the first checkpoint, hours later; ``model.neck.num_layer=2``
+fails with a bare ``TypeError`` once the runner has created its log
+folder. A string where a number belongs
 (``--cfg-options optim_wrapper.optimizer.lr=abc``) fails deep inside torch
 without the option's name. Here each such setting is compared with the
 signature of the class it builds, and every misspelt key (with the nearest
@@ -17,13 +19,15 @@ route: the config key ``precision`` ('float32' or 'bfloat16'), which
 """
 import difflib
 import inspect
+import re
 from typing import Iterable, List, Optional, Tuple
 
 import torch
 from mmengine.config import Config
 from mmengine.hooks import CheckpointHook
-from mmengine.registry import (HOOKS, LOOPS, OPTIM_WRAPPERS, OPTIMIZERS,
-                               PARAM_SCHEDULERS)
+from mmengine.registry import (DATA_SAMPLERS, DATASETS, HOOKS, LOOPS, MODELS,
+                               OPTIM_WRAPPERS, OPTIMIZERS, PARAM_SCHEDULERS,
+                               TRANSFORMS)
 
 from ...precision import set_training_precision
 
@@ -72,10 +76,24 @@ def check_gpu_config(cfg: Config) -> None:
         f'({CPU_ROUTE_DOCS}).')
 
 
+# `super().__init__(..., **kwargs)`: the keywords go up the class's MRO
+_KWARGS_TO_SUPER = re.compile(
+    r'super\([^)]*\)\.__init__\((?:[^()]|\([^()]*\))*\*\*kwargs', re.S)
+
+
+def _hands_kwargs_to_super(klass) -> bool:
+    try:
+        source = inspect.getsource(klass.__init__)
+    except (OSError, TypeError):
+        return False
+    return bool(_KWARGS_TO_SUPER.search(source))
+
+
 def _accepted(cls) -> Tuple[Optional[set], dict]:
     """The keyword names ``cls(...)`` takes and their parameters, following
-    ``**kwargs`` up the classes it is handed to; None when a class takes
-    any keyword (nothing to check)."""
+    ``**kwargs`` up the classes it is handed to (``super().__init__(...,
+    **kwargs)``); None when a class takes any keyword (nothing to
+    check)."""
     names, params = set(), {}
     for klass in cls.__mro__:
         if '__init__' not in klass.__dict__:
@@ -97,6 +115,8 @@ def _accepted(cls) -> Tuple[Optional[set], dict]:
         # argument of which it already passes itself
         if not var_keyword or klass is CheckpointHook:
             return names, params
+        if not _hands_kwargs_to_super(klass):
+            return None, params
     return None, params
 
 
@@ -118,7 +138,8 @@ def _check(item,
            scope: Optional[str],
            where: str,
            extra: Iterable[str] = (),
-           default_type=None) -> List[str]:
+           default_type=None,
+           values: bool = True) -> List[str]:
     if not isinstance(item, dict):
         return []
     kind = item.get('type', default_type)
@@ -136,22 +157,90 @@ def _check(item,
     for key, value in item.items():
         if names is not None and key not in valid:
             near = difflib.get_close_matches(key, sorted(valid), 3, 0.6)
-            hint = (f"did you mean {' or '.join(repr(n) for n in near)}? "
+            hint = (f"; did you mean {' or '.join(repr(n) for n in near)}?"
                     if near else '')
             shown = sorted(valid - {'type', '_scope_'})
-            problems.append(f'{where}: {cls.__name__} takes no {key!r}; {hint}'
-                            f'(it takes {", ".join(shown)})')
-        elif key in params:
+            problems.append(f'{where}: {cls.__name__} takes no {key!r}{hint}'
+                            f' (it takes {", ".join(shown)})')
+        elif values and key in params:
             problem = _value_problem(where, key, value, params[key], cls)
             if problem:
                 problems.append(problem)
     return problems
 
 
+# the registry that builds a setting, by the key holding it; a setting under
+# another key is looked up in these in turn
+_REGISTRY_OF_KEY = {
+    'model': MODELS,
+    'dataset': DATASETS,
+    'datasets': DATASETS,
+    'pipeline': TRANSFORMS,
+    'transforms': TRANSFORMS,
+    'sampler': DATA_SAMPLERS
+}
+_GUESSES = (MODELS, DATASETS, TRANSFORMS, DATA_SAMPLERS)
+
+
+def _registry_of(kind: str, scope: Optional[str], first) -> Optional[object]:
+    for registry in ((first, ) if first else ()) + _GUESSES:
+        with registry.switch_scope_and_registry(scope) as scoped:
+            if inspect.isclass(scoped.get(kind)):
+                return registry
+    return None
+
+
+def _nested(item, scope: Optional[str], where: str, registry=None) -> List[str]:
+    """The problems of every typed setting in ``item`` (a model, a data
+    loader, a hook's settings), each checked against the class it builds.
+    ``*_cfg`` settings (``norm_cfg``, ``init_cfg``: built by helpers that
+    take keys of their own) are left to those helpers."""
+    if isinstance(item, (list, tuple)):
+        return sum((_nested(value, scope, f'{where}.{i}', registry)
+                    for i, value in enumerate(item)), [])
+    if not isinstance(item, dict):
+        return []
+    problems = []
+    if isinstance(item.get('type'), str):
+        scope = item.get('_scope_', scope)
+        found = _registry_of(item['type'], scope, registry)
+        if found is not None:
+            # keys only: text is a valid value of many of these settings
+            # (GaussianBlur's magnitude_std='inf')
+            problems += _check(item, found, scope, where, values=False)
+    for key, value in item.items():
+        if key != 'type' and not key.endswith(('_cfg', '_cfgs')):
+            problems += _nested(value, scope, f'{where}.{key}',
+                                _REGISTRY_OF_KEY.get(key, registry))
+    return problems
+
+
+def check_micro_batches_fit(cfg: Config) -> None:
+    """Refuse ``model.micro_batches`` that cannot split the training
+    batches: not a positive integer, or more parts than a batch has
+    images."""
+    model, loader = cfg.get('model') or {}, cfg.get('train_dataloader') or {}
+    micro, batch = model.get('micro_batches', 1), loader.get('batch_size')
+    if not isinstance(micro, int) or isinstance(micro, bool) or micro < 1:
+        raise ConfigMistake(f'{cfg.filename or "the config"}: '
+                            f'model.micro_batches={micro!r}: give a positive '
+                            'integer (1: no splitting)')
+    if isinstance(batch, int) and micro > batch:
+        raise ConfigMistake(
+            f'{cfg.filename or "the config"}: model.micro_batches={micro} '
+            f'is more parts than train_dataloader.batch_size={batch} has '
+            f'images; give micro_batches between 1 and {batch} (each batch '
+            'is trained in that many parts, as even as the batch allows; '
+            'docs/pretraining/memory.md).')
+
+
 def check_config_keys(cfg: Config) -> None:
     """Refuse, naming each, the keys and values of the config's hooks,
-    optimizer wrapper, optimizer, lr / momentum schedulers and loops that
-    their classes do not take.
+    optimizer wrapper, optimizer, lr / momentum schedulers, loops, model
+    (every part of it), datasets and pipelines (the training, validation and
+    test loaders' and those in hook settings) that their classes do not
+    take. A class that takes any keyword (``**kwargs`` not handed to its
+    base class) is not checked.
 
     Args:
         cfg (Config): A training config (after ``--cfg-options``).
@@ -188,6 +277,18 @@ def check_config_keys(cfg: Config) -> None:
             scope,
             f'param_scheduler.{i}',
             extra=('convert_to_iter_based', ))
+    for name, hook in (cfg.get('default_hooks') or {}).items():
+        problems += _nested(
+            dict(hook, type=None) if isinstance(hook, dict) else hook, scope,
+            f'default_hooks.{name}')
+    for i, hook in enumerate(cfg.get('custom_hooks') or []):
+        problems += _nested(
+            dict(hook, type=None) if isinstance(hook, dict) else hook, scope,
+            f'custom_hooks.{i}')
+    for name in ('model', 'train_dataloader', 'val_dataloader',
+                 'test_dataloader'):
+        problems += _nested(cfg.get(name), scope, name,
+                            _REGISTRY_OF_KEY.get(name))
     for name, default in (('train_cfg', None), ('val_cfg', 'ValLoop'),
                           ('test_cfg', 'TestLoop')):
         loop = cfg.get(name)

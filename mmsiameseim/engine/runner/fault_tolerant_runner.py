@@ -21,7 +21,8 @@ from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
                                 partial_files, read_last_checkpoint)
 from ..hooks.atomic_checkpoint_hook import AtomicCheckpointHook
 from ..hooks.preemption_checkpoint_hook import PreemptionCheckpointHook
-from .config_checks import apply_precision, check_config_keys, check_gpu_config
+from .config_checks import (apply_precision, check_config_keys,
+                            check_gpu_config, check_micro_batches_fit)
 from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
@@ -134,6 +135,7 @@ class FaultTolerantRunner(Runner):
         apply_precision(cfg)
         check_gpu_config(cfg)
         check_config_keys(cfg)
+        check_micro_batches_fit(cfg)
         return super().from_cfg(cfg)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -148,7 +150,14 @@ class FaultTolerantRunner(Runner):
         self._rank_processes = None
         self._training = False
         self._lock: Optional[WorkDirLock] = None
-        super().__init__(*args, **kwargs)
+        try:
+            super().__init__(*args, **kwargs)
+        except Exception:
+            # e.g. a model part that refuses its settings: leave the work
+            # dir as it was (the log folder is made before the model)
+            if hasattr(self, '_log_dir'):
+                self._remove_own_files()
+            raise
 
     # ------------------------------------------------------------ set-up
     def setup_env(self, env_cfg: dict) -> None:
@@ -250,10 +259,11 @@ class FaultTolerantRunner(Runner):
     def _remove_own_files(self) -> None:
         """Undo what this run wrote before it was refused: its log folder
         and, when it created it and it is empty, the work dir."""
-        for handler in list(self.logger.handlers):
+        logger = getattr(self, 'logger', None)
+        for handler in list(logger.handlers if logger else []):
             if hasattr(handler, 'baseFilename'):
                 handler.close()
-                self.logger.removeHandler(handler)
+                logger.removeHandler(handler)
         if not self._log_dir_existed and osp.isdir(self._log_dir):
             shutil.rmtree(self._log_dir, ignore_errors=True)
         if (not self._work_dir_existed and osp.isdir(self.work_dir)

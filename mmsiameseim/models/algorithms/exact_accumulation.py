@@ -1,10 +1,14 @@
 """Exact gradient accumulation for SiameseIM (``micro_batches`` > 1).
 
-A batch of B images is trained as k parts of B / k, one part's activations
-at a time, with the gradient of the whole batch: the targets of every part
-come first (the target branch has no gradient), the UniGrad correlation is
-taken over all of them and all ranks and held fixed while each part's loss
-is computed. One momentum update and one optimizer step per batch; mmengine's
+A batch of B images is trained as k parts as even as B allows (B / k when
+k divides B; an epoch's ragged last batch, e.g. 10 images in 4 parts, as
+3, 3, 2, 2; a batch of fewer than k images in parts of one), one part's
+activations at a time, with the gradient of the whole batch: the targets of
+every part come first (the target branch has no gradient), the UniGrad
+correlation is taken over all of them (each part weighted by its images)
+and all ranks and held fixed while each part's loss, weighted by its share
+of the images, is computed. One momentum update and one optimizer step per
+batch; mmengine's
 ``accumulative_counts`` can go on top (each batch exact in itself). Not
 exact: the neck's BatchNorm normalises each part by its own statistics
 (docs/pretraining/memory.md).
@@ -15,7 +19,7 @@ algorithm: :func:`check_micro_batches` (build time),
 ``FaultTolerantRunner`` picks for such a model.
 """
 from contextlib import contextmanager, nullcontext
-from typing import Dict, Iterator, Optional, Union
+from typing import Dict, Iterator, List, Optional, Union
 
 import torch
 import torch.nn as nn
@@ -44,6 +48,16 @@ def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
             f"target_norm={getattr(loss, 'target_norm', None)!r} cannot: "
             "use optim_wrapper's accumulative_counts instead (inexact)")
     return micro_batches
+
+
+def part_sizes(batch: int, micro_batches: int) -> List[int]:
+    """The sizes of the parts a batch of ``batch`` images is trained in:
+    ``micro_batches`` parts as even as the batch allows (sizes differ by one
+    at most; a batch smaller than ``micro_batches``, such as an epoch's last,
+    in parts of one image). No part is larger than
+    ``ceil(batch / micro_batches)``."""
+    k = min(micro_batches, batch)
+    return [batch // k + (i < batch % k) for i in range(k)]
 
 
 def unigrad_correlation(head: nn.Module, target: torch.Tensor) -> torch.Tensor:
@@ -84,19 +98,16 @@ def accumulated_train_step(
             go through (its gradient all-reduce runs with the last part
             only). Defaults to None (``model``).
     """
-    k = model.micro_batches
     with optim_wrapper.optim_context(model):
         data = model.data_preprocessor(data, True)
     inputs, samples = data['inputs'], data['data_samples']
-    if len(samples) % k:
-        raise ValueError(
-            f'SiameseIM micro_batches={k}: the batch of {len(samples)} '
-            'images does not split into equal parts; set the data '
-            "loader's batch_size to a multiple of micro_batches")
-    size = len(samples) // k
-    parts = [([view[i * size:(i + 1) * size]
-               for view in inputs], samples[i * size:(i + 1) * size])
-             for i in range(k)]
+    sizes = part_sizes(len(samples), model.micro_batches)
+    k, starts = len(sizes), [sum(sizes[:i]) for i in range(len(sizes))]
+    parts = [([view[s:s + n] for view in inputs], samples[s:s + n])
+             for s, n in zip(starts, sizes)]
+    # each part's share of the batch: its images (every image has the same
+    # number of tokens), so the weighted means are the whole batch's
+    shares = [n / len(samples) for n in sizes]
     logs = {}
     with optim_wrapper.optim_context(model):
         if model.target is not None:
@@ -105,11 +116,12 @@ def accumulated_train_step(
             logs['momentum'] = torch.tensor(momentum, dtype=torch.float32)
         targets = [model.target_features(views[1]) for views, _ in parts]
     corr = all_reduce_mean(
-        sum(unigrad_correlation(model.head, t) for t in targets) / k)
+        sum(w * unigrad_correlation(model.head, t)
+            for w, t in zip(shares, targets)))
     # mmengine's accumulative_counts on top (batches of one step each
     # exact, accumulated over iterations as mmengine does): its loss
     # scale and gradient sync are decided once per iteration
-    scale = optim_wrapper.scale_loss(torch.ones(())) / k
+    scale = optim_wrapper.scale_loss(torch.ones(()))
     sync_last = optim_wrapper.should_sync()
     forward = wrapper or model
     no_sync = getattr(forward, 'no_sync', None)
@@ -121,14 +133,14 @@ def accumulated_train_step(
                     fixed_correlation(model.head, corr):
                 loss = forward(views, part, mode='loss', target=target)
             loss, _ = model.parse_losses(loss)
-            optim_wrapper.backward(loss * scale)
-        losses.append(loss.detach())
+            optim_wrapper.backward(loss * (scale * shares[i]))
+        losses.append(loss.detach() * shares[i])
     # one iteration, whatever the number of parts
     optim_wrapper._inner_count -= k - 1
     if optim_wrapper.should_update():
         optim_wrapper.step()
         optim_wrapper.zero_grad()
-    logs['loss'] = torch.stack(losses).mean()
+    logs['loss'] = torch.stack(losses).sum()
     return logs
 
 

@@ -244,8 +244,10 @@ class SiameseIM(BaseSelfSupervisor):
             the neck's ``out_channels`` must be ``patch_size**2 * C``).
             Defaults to 'feature'.
         micro_batches (int): Exact gradient accumulation: each training
-            batch of B images is trained as ``micro_batches`` parts of
-            B / micro_batches, one part's activations at a time, with the
+            batch of B images is trained as ``micro_batches`` parts as
+            even as B allows (an epoch's ragged last batch too; parts
+            weighted by their images), one part's activations at a time,
+            with the
             gradient of the whole batch: the targets of every part are
             computed first (the target branch has no gradient), the UniGrad
             correlation is taken over all of them (and all ranks), and each

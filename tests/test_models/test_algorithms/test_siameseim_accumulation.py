@@ -104,18 +104,21 @@ def test_micro_batches_give_the_whole_batch_gradient():
 
 def _per_part_statistics(monkeypatch, parts):
     """TokenBN of a whole batch normalising each part of its images by the
-    part's own statistics (what the parts of micro_batches see)."""
+    part's own statistics (what the parts of micro_batches see); ``parts``:
+    their number (equal parts) or their sizes in images."""
     import torch.nn.functional as F
 
     from mmsiameseim.models import TokenBatchNorm
 
     def forward(self, x):
-        groups = x.reshape(parts, -1, x.shape[-1]).float()
+        sizes = [len(x) // parts] * parts if isinstance(parts, int) else parts
         out = [
-            F.batch_norm(g, None, None, self.weight, self.bias, True, 0.,
-                         self.eps) for g in groups
+            F.batch_norm(
+                g.reshape(-1, x.shape[-1]).float(), None, None, self.weight,
+                self.bias, True, 0., self.eps).reshape(g.shape)
+            for g in x.split(sizes)
         ]
-        return torch.stack(out).reshape(x.shape)
+        return torch.cat(out)
 
     monkeypatch.setattr(TokenBatchNorm, 'forward', forward)
 
@@ -141,9 +144,41 @@ def test_with_token_batchnorm_only_the_statistics_differ(monkeypatch):
     assert 0 < errors[16] < errors[2] / 4, errors
 
 
+@pytest.mark.person_matrix(
+    'train', 'micro_batches',
+    "a batch that micro_batches does not divide (an epoch's last, 10 images "
+    'in 4 parts; 8 in 3) trains in parts as even as it allows, with the '
+    "whole batch's gradient and loss")
+def test_a_ragged_batch_trains_in_uneven_parts_with_its_whole_gradient():
+    """Parts of 3, 3, 2, 2 images (10 in 4), 3, 3, 2 (8 in 3) and of one
+    image each (3 images, micro_batches 4) give the gradient and the loss
+    of the whole batch: each part's loss and its share of the correlation
+    weighted by its images."""
+    from mmsiameseim.models.algorithms.exact_accumulation import part_sizes
+    assert part_sizes(10, 4) == [3, 3, 2, 2]
+    assert part_sizes(64, 3) == [22, 21, 21]
+    assert part_sizes(3, 4) == [1, 1, 1]
+    norm = dict(type='LN', eps=1e-6)
+    for n, k in ((10, 4), (8, 3), (3, 4)):
+        data = _data(n)
+        g1, log1 = _step(_model(norm_cfg=norm), data)
+        gk, logk = _step(_model(norm_cfg=norm, micro_batches=k), data)
+        assert _relative(gk, g1) <= 1e-6, (n, k)
+        torch.testing.assert_close(
+            logk['loss'], log1['loss'], rtol=1e-6, atol=0)
+
+
+def test_uneven_parts_with_token_batchnorm(monkeypatch):
+    """With the recipe's token BatchNorm, uneven parts differ from the whole
+    batch only by each part's own statistics, as equal parts do."""
+    data = _data(10)
+    parts, _ = _step(_model(micro_batches=4), data)
+    _per_part_statistics(monkeypatch, [3, 3, 2, 2])
+    reference, _ = _step(_model(), data)
+    assert _relative(parts, reference) <= 1e-6
+
+
 def test_micro_batches_are_refused_where_they_cannot_be_exact():
-    with pytest.raises(ValueError, match='does not split into equal parts'):
-        _step(_model(micro_batches=3), _data())
     with pytest.raises(ValueError, match='positive integer'):
         _model(micro_batches=0)
     cfg = tiny_siameseim_cfg()
