@@ -20,6 +20,13 @@ from .convert import to_timm_vit
 #: The timm model whose builder every export goes through; its defaults
 #: are overridden by the exported ``model_args``.
 TIMM_BASE_MODEL = 'vit_base_patch16_224'
+#: The evaluation view's centre crop (``tools/extract_features.py``'s
+#: default ``--crop-fraction``), written into both preprocessing configs.
+CROP_FRACTION = 0.875
+
+
+class OutputExists(FileExistsError):
+    """An export into a folder that already holds files."""
 
 
 def vit_architecture(backbone: torch.nn.Module) -> dict:
@@ -112,7 +119,7 @@ def timm_files(checkpoint: str,
         mean=source['mean'],
         std=source['std'],
         interpolation='bicubic',
-        crop_pct=0.875,
+        crop_pct=CROP_FRACTION,
         num_classes=0,
         license='apache-2.0')
     return dict(
@@ -186,16 +193,22 @@ def transformers_files(checkpoint: str,
         initializer_range=0.02,
         encoder_stride=arch['patch_size'][0],
         torch_dtype='float32')
+    # our evaluation view (tools/extract_features.py): the short side
+    # resized to size / crop fraction, bicubic, then the centre crop
+    height, width = arch['img_size']
     preprocessor = dict(
-        image_processor_type='ViTImageProcessor',
+        image_processor_type='BitImageProcessor',
         do_resize=True,
-        size=dict(height=arch['img_size'][0], width=arch['img_size'][1]),
+        size=dict(shortest_edge=int(min(height, width) / CROP_FRACTION)),
         resample=3,  # bicubic
+        do_center_crop=True,
+        crop_size=dict(height=height, width=width),
         do_rescale=True,
         rescale_factor=1 / 255.,
         do_normalize=True,
         image_mean=source['mean'],
-        image_std=source['std'])
+        image_std=source['std'],
+        do_convert_rgb=arch['in_channels'] == 3)
     return dict(
         state_dict=out,
         config=hf_config,
@@ -204,13 +217,32 @@ def transformers_files(checkpoint: str,
         pretrain_cfg=source['cfg'])
 
 
+def _user_mode(path: str) -> None:
+    """The mode a new file of the user gets (0666 less the umask): the
+    temporary files are written 0600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def write_export(files: Dict[str, object],
                  out_dir: str,
-                 card: Optional[str] = None) -> None:
+                 card: Optional[str] = None,
+                 overwrite: bool = False) -> None:
     """``model.safetensors``, ``config.json``, any ``extra_json`` files and
     ``README.md`` (the model card, when given) into ``out_dir``; each
-    written whole, then renamed."""
+    written whole, then renamed, with the user's usual file mode.
+
+    Raises:
+        OutputExists: ``out_dir`` holds files and ``overwrite`` is False.
+    """
     from safetensors.torch import save_file
+    held = sorted(os.listdir(out_dir)) if osp.isdir(out_dir) else []
+    if held and not overwrite:
+        raise OutputExists(
+            f'{out_dir} already holds {len(held)} file(s) '
+            f'({", ".join(held[:5])}); export into a new folder, or replace '
+            'them with --overwrite')
     os.makedirs(out_dir, exist_ok=True)
     tensors = {
         k: v.detach().contiguous().float()
@@ -218,6 +250,7 @@ def write_export(files: Dict[str, object],
     }
     tmp = osp.join(out_dir, '.model.safetensors.tmp')
     save_file(tensors, tmp, metadata=dict(format='pt'))
+    _user_mode(tmp)
     os.replace(tmp, osp.join(out_dir, 'model.safetensors'))
     texts = {
         name: json.dumps(obj, indent=2) + '\n'
@@ -232,39 +265,61 @@ def write_export(files: Dict[str, object],
         tmp = osp.join(out_dir, f'.{name}.tmp')
         with open(tmp, 'w') as f:
             f.write(text)
+        _user_mode(tmp)
         os.replace(tmp, osp.join(out_dir, name))
 
 
 def model_card(fmt: str,
                files: Dict[str, object],
                checkpoint: str,
-               results: Optional[str] = None) -> str:
+               results: Optional[str] = None,
+               config: Optional[str] = None) -> str:
     """A ``README.md`` for the exported folder: what was pretrained, on
-    what, for how long, and how to load it."""
+    what, for how long, and how to load it with its own preprocessing.
+
+    Args:
+        fmt (str): 'timm' or 'transformers'.
+        files (dict): :func:`timm_files` or :func:`transformers_files`.
+        checkpoint (str): The checkpoint as the user named it.
+        results (str, optional): A results file to name.
+        config (str, optional): The config the user gave; None: the one
+            stored in the checkpoint.
+    """
     cfg, arch = files['pretrain_cfg'], files['arch']
     data = cfg.get('train_dataloader', {}).get('dataset', {})
     where = data.get('data_root') or data.get('data_prefix') or ''
     title = (f'{cfg.model.get("type")} ViT ({arch["embed_dims"]} wide, '
              f'{arch["num_layers"]} blocks, patch {arch["patch_size"][0]}, '
              f'{arch["img_size"][0]}x{arch["img_size"][1]} px)')
-    source = cfg.filename or 'stored in the checkpoint (meta.cfg)'
+    grey = arch['in_channels'] == 1
+    mode = 'L' if grey else 'RGB'
+    # a one-channel image reaches the processor as (H, W, 1)
+    image = ('np.asarray(Image.open(PATH).convert(\'L\'))[..., None]'
+             if grey else 'Image.open(PATH).convert(\'RGB\')')
+    source = config or 'stored in the checkpoint (meta.cfg)'
     norm = 'pretrained' if arch['final_norm'] else \
         'none (the pretraining has none)'
     if fmt == 'timm':
         load = [
-            'import json', 'import timm', '',
-            'args = json.load(open(\'DIR/config.json\'))[\'model_args\']',
-            f'model = timm.create_model(\'{TIMM_BASE_MODEL}\', '
-            'pretrained=True, pretrained_cfg_overlay=dict(',
-            '    file=\'DIR/model.safetensors\', num_classes=0), **args)',
-            'tokens = model.forward_features(images)  # (N, 1 + L, C)'
+            'import timm', 'from PIL import Image', '',
+            'model = timm.create_model(\'local-dir:DIR\', '
+            'pretrained=True).eval()',
+            '# the export\'s own input size, channels, mean and std',
+            'data_cfg = timm.data.resolve_model_data_config(model)',
+            'transform = timm.data.create_transform(**data_cfg)',
+            f'x = transform(Image.open(PATH).convert(\'{mode}\'))[None]',
+            'tokens = model.forward_features(x)  # (N, 1 + L, C)'
         ]
     else:
         load = [
-            'from transformers import ViTModel', '',
+            *(['import numpy as np'] if grey else []), 'from PIL import Image',
+            'from transformers import AutoImageProcessor, ViTModel', '',
+            'processor = AutoImageProcessor.from_pretrained(\'DIR\')',
             'model = ViTModel.from_pretrained(\'DIR\', '
-            'add_pooling_layer=False)',
-            'out = model(images, output_hidden_states=True)',
+            'add_pooling_layer=False).eval()',
+            f'x = processor({image}, return_tensors=\'pt\')'
+            '[\'pixel_values\']',
+            'out = model(x, output_hidden_states=True)',
             'tokens = out.hidden_states[-1]  # (N, 1 + L, C), no final norm'
         ]
     lines = [
@@ -272,7 +327,7 @@ def model_card(fmt: str,
         'tags: [image-feature-extraction, siameseim, mmpretrain]', '---', '',
         f'# {title}', '',
         'Exported by mmsiameseim\'s `tools/model_converters/export.py` '
-        f'from `{osp.basename(checkpoint)}`.', '',
+        f'from `{checkpoint}`.', '',
         f'* Pretraining: {cfg.model.get("type")}, '
         f'{cfg.get("train_cfg", {}).get("max_epochs")} epoch(s) on '
         f'{data.get("type", "unknown data")} (`{where}`).',

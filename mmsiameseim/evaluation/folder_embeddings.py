@@ -1,5 +1,6 @@
 import hashlib
 import json
+import math
 import os
 import os.path as osp
 import shutil
@@ -22,8 +23,10 @@ def load_centre_crop(path: str, size: int, crop_fraction: float,
                      grey: bool) -> np.ndarray:
     """An image file through the strict loader (every image mode, EXIF
     orientation), its short side resized to ``size / crop_fraction``
-    (bicubic), centre-cropped to ``size`` x ``size``: the usual evaluation
-    view (256 -> 224 at ``crop_fraction=0.875``).
+    (rounded down; bicubic), centre-cropped to ``size`` x ``size``: the
+    usual evaluation view (256 -> 224 at ``crop_fraction=0.875``), with
+    torchvision's rounding, so that timm's ``create_transform`` of an
+    export's ``pretrained_cfg`` gives the same pixels.
 
     Returns:
         ndarray: (size, size) uint8 when ``grey``, else (size, size, 3) RGB.
@@ -38,12 +41,17 @@ def load_centre_crop(path: str, size: int, crop_fraction: float,
     img = loader.transform(dict(img_path=path))['img']
     img = Image.fromarray(
         img if grey else np.ascontiguousarray(img[..., ::-1]))
-    short = max(size, round(size / crop_fraction))
-    scale = short / min(img.size)
-    img = img.resize((max(short, round(
-        img.width * scale)), max(short, round(img.height * scale))),
-                     Image.BICUBIC)
-    left, top = (img.width - size) // 2, (img.height - size) // 2
+    # torchvision's Resize(int) and CenterCrop, as timm's evaluation
+    # transform and the exported pretrained_cfg give them
+    short = max(size, math.floor(size / crop_fraction))
+    width, height = img.size
+    if width <= height:
+        shape = (short, int(short * height / width))
+    else:
+        shape = (int(short * width / height), short)
+    img = img.resize(shape, Image.BICUBIC)
+    left = int(round((img.width - size) / 2.))
+    top = int(round((img.height - size) / 2.))
     return np.asarray(img.crop((left, top, left + size, top + size)))
 
 

@@ -13,21 +13,25 @@ writes it (its pretraining config is read from it, else given with
 card naming the config, data, epochs and ``--results``. Needs the export
 extra: ``pip install -e .[export]``.
 
-timm::
+An ``--out`` folder that holds files is refused unless ``--overwrite``.
 
-    args = json.load(open('DIR/config.json'))['model_args']
-    model = timm.create_model('vit_base_patch16_224', pretrained=True,
-        pretrained_cfg_overlay=dict(file='DIR/model.safetensors',
-                                    num_classes=0), **args)
+timm, with the export's own input size, channels, mean and std::
+
+    model = timm.create_model('local-dir:DIR', pretrained=True)
+    transform = timm.data.create_transform(
+        **timm.data.resolve_model_data_config(model))
 
 transformers (offline)::
 
+    processor = AutoImageProcessor.from_pretrained('DIR')
     model = ViTModel.from_pretrained('DIR', add_pooling_layer=False)
+    x = processor(image, return_tensors='pt')['pixel_values']
     tokens = model(x, output_hidden_states=True).hidden_states[-1]
 
 Wrong or incomplete checkpoints are refused, naming the file and the keys.
 """
 import argparse
+import os
 import sys
 
 
@@ -39,11 +43,20 @@ def main(argv=None):
     p.add_argument('--config', default=None, help='pretraining config')
     p.add_argument(
         '--results', default=None, help='results file the card names')
+    p.add_argument(
+        '--overwrite',
+        action='store_true',
+        help='replace the files of an --out folder that holds some')
     args = p.parse_args(argv)
     import mmsiameseim  # noqa: F401
-    from mmsiameseim.apis.export import (model_card, timm_files,
-                                         transformers_files, write_export)
+    from mmsiameseim.apis.export import (OutputExists, model_card,
+                                         timm_files, transformers_files,
+                                         write_export)
     make = timm_files if args.format == 'timm' else transformers_files
+    if os.path.isdir(args.out) and os.listdir(args.out) \
+            and not args.overwrite:  # before any work
+        sys.exit(f'--out {args.out} already holds files; export into a new '
+                 'folder, or replace them with --overwrite')
     try:
         files = make(args.checkpoint, args.config)
     except (ValueError, KeyError, FileNotFoundError) as e:
@@ -51,8 +64,12 @@ def main(argv=None):
         sys.exit(
             text if text.startswith(args.checkpoint
                                     ) else f'{args.checkpoint}: {text}')
-    write_export(files, args.out,
-                 model_card(args.format, files, args.checkpoint, args.results))
+    card = model_card(args.format, files, args.checkpoint, args.results,
+                      args.config)
+    try:
+        write_export(files, args.out, card, overwrite=args.overwrite)
+    except OutputExists as e:
+        sys.exit(str(e))
     arch = files['arch']
     print(f'wrote {args.out} ({args.format}): {arch["num_layers"]} blocks, '
           f'{arch["embed_dims"]} wide, {arch["num_heads"]} heads, patch '

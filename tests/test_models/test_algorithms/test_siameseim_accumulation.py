@@ -284,3 +284,50 @@ def test_the_runner_wraps_a_micro_batch_model_for_its_accumulation():
     from mmsiameseim.engine.runner import FaultTolerantRunner
     assert 'micro' in FaultTolerantRunner.wrap_model.__code__.co_varnames
     copy.deepcopy(_model(micro_batches=2))  # deep-copyable (the target)
+
+
+@pytest.mark.person_matrix(
+    'train', 'micro_batches', 'model.micro_batches=4 on 21 images a batch of '
+    '8 (epochs end with a batch of 5): two epochs train through the real '
+    'runner, and a resume from the middle gives the uninterrupted weights')
+@pytest.mark.person_matrix(
+    'resume', 'micro_batches', '--resume of a run with micro_batches whose '
+    'epochs end in a ragged batch trains the rest to the uninterrupted '
+    'weights')
+def test_an_epoch_with_a_ragged_last_batch_trains_and_resumes(tmp_path):
+    import shutil
+
+    from mmengine.config import Config
+    from mmengine.registry import RUNNERS
+
+    from tests.helpers import ROOT
+
+    def cfg(work_dir, **options):
+        cfg = Config.fromfile(
+            os.path.join(ROOT, 'tests', 'data', 'configs',
+                         'siameseim_tiny_fashionmnist.py'))
+        cfg.work_dir = str(work_dir)
+        cfg.train_cfg.max_epochs = 2
+        cfg.merge_from_dict({
+            'model.micro_batches': 4,
+            'train_dataloader.dataset.indices': 21,
+            **options
+        })
+        return cfg
+
+    whole = RUNNERS.build(cfg(tmp_path / 'whole'))
+    whole.train()
+    assert whole.iter == 6  # 3 batches an epoch: 8, 8 and 5 images
+    (tmp_path / 'resumed').mkdir()
+    shutil.copy(tmp_path / 'whole' / 'iter_4.pth', tmp_path / 'resumed')
+    resumed = RUNNERS.build(
+        cfg(tmp_path / 'resumed',
+            resume=True,
+            load_from=str(tmp_path / 'resumed' / 'iter_4.pth')))
+    resumed.train()
+    assert resumed.iter == 6
+    want, got = whole.model.state_dict(), resumed.model.state_dict()
+    assert want.keys() == got.keys()
+    for name in want:
+        torch.testing.assert_close(
+            got[name], want[name], rtol=0, atol=0, msg=name)
