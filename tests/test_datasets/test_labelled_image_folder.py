@@ -69,6 +69,29 @@ def test_a_class_the_training_split_lacks_is_refused(photos):
     assert "class_split='train'" in str(e.value)
 
 
+@pytest.mark.person_matrix(
+    'datasets', 'own_folder', "a validation folder 'China' for the training "
+    "class 'china': refused saying they differ only in case; training "
+    'classes with no validation folder named (in the refusal, else in a '
+    'warning)')
+def test_a_class_that_differs_only_in_case_is_said_so(photos):
+    root, _ = photos
+    os.rename(root / 'val' / 'china', root / 'val' / 'China')
+    shutil.rmtree(root / 'val' / 'flower')
+    with pytest.raises(ValueError) as e:
+        LabelledImageFolder(str(root), split='val')
+    message = str(e.value)
+    assert "has not: ['China']" in message
+    assert "'China' differs from the class 'china' only in case" in message
+    assert "with no folder in" in message and "['china', 'flower']" in \
+        message
+    shutil.rmtree(root / 'val' / 'China')
+    with logged() as log:
+        LabelledImageFolder(str(root), split='val', serialize_data=False)
+    assert "with no folder in" in log.getvalue()
+    assert "['china', 'flower']" in log.getvalue()
+
+
 def test_loose_images_hidden_folders_and_empty_classes_are_named(photos):
     root, _ = photos
     shutil.copy(root / 'train' / 'china' / '0.jpg', root / 'train' / 'x.jpg')

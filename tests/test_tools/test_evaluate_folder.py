@@ -87,3 +87,63 @@ def test_bad_options_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit, match='not found'):
         tool.main([str(tmp_path / 'none.pth'), '--data-root', 'd'])
     assert not os.path.exists('work_dirs/evaluate_folder/d')
+
+
+@pytest.mark.person_matrix(
+    'folder_tools', 'own_folder', 'evaluate_folder.py with its defaults on a '
+    'small folder (4 training images a class, --fraction 0.01): few-shot '
+    'takes 2 images of each class and says so; with a single image of a '
+    'class it is skipped with a note naming the class and --no-fewshot, the '
+    'kNN score reported and written')
+def test_defaults_adapt_to_a_small_folder(photos, tmp_path, capsys):
+    ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
+    tool = load_tool('evaluate_folder.py')
+    results = tool.main(
+        [ckpt, '--data-root',
+         str(photos), '--work-dir',
+         str(tmp_path / 'w1')])
+    printed = capsys.readouterr().out
+    assert results['fewshot']['labelled'] == 8  # 2 of each of 4 classes
+    assert '--fraction 0.01 gives fewer than 2 images of 4 of the 4 ' \
+        'classes; took 2 of each' in printed
+    assert '| few-shot (8 labelled images) |' in printed
+    for name in sorted(os.listdir(photos / 'train' / 'grace'))[1:]:
+        os.remove(photos / 'train' / 'grace' / name)
+    results = tool.main(
+        [ckpt, '--data-root',
+         str(photos), '--work-dir',
+         str(tmp_path / 'w2')])
+    printed = capsys.readouterr().out
+    assert results['fewshot']['skipped'] is True
+    assert "few-shot skipped" in printed and "['grace']" in printed
+    assert '--no-fewshot' in printed
+    assert '| kNN (k=13, T=0.07) |' in printed  # all 13 images
+    with open(tmp_path / 'w2' / 'results.json') as f:
+        assert json.load(f)['knn'] == results['knn']
+
+
+@pytest.mark.person_matrix(
+    'folder_tools', 'own_folder', 'evaluate_folder.py whose few-shot fit '
+    'fails after kNN: the kNN score is kept in the results file, and the '
+    'error names --fraction and --no-fewshot')
+def test_a_failing_fewshot_keeps_the_knn_score(photos, tmp_path,
+                                               monkeypatch):
+    from mmsiameseim.evaluation import labelled_folder
+
+    def refuse(*args, **kwargs):
+        raise ValueError('train_feats: no fit')
+
+    monkeypatch.setattr(labelled_folder, 'logistic_regression_accuracy',
+                        refuse)
+    ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
+    with pytest.raises(SystemExit) as stop:
+        load_tool('evaluate_folder.py').main(
+            [ckpt, '--data-root',
+             str(photos), '--work-dir',
+             str(tmp_path / 'w')])
+    message = str(stop.value)
+    assert 'few-shot failed: train_feats: no fit' in message
+    assert 'kNN score is kept in' in message
+    assert '--fraction' in message and '--no-fewshot' in message
+    with open(tmp_path / 'w' / 'results.json') as f:
+        assert 'top1' in json.load(f)['knn']
