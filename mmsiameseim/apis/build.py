@@ -8,6 +8,7 @@ from ..checkpoint.finite import check_finite
 from .official import (_RECOMPUTED, _UNUSED, convert_official_state_dict,
                        infer_official_arch, load_official_state_dict,
                        official_key, our_key)
+from ..checkpoint import init_weights_quietly
 
 
 def siameseim_cfg_from_official_arch(arch: dict, num_heads: int,
@@ -88,7 +89,7 @@ def build_from_official(checkpoint: Union[str, Dict[str, torch.Tensor]],
     model = MODELS.build(
         siameseim_cfg_from_official_arch(arch, num_heads, decoder_num_heads,
                                          **overrides))
-    model.init_weights()
+    init_weights_quietly(model)
     converted, skipped = convert_official_state_dict(state)
     origin = {our_key(k): k for k in state if our_key(k)}
     origin['target.module.backbone.pos_embed'] = 'pos_embed'

@@ -8,7 +8,7 @@ from .finite import check_finite, nonfinite_tensors
 from .keys import describe_keys, group_keys, short_list, strip_prefix
 from .reader import (STATE_DICT_KEYS, CheckpointState, read_checkpoint,
                      read_checkpoint_state, read_state_dict)
-from .strict_pretrained_init import StrictPretrainedInit
+from .strict_pretrained_init import StrictPretrainedInit, init_weights_quietly
 from .vit_adapter import (KeyReport, adapt_in_channels, adapt_vit_checkpoint,
                           grid_side, resize_pos_embed_to)
 
@@ -16,7 +16,8 @@ __all__ = [
     'check_coverage', 'check_finite', 'nonfinite_tensors', 'describe_keys',
     'group_keys', 'short_list', 'strip_prefix', 'STATE_DICT_KEYS',
     'CheckpointState', 'read_checkpoint', 'read_checkpoint_state',
-    'read_state_dict', 'StrictPretrainedInit', 'KeyReport',
+    'read_state_dict', 'StrictPretrainedInit', 'init_weights_quietly',
+    'KeyReport',
     'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
     'resize_pos_embed_to'
 ]

@@ -1,6 +1,7 @@
 from typing import Optional, Sequence
 
-from mmengine.logging import print_log
+import torch
+from mmengine.logging import MMLogger, print_log
 from mmengine.model.weight_init import PretrainedInit, update_init_info
 
 from ..registry import WEIGHT_INITIALIZERS
@@ -92,3 +93,24 @@ class StrictPretrainedInit(PretrainedInit):
             report.format(f'{name} <- {self.checkpoint}'), logger='current')
         if hasattr(module, '_params_init_info'):
             update_init_info(module, init_info=self._get_init_info())
+
+
+def init_weights_quietly(module: torch.nn.Module) -> None:
+    """``module.init_weights()`` with mmengine's line per tensor (its name,
+    shape and where its value came from, e.g. 'load from FILE') at DEBUG
+    level: without a log file, mmengine prints those lines on the console
+    at INFO, hundreds for a ViT, around a tool's one-line result. The
+    initializers' own summaries keep their level."""
+    logger = MMLogger.get_current_instance()
+
+    def dump() -> None:
+        info = getattr(module, '_params_init_info', {})
+        for name, param in module.named_parameters():
+            logger.debug(f'{name} - {tuple(param.shape)}: '
+                         f"{info.get(param, {}).get('init_info')}")
+
+    module._dump_init_info = dump
+    try:
+        module.init_weights()
+    finally:
+        del module._dump_init_info

@@ -5,6 +5,7 @@ import torch
 from mmengine.config import Config, ConfigDict
 
 from .linear_probe import match_probe_backbone
+from ..checkpoint import init_weights_quietly
 
 
 def checkpoint_config(checkpoint: str, config: Optional[str] = None) -> Config:
@@ -84,7 +85,7 @@ def frozen_vit(
             checkpoint=checkpoint,
             prefix='backbone.')
     backbone = MODELS.build(cfg)
-    backbone.init_weights()
+    init_weights_quietly(backbone)
     norm = probe.data_preprocessor
     mean = torch.tensor(norm['mean'], dtype=torch.float32).view(-1, 1, 1)
     std = torch.tensor(norm['std'], dtype=torch.float32).view(-1, 1, 1)

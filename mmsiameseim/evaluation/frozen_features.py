@@ -9,6 +9,7 @@ from mmengine.utils import ProgressBar
 from mmpretrain.registry import DATASETS, MODELS
 
 from ..precision import autocast
+from ..checkpoint import init_weights_quietly
 
 
 def build_frozen_backbone_model(cfg: Config,
@@ -42,7 +43,7 @@ def build_frozen_backbone_model(cfg: Config,
     elif isinstance(init, dict) and init.get('type') == 'Pretrained':
         model_cfg.backbone.init_cfg = None
     model = MODELS.build(model_cfg)
-    model.init_weights()
+    init_weights_quietly(model)
     return model.eval()
 
 
