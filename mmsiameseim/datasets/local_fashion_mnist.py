@@ -1,4 +1,5 @@
 import os.path as osp
+import warnings
 
 from mmpretrain.datasets import FashionMNIST
 from mmpretrain.registry import DATASETS
@@ -37,6 +38,18 @@ class LocalFashionMNIST(FashionMNIST):
         if kwargs.pop('download', False):
             raise ValueError('LocalFashionMNIST never downloads; use '
                              "mmpretrain's FashionMNIST for download=True")
+        # mmpretrain's MNIST reads the files test_mode names and, given
+        # test_mode=True with its default split='train', warns that it
+        # reads the training set, which it does not: the split follows
+        # test_mode unless given, and must agree with it when given
+        test_mode = bool(kwargs.get('test_mode', False))
+        split = kwargs.setdefault('split', 'test' if test_mode else 'train')
+        if split not in self.split_sizes or (split == 'test') != test_mode:
+            raise ValueError(
+                f'LocalFashionMNIST: split={split!r} with test_mode='
+                f'{test_mode}: the test files are read with test_mode=True, '
+                "the training files with test_mode=False; give split='test' "
+                "with test_mode=True or split='train' with test_mode=False")
         super().__init__(download=False, **kwargs)
 
     def load_data_list(self):
@@ -62,4 +75,9 @@ class LocalFashionMNIST(FashionMNIST):
                 f'{images} holds {num_images} images and {labels} '
                 f'{num_labels} labels: one label per image, at least one, '
                 f'was expected{hint}')
-        return super().load_data_list()
+        with warnings.catch_warnings():
+            # mmpretrain makes tensors of read-only buffers and copies
+            # them to arrays at once: nothing is written to them
+            warnings.filterwarnings(
+                'ignore', 'The given NumPy array is not writable')
+            return super().load_data_list()

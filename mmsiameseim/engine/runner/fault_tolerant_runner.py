@@ -23,6 +23,7 @@ from ..hooks.atomic_checkpoint_hook import AtomicCheckpointHook
 from ..hooks.preemption_checkpoint_hook import PreemptionCheckpointHook
 from .config_checks import (apply_precision, check_config_keys,
                             check_gpu_config, check_micro_batches_fit)
+from .console_filter import filter_console
 from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
@@ -160,6 +161,23 @@ class FaultTolerantRunner(Runner):
             raise
 
     # ------------------------------------------------------------ set-up
+    def build_logger(self, *args, **kwargs):
+        """mmengine's logger, its console without per-parameter lines,
+        mmengine's deprecation notes and repeated messages (the log file
+        keeps them: :mod:`.console_filter`)."""
+        logger = super().build_logger(*args, **kwargs)
+        filter_console(logger)
+        return logger
+
+    @staticmethod
+    def build_dataloader(dataloader, seed=None, diff_rank_seed=False):
+        """mmengine's; ``pin_memory`` left off without a GPU, where torch
+        ignores it with a warning."""
+        if isinstance(dataloader, dict) and dataloader.get('pin_memory') \
+                and not torch.cuda.is_available():
+            dataloader = dict(dataloader, pin_memory=False)
+        return Runner.build_dataloader(dataloader, seed, diff_rank_seed)
+
     def setup_env(self, env_cfg: dict) -> None:
         if (self.distributed and not is_distributed()
                 and not torch.cuda.is_available()):
