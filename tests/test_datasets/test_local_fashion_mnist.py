@@ -148,3 +148,26 @@ def test_intact_files_load():
     dataset = _build(DATA, True)
     assert len(dataset) == 10000
     assert dataset.get_data_info(0)['img'].shape == (28, 28)
+
+
+@pytest.mark.person_matrix(
+    'train', 'console', "the Fashion-MNIST test loaders (test_mode=True): "
+    "the test split read, with no 'split=\"train\" but test_mode=True. The "
+    "training set will be used.' warning (which was false); a split that "
+    'contradicts test_mode refused, naming both')
+def test_the_split_follows_test_mode_without_a_false_warning():
+    from mmpretrain.registry import DATASETS
+
+    from tests.helpers import logged
+    with logged() as log:
+        test = _build(DATA, True)
+    assert test.split == 'test' and len(test) == 10000
+    assert 'test_mode=True' not in log.getvalue()
+    assert _build(DATA, False).split == 'train'
+    with pytest.raises(ValueError, match="split='test' with test_mode=False"):
+        DATASETS.build(
+            dict(
+                type='LocalFashionMNIST',
+                data_prefix=DATA,
+                split='test',
+                test_mode=False))

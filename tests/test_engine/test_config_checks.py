@@ -133,6 +133,9 @@ def test_a_misspelt_model_key_stops_train_py_at_once(tmp_path):
     assert ("model.neck: RelPosDecoderNeck takes no 'num_layer' (it takes "
             'embed_dims') in run.stderr, run.stderr[-3000:]
     assert 'predictor_depth, projector_depth' in run.stderr
+    # the message alone, last, without a traceback above it
+    assert 'Traceback' not in run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith('  model.neck: ')
     assert not work_dir.exists()
 
 

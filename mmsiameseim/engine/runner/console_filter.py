@@ -5,6 +5,7 @@ own deprecation notes, and a message repeated word for word (each
 checkpoint hook announces the same folder). The run's log file keeps every
 record; the config is also written into the work dir."""
 import logging
+import sys
 
 #: (a text the message contains, what it is): file only
 FILE_ONLY = (
@@ -15,6 +16,8 @@ FILE_ONLY = (
     ('Hooks will be executed in the following order', 'the hook table'),
     ('paramwise_options -- ', 'one line per parameter with paramwise '
      'settings (optimizer constructor)'),
+    ('is skipped since its requires_grad=False', 'a frozen parameter the '
+     'optimizer leaves out, one line each'),
     ('"FileClient" will be deprecated', "mmengine's own deprecations"),
     ('"HardDiskBackend" is the alias of', "mmengine's own deprecations"),
 )
@@ -43,3 +46,22 @@ def filter_console(logger: logging.Logger) -> None:
         if type(handler) is logging.StreamHandler and not any(
                 isinstance(f, ConsoleFilter) for f in handler.filters):
             handler.addFilter(ConsoleFilter())
+
+
+def print_refusals_plainly(*refusals: type) -> None:
+    """Show an uncaught refusal (``refusals``: the exception classes whose
+    message says everything: the key, the file, what to do) as its message
+    alone, without the traceback above it, so that it is the last thing
+    ``tools/train.py`` prints; other exceptions keep their traceback.
+    Installed only over Python's own hook (not over IPython's, say)."""
+    if sys.excepthook is not sys.__excepthook__:
+        return
+    previous = sys.excepthook
+
+    def hook(kind, error, traceback):
+        if issubclass(kind, refusals):
+            print(f'{kind.__name__}: {error}', file=sys.stderr)
+        else:
+            previous(kind, error, traceback)
+
+    sys.excepthook = hook

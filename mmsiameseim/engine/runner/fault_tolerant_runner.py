@@ -21,9 +21,9 @@ from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
                                 partial_files, read_last_checkpoint)
 from ..hooks.atomic_checkpoint_hook import AtomicCheckpointHook
 from ..hooks.preemption_checkpoint_hook import PreemptionCheckpointHook
-from .config_checks import (apply_precision, check_config_keys,
+from .config_checks import (ConfigMistake, apply_precision, check_config_keys,
                             check_gpu_config, check_micro_batches_fit)
-from .console_filter import filter_console
+from .console_filter import filter_console, print_refusals_plainly
 from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
@@ -53,6 +53,9 @@ def _is_collective_failure(error: Exception) -> bool:
 class RunRefused(RuntimeError):
     """A run or resume that would lose or mix up the user's training state,
     refused before its first step (the work dir is left as it was)."""
+
+
+print_refusals_plainly(ConfigMistake, RunRefused, WorkDirLocked)
 
 
 # Registered in mmengine's root registry: mmpretrain's, mmdet's and mmseg's
