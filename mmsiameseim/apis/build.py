@@ -4,11 +4,11 @@ import torch
 from mmengine.logging import print_log
 from mmpretrain.registry import MODELS
 
+from ..checkpoint import init_weights_quietly
 from ..checkpoint.finite import check_finite
 from .official import (_RECOMPUTED, _UNUSED, convert_official_state_dict,
                        infer_official_arch, load_official_state_dict,
                        official_key, our_key)
-from ..checkpoint import init_weights_quietly
 
 
 def siameseim_cfg_from_official_arch(arch: dict, num_heads: int,

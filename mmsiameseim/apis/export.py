@@ -318,8 +318,7 @@ def model_card(fmt: str,
             'model = ViTModel.from_pretrained(\'DIR\', '
             'add_pooling_layer=False).eval()',
             f'x = processor({image}, return_tensors=\'pt\')'
-            '[\'pixel_values\']',
-            'out = model(x, output_hidden_states=True)',
+            '[\'pixel_values\']', 'out = model(x, output_hidden_states=True)',
             'tokens = out.hidden_states[-1]  # (N, 1 + L, C), no final norm'
         ]
     lines = [

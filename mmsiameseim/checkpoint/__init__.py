@@ -17,7 +17,6 @@ __all__ = [
     'group_keys', 'short_list', 'strip_prefix', 'STATE_DICT_KEYS',
     'CheckpointState', 'read_checkpoint', 'read_checkpoint_state',
     'read_state_dict', 'StrictPretrainedInit', 'init_weights_quietly',
-    'KeyReport',
-    'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
+    'KeyReport', 'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
     'resize_pos_embed_to'
 ]

@@ -78,6 +78,6 @@ class LocalFashionMNIST(FashionMNIST):
         with warnings.catch_warnings():
             # mmpretrain makes tensors of read-only buffers and copies
             # them to arrays at once: nothing is written to them
-            warnings.filterwarnings(
-                'ignore', 'The given NumPy array is not writable')
+            warnings.filterwarnings('ignore',
+                                    'The given NumPy array is not writable')
             return super().load_data_list()

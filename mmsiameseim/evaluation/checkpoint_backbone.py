@@ -4,8 +4,8 @@ from typing import Optional, Tuple
 import torch
 from mmengine.config import Config, ConfigDict
 
-from .linear_probe import match_probe_backbone
 from ..checkpoint import init_weights_quietly
+from .linear_probe import match_probe_backbone
 
 
 def checkpoint_config(checkpoint: str, config: Optional[str] = None) -> Config:

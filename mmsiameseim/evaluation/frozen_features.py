@@ -8,8 +8,8 @@ from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import DATASETS, MODELS
 
-from ..precision import autocast
 from ..checkpoint import init_weights_quietly
+from ..precision import autocast
 
 
 def build_frozen_backbone_model(cfg: Config,

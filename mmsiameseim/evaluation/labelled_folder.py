@@ -77,8 +77,8 @@ def evaluate_labelled_folder(backbone: torch.nn.Module,
     Returns:
         dict: ``knn`` (top1, top5, k), ``fewshot`` (top1, l2, cv_top1,
         labelled, and a ``note`` when 2 images of a class were taken; or
-        ``skipped`` and its ``note``) when asked, and ``data`` (classes, the number of images
-        per split, the skipped files).
+        ``skipped`` and its ``note``) when asked, and ``data`` (classes,
+        the number of images per split, the skipped files).
     """
     splits = {}
     for split in (train_split, val_split):
@@ -129,8 +129,8 @@ def _fewshot(xt: torch.Tensor, yt: torch.Tensor, xv: torch.Tensor,
             (f'a single image of {single}' if single else 'one class') +
             '; add images, or leave few-shot out with --no-fewshot')
     subset = class_balanced_subset(yt.numpy(), fraction, seed, minimum=2)
-    raised = int(np.count_nonzero(
-        (counts > 0) & (np.round(counts * fraction) < 2)))
+    raised = int(
+        np.count_nonzero((counts > 0) & (np.round(counts * fraction) < 2)))
     fit = logistic_regression_accuracy(
         xt[subset], yt[subset], xv, yv, folds=folds, seed=seed)
     fit['labelled'] = len(subset)

@@ -214,9 +214,8 @@ def test_the_documented_recipes_give_our_features(tmp_path, grey):
                 ".convert('RGB')": mode
             })
         data_cfg = scope['data_cfg']
-        assert data_cfg['input_size'] == (1 if grey else 3, *[
-            32 if grey else 224
-        ] * 2)
+        assert data_cfg['input_size'] == (1 if grey else 3,
+                                          *[32 if grey else 224] * 2)
         assert data_cfg['mean'] == pytest.approx([m / 255 for m in mean])
         assert data_cfg['std'] == pytest.approx([s / 255 for s in std])
         assert (got - want).abs().max() <= 1e-4
@@ -231,10 +230,12 @@ def test_the_documented_recipes_give_our_features(tmp_path, grey):
         if with_hf:
             got, _ = _run(
                 _recipe(page, 'AutoImageProcessor'), **{
-                    "'vit_hf'": repr(hf_dir),
+                    "'vit_hf'":
+                    repr(hf_dir),
                     "Image.open('photo.jpg').convert('RGB')":
                     hf_image.replace('PATH', repr(path)),
-                    'from PIL import Image': 'import numpy as np\n'
+                    'from PIL import Image':
+                    'import numpy as np\n'
                     'from PIL import Image'
                 })
             assert (got - want).abs().max() <= 1e-4
@@ -244,8 +245,7 @@ def test_the_documented_recipes_give_our_features(tmp_path, grey):
         pretrained=True,
         pretrained_cfg_overlay=dict(
             file=os.path.join(timm_dir, 'model.safetensors'), num_classes=0),
-        **json.load(open(os.path.join(timm_dir,
-                                      'config.json')))['model_args'])
+        **json.load(open(os.path.join(timm_dir, 'config.json')))['model_args'])
     assert timm.data.resolve_model_data_config(old)['mean'] != \
         pytest.approx([m / 255 for m in mean])
 

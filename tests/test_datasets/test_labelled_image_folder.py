@@ -83,12 +83,12 @@ def test_a_class_that_differs_only_in_case_is_said_so(photos):
     message = str(e.value)
     assert "has not: ['China']" in message
     assert "'China' differs from the class 'china' only in case" in message
-    assert "with no folder in" in message and "['china', 'flower']" in \
+    assert 'with no folder in' in message and "['china', 'flower']" in \
         message
     shutil.rmtree(root / 'val' / 'China')
     with logged() as log:
         LabelledImageFolder(str(root), split='val', serialize_data=False)
-    assert "with no folder in" in log.getvalue()
+    assert 'with no folder in' in log.getvalue()
     assert "['china', 'flower']" in log.getvalue()
 
 

@@ -151,7 +151,7 @@ def test_intact_files_load():
 
 
 @pytest.mark.person_matrix(
-    'train', 'console', "the Fashion-MNIST test loaders (test_mode=True): "
+    'train', 'console', 'the Fashion-MNIST test loaders (test_mode=True): '
     "the test split read, with no 'split=\"train\" but test_mode=True. The "
     "training set will be used.' warning (which was false); a split that "
     'contradicts test_mode refused, naming both')

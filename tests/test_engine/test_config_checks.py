@@ -150,12 +150,17 @@ def test_misspelt_model_dataset_and_pipeline_keys_are_named(tmp_path):
                  'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'))
     cfg.work_dir = str(tmp_path / 'run')
     cfg.merge_from_dict({
-        'custom_hooks.2.bank_dataloader.dataset.test_mod': True,
-        'model.backbone.drop_path': 0.1,
-        'model.head.loss.lamda': 1.,
+        'custom_hooks.2.bank_dataloader.dataset.test_mod':
+        True,
+        'model.backbone.drop_path':
+        0.1,
+        'model.head.loss.lamda':
+        1.,
         'model.data_preprocessor.men': [0.],
-        'train_dataloader.dataset.indice': 3,
-        'train_dataloader.dataset.pipeline.3.num_mask_patch': 3,
+        'train_dataloader.dataset.indice':
+        3,
+        'train_dataloader.dataset.pipeline.3.num_mask_patch':
+        3,
     })
     message = _refusal(cfg)
     for expected in (

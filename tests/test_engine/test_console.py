@@ -40,8 +40,8 @@ def test_a_short_training_prints_its_progress_only(tmp_path):
     lines = _ours(run.stdout + run.stderr)
     text = '\n'.join(lines)
     for noise in ('paramwise_options', 'Config:', 'System environment',
-                  'Hooks will be executed', 'pin_memory',
-                  'but test_mode=True', 'FileClient'):
+                  'Hooks will be executed', 'pin_memory', 'but test_mode=True',
+                  'FileClient'):
         assert noise not in text, noise
     assert sum('Epoch(train)' in line or 'Iter(train)' in line
                for line in lines) == 5

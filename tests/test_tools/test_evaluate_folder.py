@@ -115,7 +115,7 @@ def test_defaults_adapt_to_a_small_folder(photos, tmp_path, capsys):
          str(tmp_path / 'w2')])
     printed = capsys.readouterr().out
     assert results['fewshot']['skipped'] is True
-    assert "few-shot skipped" in printed and "['grace']" in printed
+    assert 'few-shot skipped' in printed and "['grace']" in printed
     assert '--no-fewshot' in printed
     assert '| kNN (k=13, T=0.07) |' in printed  # all 13 images
     with open(tmp_path / 'w2' / 'results.json') as f:
@@ -126,8 +126,7 @@ def test_defaults_adapt_to_a_small_folder(photos, tmp_path, capsys):
     'folder_tools', 'own_folder', 'evaluate_folder.py whose few-shot fit '
     'fails after kNN: the kNN score is kept in the results file, and the '
     'error names --fraction and --no-fewshot')
-def test_a_failing_fewshot_keeps_the_knn_score(photos, tmp_path,
-                                               monkeypatch):
+def test_a_failing_fewshot_keeps_the_knn_score(photos, tmp_path, monkeypatch):
     from mmsiameseim.evaluation import labelled_folder
 
     def refuse(*args, **kwargs):
@@ -137,10 +136,11 @@ def test_a_failing_fewshot_keeps_the_knn_score(photos, tmp_path,
                         refuse)
     ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
     with pytest.raises(SystemExit) as stop:
-        load_tool('evaluate_folder.py').main(
-            [ckpt, '--data-root',
-             str(photos), '--work-dir',
-             str(tmp_path / 'w')])
+        load_tool('evaluate_folder.py').main([
+            ckpt, '--data-root',
+            str(photos), '--work-dir',
+            str(tmp_path / 'w')
+        ])
     message = str(stop.value)
     assert 'few-shot failed: train_feats: no fit' in message
     assert 'kNN score is kept in' in message

@@ -49,9 +49,8 @@ def main(argv=None):
         help='replace the files of an --out folder that holds some')
     args = p.parse_args(argv)
     import mmsiameseim  # noqa: F401
-    from mmsiameseim.apis.export import (OutputExists, model_card,
-                                         timm_files, transformers_files,
-                                         write_export)
+    from mmsiameseim.apis.export import (OutputExists, model_card, timm_files,
+                                         transformers_files, write_export)
     make = timm_files if args.format == 'timm' else transformers_files
     if os.path.isdir(args.out) and os.listdir(args.out) \
             and not args.overwrite:  # before any work

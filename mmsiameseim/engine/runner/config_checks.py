@@ -190,11 +190,16 @@ def _registry_of(kind: str, scope: Optional[str], first) -> Optional[object]:
     return None
 
 
-def _nested(item, scope: Optional[str], where: str, registry=None) -> List[str]:
+def _nested(item,
+            scope: Optional[str],
+            where: str,
+            registry=None) -> List[str]:
     """The problems of every typed setting in ``item`` (a model, a data
     loader, a hook's settings), each checked against the class it builds.
+
     ``*_cfg`` settings (``norm_cfg``, ``init_cfg``: built by helpers that
-    take keys of their own) are left to those helpers."""
+    take keys of their own) are left to those helpers.
+    """
     if isinstance(item, (list, tuple)):
         return sum((_nested(value, scope, f'{where}.{i}', registry)
                     for i, value in enumerate(item)), [])
@@ -287,8 +292,8 @@ def check_config_keys(cfg: Config) -> None:
             f'custom_hooks.{i}')
     for name in ('model', 'train_dataloader', 'val_dataloader',
                  'test_dataloader'):
-        problems += _nested(cfg.get(name), scope, name,
-                            _REGISTRY_OF_KEY.get(name))
+        problems += _nested(
+            cfg.get(name), scope, name, _REGISTRY_OF_KEY.get(name))
     for name, default in (('train_cfg', None), ('val_cfg', 'ValLoop'),
                           ('test_cfg', 'TestLoop')):
         loop = cfg.get(name)

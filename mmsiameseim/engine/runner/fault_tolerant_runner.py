@@ -88,10 +88,12 @@ class FaultTolerantRunner(Runner):
       (``--resume PATH`` or the one ``last_checkpoint`` names) is reported
       with what is wrong with the file and the newest intact checkpoint.
     * **Mistakes refused before anything is built.** Misspelt keys of the
-      hooks, optimizer wrapper, optimizer, schedulers and loops (with the
-      nearest valid names), text given for a number, and a CUDA-only
-      ``AmpOptimWrapper`` on a machine without a GPU (with the CPU route:
-      the config key ``precision='float32'`` or ``'bfloat16'``).
+      hooks, optimizer wrapper, optimizer, schedulers, loops, model,
+      datasets and pipelines (with the nearest valid names),
+      ``model.micro_batches`` larger than the batch, text given for a
+      number, and a CUDA-only ``AmpOptimWrapper`` on a machine without a
+      GPU (with the CPU route: the config key ``precision='float32'`` or
+      ``'bfloat16'``).
     * **One writer per work dir.** Training takes the work dir's lock
       (:class:`WorkDirLock`; settings: ``work_dir_lock = dict(...)``,
       ``None`` to leave it out) before anything else: a second run into a
@@ -117,6 +119,10 @@ class FaultTolerantRunner(Runner):
     * **Nothing written by a refused run.** The config dump is written only
       once the checks have passed, and a run refused before its first step
       removes the log folder it created, so the work dir is as it was.
+    * **A readable console.** The config, environment and hook-table dumps,
+      per-parameter lines and repeated messages go to the log file only
+      (:mod:`.console_filter`); ``pin_memory`` is left off without a GPU;
+      a refusal prints its message without a traceback.
     * **CPU multi-process.** Without a GPU, ``--launcher pytorch`` creates a
       gloo process group (``env_cfg.dist_cfg``: its ``timeout`` bounds how
       long a rank waits for one that stopped answering) and wraps the model
@@ -174,7 +180,7 @@ class FaultTolerantRunner(Runner):
 
     @staticmethod
     def build_dataloader(dataloader, seed=None, diff_rank_seed=False):
-        """mmengine's; ``pin_memory`` left off without a GPU, where torch
+        """Mmengine's; ``pin_memory`` left off without a GPU, where torch
         ignores it with a warning."""
         if isinstance(dataloader, dict) and dataloader.get('pin_memory') \
                 and not torch.cuda.is_available():

@@ -52,10 +52,12 @@ def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
 
 def part_sizes(batch: int, micro_batches: int) -> List[int]:
     """The sizes of the parts a batch of ``batch`` images is trained in:
+
     ``micro_batches`` parts as even as the batch allows (sizes differ by one
     at most; a batch smaller than ``micro_batches``, such as an epoch's last,
     in parts of one image). No part is larger than
-    ``ceil(batch / micro_batches)``."""
+    ``ceil(batch / micro_batches)``.
+    """
     k = min(micro_batches, batch)
     return [batch // k + (i < batch % k) for i in range(k)]
 

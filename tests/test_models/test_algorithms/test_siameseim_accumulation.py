@@ -105,7 +105,9 @@ def test_micro_batches_give_the_whole_batch_gradient():
 def _per_part_statistics(monkeypatch, parts):
     """TokenBN of a whole batch normalising each part of its images by the
     part's own statistics (what the parts of micro_batches see); ``parts``:
-    their number (equal parts) or their sizes in images."""
+
+    their number (equal parts) or their sizes in images.
+    """
     import torch.nn.functional as F
 
     from mmsiameseim.models import TokenBatchNorm
