@@ -44,7 +44,7 @@ from mmengine.config import DictAction
 from mmsiameseim_lab.demo.cli import (CONFIG, FLOOR, OTHER_INIT, ROOT,
                                       SMOKE_CONFIG, WALL_TIME, build_protocol,
                                       check_dataset, check_publish,
-                                      load_demo_config, methods_of,
+                                      demo_lock, load_demo_config, methods_of,
                                       pretrain_run_cfg, publish_dir, say)
 
 
@@ -66,7 +66,8 @@ def _run(args):
         m: pretrain_run_cfg(demo_cfg, p, osp.join(wd, m), args)
         for m, p in methods.items()
     }
-    with WallTimeLedger(osp.join(wd, WALL_TIME)) as clock:
+    # the lock first: a refused invocation records no time
+    with demo_lock(wd), WallTimeLedger(osp.join(wd, WALL_TIME)) as clock:
         return _pretrain_and_evaluate(args, demo_cfg, wd, run_cfgs, clock)
 
 

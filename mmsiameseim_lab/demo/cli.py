@@ -2,6 +2,7 @@
 (``tools/demo.py``, ``tools/claim_study.py``, ``tools/ablation_table3.py``,
 ``tools/side_by_side.py``): the demo config, the dataset check, the
 pretraining and evaluation set-ups, where results are published."""
+import contextlib
 import glob
 import os.path as osp
 import sys
@@ -23,6 +24,27 @@ FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
 
 def say(msg):
     print(f'\033[1m[demo]\033[0m {msg}', flush=True)
+
+
+@contextlib.contextmanager
+def demo_lock(work_dir):
+    """Hold ``work_dir``'s lock (the training runs' ``WorkDirLock``) for a
+    whole demo invocation, pretraining and evaluation: a second demo into
+    the same work dir stops before it does or records anything (exit
+    status 1, naming the live one)."""
+    from mmsiameseim.engine.runner.work_dir_lock import (WorkDirLock,
+                                                         WorkDirLocked)
+    lock = WorkDirLock(work_dir)
+    try:
+        note = lock.acquire()
+    except WorkDirLocked as e:
+        sys.exit(f'[demo] {e}')
+    if note:
+        say(note)
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def check_dataset(data_root):

@@ -4,6 +4,7 @@ from typing import Optional
 
 import numpy as np
 from mmengine.config import Config
+from mmengine.hooks import Hook
 
 from mmsiameseim.atomic_io import atomic_json, load_json
 from .wall_time import WallTimeLedger
@@ -20,6 +21,16 @@ def set_max_epochs(cfg: Config, epochs: int) -> None:
         if sched.get('type', '').endswith('CosineAnnealingLR'):
             sched.T_max = epochs - sched.begin
             sched.end = epochs
+
+
+class _StartClock(Hook):
+    """Starts a :class:`WallTimeLedger` when training starts."""
+
+    def __init__(self, clock: WallTimeLedger) -> None:
+        self.clock = clock
+
+    def before_train(self, runner) -> None:
+        self.clock.__enter__()
 
 
 def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
@@ -68,8 +79,15 @@ def pretrain_once(cfg: Config, save_initial_weights: bool = True) -> dict:
     print(
         run_header(cfg, runner.model, len(runner.train_dataloader.dataset)),
         flush=True)
-    with WallTimeLedger(osp.join(cfg.work_dir, PRETRAIN_WALL_TIME)) as clock:
+    # the clock starts once the run holds its work dir's lock and passed
+    # its checks (before_train): a refused run records no invocation
+    clock = WallTimeLedger(osp.join(cfg.work_dir, PRETRAIN_WALL_TIME))
+    runner.register_hook(_StartClock(clock), 'HIGHEST')
+    try:
         runner.train()
+    finally:
+        if clock.started:
+            clock.__exit__(None, None, None)
     times = [r['time'] for r in read_scalars(cfg.work_dir) if 'time' in r]
     epochs = cfg.train_cfg.max_epochs
     done = dict(

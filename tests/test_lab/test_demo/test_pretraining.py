@@ -40,3 +40,28 @@ def test_a_preempted_pretraining_resumes_when_run_again(tmp_path):
     assert done['checkpoint'] == str(tmp_path / 'epoch_1.pth')
     assert osp.exists(done['initial_weights'])
     assert pretrain_once(_cfg(tmp_path)) == done  # reused, not retrained
+
+
+@pytest.mark.person_matrix(
+    'demo', 'second_writer', 'a demo (or its pretraining) refused by the '
+    'lock of a live run in its work dir records no invocation: no wall-time '
+    'ledger written, the live one untouched')
+def test_a_run_refused_by_the_lock_records_no_invocation(tmp_path):
+    from mmsiameseim.engine.runner import RunRefused
+    from mmsiameseim.engine.runner.work_dir_lock import WorkDirLock
+    from tests.helpers import load_tool
+    lock = WorkDirLock(str(tmp_path))  # this live process holds it
+    lock.acquire()
+    try:
+        with pytest.raises(RunRefused, match='pid'):
+            pretrain_once(_cfg(tmp_path))
+        assert not (tmp_path / 'pretrain_wall_time.json').exists()
+        with pytest.raises(SystemExit, match='pid'):
+            load_tool('demo.py').main(
+                ['--smoke', '--work-dir',
+                 str(tmp_path)])
+        assert not (tmp_path / 'wall_time.json').exists()
+    finally:
+        lock.release()
+    done = pretrain_once(_cfg(tmp_path))  # once the lock is free
+    assert done['invocations'] == 1
