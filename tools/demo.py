@@ -43,8 +43,8 @@ from mmengine.config import DictAction
 
 from mmsiameseim_lab.demo.cli import (CONFIG, FLOOR, OTHER_INIT, ROOT,
                                       SMOKE_CONFIG, WALL_TIME, build_protocol,
-                                      check_dataset, check_publish,
-                                      demo_lock, load_demo_config, methods_of,
+                                      check_dataset, check_publish, demo_lock,
+                                      load_demo_config, methods_of,
                                       pretrain_run_cfg, publish_dir, say)
 
 

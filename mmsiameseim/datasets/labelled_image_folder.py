@@ -18,7 +18,6 @@ def class_folders(folder: str) -> List[str]:
         if not d.startswith('.') and osp.isdir(osp.join(folder, d)))
 
 
-@DATASETS.register_module()
 def _case_only(unknown: List[str], classes: List[str]) -> str:
     """What the user meant by each folder that differs from a class only in
     case ('Cat' for 'cat'): folder names are compared exactly."""
@@ -29,6 +28,7 @@ def _case_only(unknown: List[str], classes: List[str]) -> str:
         'are matched exactly: rename one)' for c, d in pairs)
 
 
+@DATASETS.register_module()
 class LabelledImageFolder(BaseDataset):
     """Your own labelled images: one sub-folder per class in each split,
     ``DATA_ROOT/SPLIT/CLASS/**/IMAGE``.
