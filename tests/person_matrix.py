@@ -20,4 +20,12 @@ MISTAKES = {
     'own_folder': "one's own folder (another layout, too few images)",
     'checkout': 'running in the checkout (published files, reruns)',
     'symlink': 'symlinked images',
+    'num_classes': "a class count that is not the data's",
+    'bad_annotations': 'annotations outside their image, of unknown '
+    'categories, or degenerate',
+    'mask_mismatch': 'a mask that does not fit its image',
+    'other_checkpoint': "another task's fine-tuned checkpoint as the "
+    'pretraining one',
+    'aspect_ratio': "images of another shape than the recipe's square",
+    'test_command': '`mim test` of a shipped config, as documented',
 }

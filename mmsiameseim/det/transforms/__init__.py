@@ -1,0 +1,3 @@
+from .pad_keep_img_shape import PadKeepImgShape
+
+__all__ = ['PadKeepImgShape']
