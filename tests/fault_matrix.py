@@ -19,10 +19,8 @@ ENTRIES = {
     'datasets': 'datasets and image loading',
     'benchmarks': 'benchmark tools (`tools/benchmark_*.py`)',
     'preflight': 'preflight (`tools/preflight.py`)',
-    'detection': 'detection fine-tune and test (`mim train|test mmdet`, '
-    'configs/benchmarks/mmdet)',
-    'segmentation': 'segmentation fine-tune and test (`mim train|test mmseg`,'
-    ' configs/benchmarks/mmseg)',
+    'detection': '`mim train|test mmdet` (configs/benchmarks/mmdet)',
+    'segmentation': '`mim train|test mmseg` (configs/benchmarks/mmseg)',
 }
 
 FAULTS = {

@@ -21,11 +21,9 @@ MISTAKES = {
     'checkout': 'running in the checkout (published files, reruns)',
     'symlink': 'symlinked images',
     'num_classes': "a class count that is not the data's",
-    'bad_annotations': 'annotations outside their image, of unknown '
-    'categories, or degenerate',
+    'bad_annotations': 'annotations outside their image, unknown, degenerate',
     'mask_mismatch': 'a mask that does not fit its image',
-    'other_checkpoint': "another task's fine-tuned checkpoint as the "
-    'pretraining one',
+    'other_checkpoint': "another task's fine-tune as the pretraining one",
     'aspect_ratio': "images of another shape than the recipe's square",
     'test_command': '`mim test` of a shipped config, as documented',
 }

@@ -15,10 +15,10 @@ from .vit_adapter import (KeyReport, adapt_in_channels, adapt_vit_checkpoint,
                           grid_side, resize_pos_embed_to)
 
 __all__ = [
-    'check_coverage', 'changes_function', 'check_dropped', 'check_finite', 'nonfinite_tensors', 'describe_keys',
-    'group_keys', 'short_list', 'strip_prefix', 'STATE_DICT_KEYS',
-    'CheckpointState', 'read_checkpoint', 'read_checkpoint_state',
-    'read_state_dict', 'StrictPretrainedInit', 'KeyReport',
-    'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
+    'check_coverage', 'changes_function', 'check_dropped', 'check_finite',
+    'nonfinite_tensors', 'describe_keys', 'group_keys', 'short_list',
+    'strip_prefix', 'STATE_DICT_KEYS', 'CheckpointState', 'read_checkpoint',
+    'read_checkpoint_state', 'read_state_dict', 'StrictPretrainedInit',
+    'KeyReport', 'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
     'resize_pos_embed_to'
 ]

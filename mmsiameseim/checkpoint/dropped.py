@@ -26,10 +26,10 @@ def changes_function(key: str, value: torch.Tensor) -> Optional[str]:
     the checkpoint's, or None.
 
     Inside the blocks, a layer scale that is not all 1, a relative position
-    table that is not all 0, or any other trained weight does. Outside them
-    (a cls token ViTDet does not use, a final or pooled norm the model is
-    built without) and derived buffers (relative position indices) do not:
-    the blocks compute the same features.
+    table that is not all 0, or any other trained weight does. Outside them (a
+    cls token ViTDet does not use, a final or pooled norm the model is built
+    without) and derived buffers (relative position indices) do not: the blocks
+    compute the same features.
     """
     if not key.startswith(BLOCKS) or key.endswith(DERIVED):
         return None

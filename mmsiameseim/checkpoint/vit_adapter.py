@@ -222,8 +222,10 @@ def adapt_vit_checkpoint(
         file_keys=state,
         allow_missing=allow_missing,
         allow_partial=allow_partial)
-    check_dropped({k: v
-                   for k, v in own.items() if k not in target},
+    check_dropped({
+        k: v
+        for k, v in own.items() if k not in target
+    },
                   model=model,
                   source=source,
                   allow_dropped=allow_dropped)

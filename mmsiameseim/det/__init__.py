@@ -13,5 +13,7 @@ require_full_stack('mmsiameseim.det', 'mmdet')
 
 # F401 is ignored in every __init__.py (setup.cfg); naming it here too makes
 # the line too long, and isort and yapf then wrap it each their own way.
-from . import (backbones, datasets, evaluation, layers, necks,  # noqa: E402
-               optimizers, transforms)
+# isort: off
+from . import backbones, datasets, evaluation, layers  # noqa: E402
+from . import necks, optimizers, transforms  # noqa: E402
+# isort: on

@@ -205,8 +205,9 @@ def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
             cat['name'] = name
         first = max(c['id'] for c in cats) + 1
         extra = {k: v for k, v in cats[0].items() if k not in ('id', 'name')}
-        extra.update({k: 0 for k in ('image_count', 'instance_count')
-                      if k in extra})
+        extra.update(
+            {k: 0
+             for k in ('image_count', 'instance_count') if k in extra})
         ann['categories'] = cats + [
             dict(extra, id=first + i, name=name)
             for i, name in enumerate(rename[len(cats):])

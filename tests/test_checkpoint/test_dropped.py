@@ -14,8 +14,8 @@ from tests.helpers import logged_warnings
     ('layers.0.gamma_1', torch.full((8, ), 0.1), 'layer scale, not all 1'),
     ('layers.1.gamma2.weight', torch.full((8, ), 2.), 'layer scale'),
     ('layers.0.attn.relative_position_bias_table', torch.zeros(5, 2), None),
-    ('layers.0.attn.rel_pos_h', torch.ones(7, 2),
-     'relative position table, not zero'),
+    ('layers.0.attn.rel_pos_h', torch.ones(
+        7, 2), 'relative position table, not zero'),
     ('layers.0.attn.q_bias', torch.zeros(8), 'a block weight'),
 ])
 def test_what_changes_the_function(key, value, why):

@@ -10,9 +10,9 @@ from mmengine.config import Config
 from tests.test_docs.helpers import ROOT, documented_commands, parse_command
 
 PAGES = [os.path.join(ROOT, 'docs', 'benchmarks.md')] + sorted(
-    glob.glob(os.path.join(ROOT, 'configs', 'benchmarks', 'mm*', '**',
-                           'README.md'),
-              recursive=True))
+    glob.glob(
+        os.path.join(ROOT, 'configs', 'benchmarks', 'mm*', '**', 'README.md'),
+        recursive=True))
 CONFIGS = sorted(
     os.path.relpath(p, ROOT) for pattern in ('mmdet', 'mmseg')
     for p in glob.glob(

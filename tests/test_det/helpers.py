@@ -75,17 +75,22 @@ def make_own_coco(root, num_train=4, num_val=2, seed=0):
         images, anns = [], []
         for i in range(count):
             h, w = PHOTO_SHAPES[i % len(PHOTO_SHAPES)]
-            img = next(photo_crops(1, h, seed + 7 * i + len(split), w))[..., ::-1]
+            img = next(photo_crops(1, h, seed + 7 * i + len(split),
+                                   w))[..., ::-1]
             img = np.ascontiguousarray(img)
             img_id = len(images) + 1
             r = int(rng.integers(8, min(h, w) // 4))
-            cx, cy = int(rng.integers(r, w // 2 - 2)), int(rng.integers(r, h - r))
+            cx, cy = int(rng.integers(r, w // 2 - 2)), int(
+                rng.integers(r, h - r))
             disc = _disc(cx, cy, r)
             s = int(rng.integers(10, min(h, w) // 3))
-            x, y = int(rng.integers(w // 2, w - s)), int(rng.integers(0, h - s))
+            x, y = int(rng.integers(w // 2,
+                                    w - s)), int(rng.integers(0, h - s))
             square = [x, y, x + s, y, x + s, y + s, x, y + s]
-            for poly, colour in ((disc, (40, 220, 250)), (square, (120, 30, 20))):
-                cv2.fillPoly(img, [np.array(poly).reshape(-1, 2).astype(np.int32)],
+            for poly, colour in ((disc, (40, 220, 250)), (square, (120, 30,
+                                                                   20))):
+                cv2.fillPoly(img,
+                             [np.array(poly).reshape(-1, 2).astype(np.int32)],
                              colour)
             name = f'{split}_{i:03d}.jpg'
             cv2.imwrite(os.path.join(folder, name), img)
@@ -94,17 +99,25 @@ def make_own_coco(root, num_train=4, num_val=2, seed=0):
                 xs, ys = poly[0::2], poly[1::2]
                 box = [min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)]
                 anns.append(
-                    dict(id=ann_id, image_id=img_id, category_id=cat, bbox=box,
-                         area=float(box[2] * box[3]), iscrowd=0,
-                         segmentation=[poly]))
+                    dict(
+                        id=ann_id,
+                        image_id=img_id,
+                        category_id=cat,
+                        bbox=box,
+                        area=float(box[2] * box[3]),
+                        iscrowd=0,
+                        segmentation=[poly]))
                 ann_id += 1
         data = dict(
             images=images,
             annotations=anns,
-            categories=[dict(id=i + 1, name=n) for i, n in enumerate(OWN_CLASSES)])
+            categories=[
+                dict(id=i + 1, name=n) for i, n in enumerate(OWN_CLASSES)
+            ])
         os.makedirs(os.path.join(root, 'annotations'), exist_ok=True)
-        with open(os.path.join(root, 'annotations',
-                               f'instances_{split}2017.json'), 'w') as f:
+        with open(
+                os.path.join(root, 'annotations',
+                             f'instances_{split}2017.json'), 'w') as f:
             json.dump(data, f)
         out[split] = data
     return out

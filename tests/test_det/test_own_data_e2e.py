@@ -79,7 +79,7 @@ def fast_config_dump(monkeypatch):
 @pytest.mark.person_matrix(
     'detection', 'aspect_ratio', 'ViTDet fine-tunes and evaluates '
     'landscape and portrait photos on a CPU: the LSJ test padding is the '
-    "canvas (pad_shape), never the image the boxes are clipped to and the "
+    'canvas (pad_shape), never the image the boxes are clipped to and the '
     'masks pasted into')
 @pytest.mark.person_matrix(
     'detection', 'num_classes', 'num_classes left at the config\'s value '
@@ -103,10 +103,12 @@ def test_own_coco_fine_tunes_and_evaluates_non_square_photos(
     train, test = det_commands(subs)
 
     # the class count left at the config's (the smoke model's 10)
-    wrong = dict(train, options={
-        k: v
-        for k, v in train['options'].items() if 'num_classes' not in k
-    })
+    wrong = dict(
+        train,
+        options={
+            k: v
+            for k, v in train['options'].items() if 'num_classes' not in k
+        })
     runner = RUNNERS.build(smoke_child(wrong, tmp_path / 'wrong'))
     assert type(runner).__name__ == 'FaultTolerantRunner'
     with pytest.raises(ValueError) as e:

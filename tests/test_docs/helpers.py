@@ -80,10 +80,13 @@ def documented_commands(path: str,
 
 
 def parse_command(tokens, substitutions=None):
-    """What a ``mim train|test PACKAGE CONFIG ...`` command gives mmengine:
-    ``dict(action, config, work_dir, checkpoint, options)``, the options
-    parsed by mmengine's ``DictAction`` as ``mim`` / ``tools/train.py`` do;
-    ``substitutions`` replaces placeholders (``DIR``) in every token."""
+    """What a ``mim train|test PACKAGE CONFIG ...`` command gives mmengine.
+
+    Returns ``dict(action, config, work_dir, checkpoint, options)``, the
+    options parsed by mmengine's ``DictAction`` as ``mim`` and
+    ``tools/train.py`` do; ``substitutions`` replaces placeholders
+    (``DIR``) in every token.
+    """
     import argparse
 
     from mmengine.config import DictAction

@@ -224,8 +224,7 @@ def test_a_mask_of_another_size_is_refused_naming_both_files(tmp_path, split):
                 e.value)
 
 
-def test_a_photo_turned_by_its_exif_orientation_needs_a_turned_mask(
-        tmp_path):
+def test_a_photo_turned_by_its_exif_orientation_needs_a_turned_mask(tmp_path):
     import mmcv
     root = make_photo_masks(tmp_path / 'seg')
     image = root / 'images' / 'val' / 'deep' / '1.jpg'

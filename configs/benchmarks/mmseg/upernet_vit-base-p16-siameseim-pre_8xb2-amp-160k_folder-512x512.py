@@ -19,7 +19,8 @@
 # `mim test` scores the val split with the val settings (another split of
 # DIR: test_dataloader.dataset.split=NAME):
 #
-#   mim test mmsegmentation <this config> --checkpoint WORK_DIR/iter_160000.pth \
+#   mim test mmsegmentation <this config> \
+#       --checkpoint WORK_DIR/iter_160000.pth \
 #       --cfg-options test_dataloader.dataset.data_root=DIR \
 #       model.decode_head.num_classes=N model.auxiliary_head.num_classes=N
 _base_ = './upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py'  # noqa: E501 (a config name)

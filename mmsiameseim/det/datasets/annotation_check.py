@@ -14,8 +14,9 @@ BORDER_TOLERANCE = 1.0
 
 def _numbers(values) -> bool:
     return isinstance(values, (list, tuple)) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool)
-        and math.isfinite(v) for v in values)
+        isinstance(v, (int,
+                       float)) and not isinstance(v, bool) and math.isfinite(v)
+        for v in values)
 
 
 def polygon_problem(polygon, index: int) -> Optional[str]:

@@ -4,7 +4,6 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
-
 # The model parts whose num_classes must be the dataset's class count.
 PARTS = ('head', 'data_preprocessor', 'decode_head', 'auxiliary_head',
          'roi_head.bbox_head', 'roi_head.mask_head', 'bbox_head')

@@ -30,7 +30,10 @@ def _seg_mae(**kwargs):
 
 def _save(backbone, path, **changes):
     torch.manual_seed(0)
-    state = {'backbone.' + k: v.clone() for k, v in backbone.state_dict().items()}
+    state = {
+        'backbone.' + k: v.clone()
+        for k, v in backbone.state_dict().items()
+    }
     state.update(changes)
     state['decode_head.conv_seg.weight'] = torch.zeros(3, 32, 1, 1)
     torch.save({'meta': {}, 'state_dict': state}, path)
@@ -57,16 +60,15 @@ def test_an_mmseg_checkpoint_at_layer_scale_one_loads_naming_what_it_drops(
 
 
 @pytest.mark.person_matrix(
-    'detection', 'other_checkpoint', "an mmseg UperNet checkpoint (layer "
-    "scale not 1) is refused by ViTDet naming the tensors it would drop and "
+    'detection', 'other_checkpoint', 'an mmseg UperNet checkpoint (layer '
+    'scale not 1) is refused by ViTDet naming the tensors it would drop and '
     'allow_dropped=True; with it, it loads and the WARNING says the '
     'backbone computes another function')
 def test_an_mmseg_fine_tune_with_layer_scale_is_refused_unless_allowed(
         tmp_path):
     gamma = torch.full((32, ), 0.3)
-    path = _save(
-        _seg_mae(), tmp_path / 'upernet.pth',
-        **{'backbone.layers.2.gamma_2': gamma})
+    path = _save(_seg_mae(), tmp_path / 'upernet.pth',
+                 **{'backbone.layers.2.gamma_2': gamma})
     vit = _vitdet(path)
     with pytest.raises(ValueError) as e:
         vit.init_weights()

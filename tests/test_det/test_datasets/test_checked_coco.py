@@ -9,8 +9,8 @@ import os
 import pytest
 
 import mmsiameseim.det  # noqa: F401
-from mmsiameseim.det.datasets import (CheckedCocoDataset,
-                                      CheckedLVISV1Dataset, annotation_problem)
+from mmsiameseim.det.datasets import (CheckedCocoDataset, CheckedLVISV1Dataset,
+                                      annotation_problem)
 from tests.helpers import logged_warnings
 from tests.test_det.helpers import OWN_CLASSES, make_own_coco
 
@@ -101,8 +101,8 @@ def test_bad_annotations_warned_below_and_refused_above_the_fraction(own):
         ds = build(root, path, max_bad_annotation_fraction=0.5)
     assert len(warned) == 1 and '3 of the 8 annotations' in warned[0]
     assert 'and dropped' in warned[0]
-    instances = sum(len(ds.get_data_info(i)['instances'])
-                    for i in range(len(ds)))
+    instances = sum(
+        len(ds.get_data_info(i)['instances']) for i in range(len(ds)))
     assert instances == 5  # the three bad ones dropped, the rest kept
 
 
@@ -126,8 +126,7 @@ def test_orphan_annotations_and_validation_sets_say_the_metric_counts_them(
         build(root, path, test_mode=True)
     assert 'annotation id 99: image_id 5 is not one of the file' in str(
         e.value)
-    assert 'val_dataloader.dataset.max_bad_annotation_fraction' in str(
-        e.value)
+    assert 'val_dataloader.dataset.max_bad_annotation_fraction' in str(e.value)
 
 
 @pytest.mark.person_matrix(
