@@ -15,5 +15,5 @@ require_full_stack('mmsiameseim.det', 'mmdet')
 # the line too long, and isort and yapf then wrap it each their own way.
 # isort: off
 from . import backbones, datasets, evaluation, layers  # noqa: E402
-from . import necks, optimizers, transforms  # noqa: E402
+from . import necks, optimizers  # noqa: E402
 # isort: on
