@@ -167,6 +167,9 @@ def _miou(work_dir):
     return val[0]['mIoU']
 
 
+@pytest.mark.person_matrix(
+    'segmentation', 'num_classes', 'a num_classes that is not the class '
+    "list's is refused before the first step, naming the heads' options")
 @pytest.mark.parametrize(
     'config', [UPERNET, LINEAR], ids=['upernet', 'linear'])
 def test_own_masks_end_to_end(config, tmp_path, fast_config_dump):
