@@ -46,6 +46,22 @@ def logged():
         logger.removeHandler(handler)
 
 
+@contextlib.contextmanager
+def logged_warnings():
+    """A list that receives the messages mmengine's current logger writes
+    at WARNING or above inside the block."""
+    from mmengine.logging import MMLogger
+    logger = MMLogger.get_current_instance()
+    messages = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+
+
 def fixture_samples(fx, idx=None):
     """The fixture's inputs as DataSamples, packed like PackInputs does."""
     from mmpretrain.structures import DataSample
@@ -200,14 +216,16 @@ def save_resnet18_checkpoint(path, prefix='backbone.'):
     return state
 
 
-def photo_crops(count, size=64, seed=0):
-    """RGB uint8 crops of scikit-learn's sample photographs, at seeded random
-    places (one generator, the photos in turn)."""
+def photo_crops(count, size=64, seed=0, width=None):
+    """RGB uint8 crops of scikit-learn's sample photographs, ``size`` high and
+    ``width`` (default: ``size``) wide, at seeded random places (one
+    generator, the photos in turn)."""
     from sklearn.datasets import load_sample_images
     rng = np.random.default_rng(seed)
     photos = load_sample_images().images
+    width = width or size
     for i in range(count):
         photo = photos[i % len(photos)]
         top = rng.integers(0, photo.shape[0] - size)
-        left = rng.integers(0, photo.shape[1] - size)
-        yield np.ascontiguousarray(photo[top:top + size, left:left + size])
+        left = rng.integers(0, photo.shape[1] - width)
+        yield np.ascontiguousarray(photo[top:top + size, left:left + width])

@@ -50,6 +50,11 @@ class StrictPretrainedInit(PretrainedInit):
             too (they keep their initialisation; the counts and names are
             logged at WARNING). A checkpoint that supplies none is refused
             even then. Defaults to False.
+        allow_dropped (bool): Load even when a checkpoint tensor the module
+            has no place for changes what it computes (a layer scale that is
+            not 1, a non-zero relative position table, another block
+            weight); dropped tensors are named at WARNING either way.
+            Defaults to False.
     """
 
     def __init__(self,
@@ -57,10 +62,12 @@ class StrictPretrainedInit(PretrainedInit):
                  prefix: Optional[str] = None,
                  map_location: str = 'cpu',
                  allow_missing: Sequence[str] = ('ln1.*', 'ln2.*'),
-                 allow_partial: bool = False):
+                 allow_partial: bool = False,
+                 allow_dropped: bool = False):
         super().__init__(checkpoint, prefix=prefix, map_location=map_location)
         self.allow_missing = tuple(allow_missing)
         self.allow_partial = allow_partial
+        self.allow_dropped = allow_dropped
 
     def __call__(self, module):
         name = type(module).__name__
@@ -83,6 +90,7 @@ class StrictPretrainedInit(PretrainedInit):
             prefix=prefix,
             allow_missing=self.allow_missing,
             allow_partial=self.allow_partial,
+            allow_dropped=self.allow_dropped,
             adapt_shapes=False)
         try:  # the module's own load hooks adapt what they know
             module.load_state_dict(state, strict=False)

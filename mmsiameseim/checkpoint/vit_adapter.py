@@ -25,6 +25,7 @@ import torch
 from mmpretrain.models.utils import resize_pos_embed
 
 from .coverage import check_coverage
+from .dropped import check_dropped
 from .keys import describe_keys, strip_prefix
 
 POS_EMBED = 'pos_embed'
@@ -164,6 +165,7 @@ def adapt_vit_checkpoint(
     prefix: str = 'backbone.',
     allow_missing: Sequence[str] = (),
     allow_partial: bool = False,
+    allow_dropped: bool = False,
     adapt_shapes: bool = True,
 ) -> Tuple[Dict[str, torch.Tensor], KeyReport]:
     """Bring the ``prefix`` part of a checkpoint to a ViT's own weights.
@@ -175,6 +177,10 @@ def adapt_vit_checkpoint(
     (:func:`resize_pos_embed_to`) and a 1-channel
     ``patch_embed.projection.weight`` adapted (:func:`adapt_in_channels`).
     Any other shape difference is refused before anything is loaded.
+    Checkpoint tensors the model has no place for are named at WARNING,
+    and refused when dropping them changes what the backbone computes
+    (:func:`~.dropped.check_dropped`: a layer scale that is not 1, a
+    non-zero relative position table, another block weight).
 
     Args:
         state (dict): The checkpoint's state dict (all of it).
@@ -187,6 +193,8 @@ def adapt_vit_checkpoint(
             that may be absent (new by design).
         allow_partial (bool): Accept a checkpoint lacking other keys too
             (counts logged at WARNING). Defaults to False.
+        allow_dropped (bool): Load even when a dropped tensor changes what
+            the backbone computes (said at WARNING). Defaults to False.
         adapt_shapes (bool): Adapt and check shapes here. False leaves them
             to the model's own load hooks (mmpretrain's ViT resizes its
             ``pos_embed`` itself). Defaults to True.
@@ -197,7 +205,8 @@ def adapt_vit_checkpoint(
 
     Raises:
         ValueError: No key under ``prefix``; too few weights; a shape that
-            cannot be adapted. Each message names the file and the key.
+            cannot be adapted; a dropped tensor that changes the function.
+            Each message names the file and the key.
     """
     source = f'{checkpoint} (prefix {prefix!r})'
     own = strip_prefix(state, prefix)
@@ -213,6 +222,13 @@ def adapt_vit_checkpoint(
         file_keys=state,
         allow_missing=allow_missing,
         allow_partial=allow_partial)
+    check_dropped({
+        k: v
+        for k, v in own.items() if k not in target
+    },
+                  model=model,
+                  source=source,
+                  allow_dropped=allow_dropped)
     report = KeyReport(
         prefix=prefix, ignored=[k for k in state if not k.startswith(prefix)])
     out = {}

@@ -13,4 +13,7 @@ require_full_stack('mmsiameseim.det', 'mmdet')
 
 # F401 is ignored in every __init__.py (setup.cfg); naming it here too makes
 # the line too long, and isort and yapf then wrap it each their own way.
-from . import backbones, evaluation, layers, necks, optimizers  # noqa: E402
+# isort: off
+from . import backbones, datasets, evaluation, layers  # noqa: E402
+from . import necks, optimizers  # noqa: E402
+# isort: on

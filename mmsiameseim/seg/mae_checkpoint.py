@@ -20,6 +20,7 @@ def siameseim_to_mmseg_mae(
     prefix: str = 'backbone.',
     source: str = 'the checkpoint',
     allow_partial: bool = False,
+    allow_dropped: bool = False,
 ) -> Tuple[Dict[str, torch.Tensor], KeyReport]:
     """Convert the ``prefix`` weights of a SiameseIM checkpoint for ``MAE``.
 
@@ -41,6 +42,10 @@ def siameseim_to_mmseg_mae(
         allow_partial: Accept a checkpoint that lacks backbone weights
             besides the MAE-only ones (they keep the model's
             initialisation; counts logged at WARNING). Defaults to False.
+        allow_dropped: Load even when a tensor the model has no place for
+            changes what the backbone computes (a ViTDet fine-tune's
+            relative position tables); dropped tensors are named at
+            WARNING either way. Defaults to False.
 
     Returns:
         The converted state dict and its
@@ -49,7 +54,8 @@ def siameseim_to_mmseg_mae(
     Raises:
         ValueError: no ``prefix`` keys; a backbone weight other than the
             MAE-only ones missing (e.g. a ResNet or a shallower ViT); or a
-            tensor whose shape cannot be adapted. The message names the
+            tensor whose shape cannot be adapted; or a dropped tensor
+            that changes the function. The message names the
             file and the keys.
     """
     return adapt_vit_checkpoint(
@@ -59,4 +65,5 @@ def siameseim_to_mmseg_mae(
         checkpoint=source,
         prefix=prefix,
         allow_missing=_MAY_BE_NEW,
-        allow_partial=allow_partial)
+        allow_partial=allow_partial,
+        allow_dropped=allow_dropped)

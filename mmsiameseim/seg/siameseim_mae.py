@@ -23,7 +23,9 @@ class SiameseIMMAE(MAE):
     final norm: a ResNet, a shallower ViT) or a shape that cannot be adapted
     is an error naming the file, the missing keys and what the file holds;
     ``allow_partial=True`` in ``init_cfg`` accepts a partial checkpoint,
-    logging the counts at WARNING.
+    logging the counts at WARNING. Checkpoint tensors the backbone has no
+    place for are named at WARNING, and refused when dropping them changes
+    what it computes (``allow_dropped=True`` in ``init_cfg`` loads anyway).
 
     Args:
         frozen (bool): Keep every weight as loaded (no gradient) and the
@@ -32,7 +34,8 @@ class SiameseIMMAE(MAE):
             Defaults to False.
         **kwargs: ``MAE``'s arguments. ``init_cfg`` may also give ``prefix``
             (default ``'backbone.'``), the prefix of the backbone keys in
-            the checkpoint, and ``allow_partial`` (default False).
+            the checkpoint, ``allow_partial`` and ``allow_dropped``
+            (default False).
     """
 
     def __init__(self, *args, frozen: bool = False, **kwargs) -> None:
@@ -71,7 +74,8 @@ class SiameseIMMAE(MAE):
             self.state_dict(),
             prefix=init_cfg.get('prefix', 'backbone.'),
             source=checkpoint,
-            allow_partial=init_cfg.get('allow_partial', False))
+            allow_partial=init_cfg.get('allow_partial', False),
+            allow_dropped=init_cfg.get('allow_dropped', False))
         self.load_state_dict(converted, strict=False)
         print_log(
             report.format(f'SiameseIM -> mmseg MAE {checkpoint}'),

@@ -11,8 +11,8 @@ that prefix at a folder holding the same layout: the user's real data
   A / R / Sketch / C test-set layouts (:mod:`~mmsiameseim_lab.smoke.imagenet`);
 - COCO and LVIS v1 JSON with images and **polygon** instance masks (the
   painter writes exact RLE; real COCO / LVIS store objects as polygons, so
-  they are converted here), COCO categories renamed to COCO class names so
-  that mmdet's ``CocoDataset`` keeps them;
+  they are converted here), categories renamed to COCO's / LVIS's class
+  names and completed to all 80 / 1203 of them, as in the real files;
 - ADE20k image and annotation folders (:mod:`~mmsiameseim_lab.smoke.ade20k`).
 
 The own-images configs (``*_folder*.py``) ship ``UnlabeledImageFolder``,
@@ -184,7 +184,9 @@ def _polygons(segmentation: dict) -> list:
 def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
     """Rewrite a painted COCO / LVIS annotation file with polygon masks
     (objects whose mask has no 3-point contour are dropped) and, with
-    ``rename``, category names taken in order from it.
+    ``rename``, category names taken in order from it, the names beyond the
+    painted categories added as categories without objects (as the real
+    files list all 80 / 1203, which the configs' class counts check).
 
     Idempotent.
     """
@@ -198,8 +200,18 @@ def to_polygons(ann_file: str, rename: Optional[list] = None) -> None:
             kept.append(a)
     ann['annotations'] = kept
     if rename:
-        for cat, name in zip(ann['categories'], rename):
+        cats = ann['categories'][:len(rename)]
+        for cat, name in zip(cats, rename):
             cat['name'] = name
+        first = max(c['id'] for c in cats) + 1
+        extra = {k: v for k, v in cats[0].items() if k not in ('id', 'name')}
+        extra.update(
+            {k: 0
+             for k in ('image_count', 'instance_count') if k in extra})
+        ann['categories'] = cats + [
+            dict(extra, id=first + i, name=name)
+            for i, name in enumerate(rename[len(cats):])
+        ]
     atomic_write(ann_file, json.dumps(ann))
 
 
@@ -281,7 +293,7 @@ def make_miniature(folders: Set[str],
             'num_train',
             max(2, num_train),
             img_size=COCO_SIZE):
-        from mmdet.datasets import CocoDataset
+        from mmdet.datasets import CocoDataset, LVISV1Dataset
 
         from ..smoke.coco_lvis import make_datasets
         num = max(2, num_train)  # LVIS's rare classes need two images
@@ -294,7 +306,8 @@ def make_miniature(folders: Set[str],
                          f'instances_{split}2017.json'), names)
             to_polygons(
                 osp.join(root, 'lvis_v1', 'annotations',
-                         f'lvis_v1_{split}.json'))
+                         f'lvis_v1_{split}.json'),
+                list(LVISV1Dataset.METAINFO['classes']))
     if kinds & {'ade20k', 'segmentation_folder'}:
         from ..smoke.ade20k import make_smoke_ade20k
         ade = make_smoke_ade20k(

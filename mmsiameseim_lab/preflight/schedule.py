@@ -12,7 +12,9 @@ DATASET_SIZES = {
     'ImageNet': 1281167,  # ImageNet-1k train
     'ImageNetSubset': 12811,  # SimCLR's 1 % list
     'CocoDataset': 117266,  # COCO train2017 with at least one object
+    'CheckedCocoDataset': 117266,
     'LVISV1Dataset': 100170,  # LVIS v1 train
+    'CheckedLVISV1Dataset': 100170,
     'ADE20KDataset': 20210,  # ADE20k training
     'LocalFashionMNIST': 60000,
 }

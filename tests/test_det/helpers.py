@@ -39,3 +39,85 @@ def save_demo_pretrain_checkpoint(path):
     model = MODELS.build(dict(cfg.model, _scope_='mmpretrain'))
     torch.save({'meta': {'epoch': 1}, 'state_dict': model.state_dict()}, path)
     return model
+
+
+# Shapes (height, width) of the own-data photos: landscape and portrait.
+PHOTO_SHAPES = ((96, 128), (128, 80), (72, 112), (120, 96))
+OWN_CLASSES = ('cat', 'dog')
+
+
+def _disc(cx, cy, r, points=16):
+    import math
+    return [
+        round(v, 2) for k in range(points)
+        for v in (cx + r * math.cos(2 * math.pi * k / points),
+                  cy + r * math.sin(2 * math.pi * k / points))
+    ]
+
+
+def make_own_coco(root, num_train=4, num_val=2, seed=0):
+    """Your own COCO-format data on non-square photographs: crops of the
+    sample photos (landscape and portrait, 72-128 px) with a painted disc
+    ('cat') and square ('dog') each, polygon masks, in COCO 2017's layout
+    (``annotations/instances_{train,val}2017.json``, ``{train,val}2017/``).
+    Returns the annotation dicts, {split: json}."""
+    import json
+
+    import cv2
+    import numpy as np
+
+    from tests.helpers import photo_crops
+    rng = np.random.default_rng(seed)
+    out, ann_id = {}, 1
+    for split, count in (('train', num_train), ('val', num_val)):
+        folder = os.path.join(root, f'{split}2017')
+        os.makedirs(folder, exist_ok=True)
+        images, anns = [], []
+        for i in range(count):
+            h, w = PHOTO_SHAPES[i % len(PHOTO_SHAPES)]
+            img = next(photo_crops(1, h, seed + 7 * i + len(split),
+                                   w))[..., ::-1]
+            img = np.ascontiguousarray(img)
+            img_id = len(images) + 1
+            r = int(rng.integers(8, min(h, w) // 4))
+            cx, cy = int(rng.integers(r, w // 2 - 2)), int(
+                rng.integers(r, h - r))
+            disc = _disc(cx, cy, r)
+            s = int(rng.integers(10, min(h, w) // 3))
+            x, y = int(rng.integers(w // 2,
+                                    w - s)), int(rng.integers(0, h - s))
+            square = [x, y, x + s, y, x + s, y + s, x, y + s]
+            for poly, colour in ((disc, (40, 220, 250)), (square, (120, 30,
+                                                                   20))):
+                cv2.fillPoly(img,
+                             [np.array(poly).reshape(-1, 2).astype(np.int32)],
+                             colour)
+            name = f'{split}_{i:03d}.jpg'
+            cv2.imwrite(os.path.join(folder, name), img)
+            images.append(dict(id=img_id, file_name=name, height=h, width=w))
+            for cat, poly in ((1, disc), (2, square)):
+                xs, ys = poly[0::2], poly[1::2]
+                box = [min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)]
+                anns.append(
+                    dict(
+                        id=ann_id,
+                        image_id=img_id,
+                        category_id=cat,
+                        bbox=box,
+                        area=float(box[2] * box[3]),
+                        iscrowd=0,
+                        segmentation=[poly]))
+                ann_id += 1
+        data = dict(
+            images=images,
+            annotations=anns,
+            categories=[
+                dict(id=i + 1, name=n) for i, n in enumerate(OWN_CLASSES)
+            ])
+        os.makedirs(os.path.join(root, 'annotations'), exist_ok=True)
+        with open(
+                os.path.join(root, 'annotations',
+                             f'instances_{split}2017.json'), 'w') as f:
+            json.dump(data, f)
+        out[split] = data
+    return out

@@ -42,10 +42,13 @@ def run(smoke_root, dataset, tmp_path, monkeypatch):
     runner.train()
     assert runner.iter == 2  # 4 images, batch 2, one epoch
     scalars = runner.message_hub.log_scalars
-    return {
+    metrics = {
         k[len('val/'):]: v.current()
         for k, v in scalars.items() if k.startswith('val/')
     }
+    tested = runner.test()  # what `mim test` of the smoke README runs
+    assert set(tested) == set(metrics) - {'time', 'data_time'}
+    return metrics
 
 
 def assert_metrics(metrics, keys):

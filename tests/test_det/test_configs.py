@@ -60,6 +60,13 @@ def test_shared_vitdet_recipe(name, lr):
     assert tuple(crop.crop_size) == (1024, 1024)
     assert tuple(cfg.model.data_preprocessor.batch_augments[0].size) == (1024,
                                                                          1024)
+    # the test pads to the same canvas, not counted as the image
+    pad = pipeline_step(cfg.test_dataloader.dataset.pipeline,
+                        'PadKeepImgShape')
+    assert tuple(pad.size) == (1024, 1024)
+    # both heads' class counts checked before the first step
+    assert cfg.custom_hooks == [dict(type='mmpretrain.ClassCountCheckHook')]
+    assert cfg.runner_type == 'FaultTolerantRunner'
 
     # 100 epochs, batch 64 = 16 GPUs x 4
     assert cfg.train_cfg.type == 'EpochBasedTrainLoop'
@@ -87,7 +94,8 @@ def test_shared_vitdet_recipe(name, lr):
 
 def test_coco_data_and_metric():
     cfg = load(COCO)
-    assert cfg.train_dataloader.dataset.type == 'CocoDataset'
+    assert cfg.train_dataloader.dataset.type == 'CheckedCocoDataset'
+    assert cfg.test_dataloader.dataset.type == 'CheckedCocoDataset'
     assert cfg.train_dataloader.dataset.data_root == 'data/coco/'
     assert cfg.val_evaluator.type == 'CocoMetric'
     assert cfg.val_evaluator.metric == ['bbox', 'segm']
@@ -99,9 +107,9 @@ def test_lvis_data_sampling_and_metric():
     ds = cfg.train_dataloader.dataset
     assert ds.type == 'ClassBalancedDataset'  # repeat-factor sampling
     assert ds.oversample_thr == 1e-3
-    assert ds.dataset.type == 'LVISV1Dataset'
+    assert ds.dataset.type == 'CheckedLVISV1Dataset'
     assert ds.dataset.data_root == 'data/lvis_v1/'
-    assert cfg.val_dataloader.dataset.type == 'LVISV1Dataset'
+    assert cfg.val_dataloader.dataset.type == 'CheckedLVISV1Dataset'
     assert cfg.val_evaluator.type == 'NumpyAliasLVISMetric'
     assert cfg.val_evaluator.metric == ['bbox', 'segm']
     assert cfg.model.roi_head.bbox_head.num_classes == 1203

@@ -167,6 +167,9 @@ def _miou(work_dir):
     return val[0]['mIoU']
 
 
+@pytest.mark.person_matrix(
+    'segmentation', 'num_classes', 'a num_classes that is not the class '
+    "list's is refused before the first step, naming the heads' options")
 @pytest.mark.parametrize(
     'config', [UPERNET, LINEAR], ids=['upernet', 'linear'])
 def test_own_masks_end_to_end(config, tmp_path, fast_config_dump):
@@ -205,3 +208,36 @@ def test_own_masks_end_to_end(config, tmp_path, fast_config_dump):
         }
     else:  # fine-tuned
         assert all(p.requires_grad for p in runner.model.backbone.parameters())
+
+
+@pytest.mark.person_matrix(
+    'segmentation', 'mask_mismatch', 'a mask of another size than its '
+    'image, in the val or the train split, is refused when the dataset is '
+    'built, naming both files and both sizes')
+@pytest.mark.parametrize('split', ['train', 'val'])
+def test_a_mask_of_another_size_is_refused_naming_both_files(tmp_path, split):
+    root = make_photo_masks(tmp_path / 'seg')
+    bad = root / 'masks' / split / '0.png'
+    mask = Image.open(bad)
+    mask.resize((mask.width // 2, mask.height // 2), Image.NEAREST).save(bad)
+    with pytest.raises(ValueError) as e:
+        SegmentationFolder(str(root), split=split)
+    assert (f'mask {bad} is 40 x 36 (width x height), but its image '
+            f'{root / "images" / split / "0.png"} loads as 80 x 72') in str(
+                e.value)
+
+
+def test_a_photo_turned_by_its_exif_orientation_needs_a_turned_mask(tmp_path):
+    import mmcv
+    root = make_photo_masks(tmp_path / 'seg')
+    image = root / 'images' / 'val' / 'deep' / '1.jpg'
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees when shown
+    Image.open(image).save(image, exif=exif)
+    assert mmcv.imread(str(image)).shape[:2] == (80, 72)  # loads turned
+    with pytest.raises(ValueError) as e:
+        SegmentationFolder(str(root), split='val')
+    assert 'loads as 72 x 80 (its EXIF orientation 6 turns it' in str(e.value)
+    mask = root / 'masks' / 'val' / 'deep' / '1.png'
+    Image.open(mask).transpose(Image.TRANSPOSE).save(mask)
+    assert len(SegmentationFolder(str(root), split='val')) == 2

@@ -16,3 +16,6 @@ runner_type = 'FaultTolerantRunner'
 
 default_hooks = dict(
     checkpoint=dict(type='CheckpointHook', interval=10, max_keep_ckpts=3))
+# Stops before the first step, naming the options, when the heads'
+# num_classes is not the dataset's class count.
+custom_hooks = [dict(type='mmpretrain.ClassCountCheckHook')]

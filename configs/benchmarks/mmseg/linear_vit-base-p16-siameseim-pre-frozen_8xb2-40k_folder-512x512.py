@@ -11,6 +11,11 @@
 #       model.backbone.init_cfg.checkpoint=PRETRAINING.pth \
 #       train_dataloader.dataset.data_root=DIR \
 #       val_dataloader.dataset.data_root=DIR model.decode_head.num_classes=N
+#
+#   mim test mmsegmentation <this config> \
+#       --checkpoint WORK_DIR/iter_40000.pth \
+#       --cfg-options test_dataloader.dataset.data_root=DIR \
+#       model.decode_head.num_classes=N
 _base_ = './upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_folder-512x512.py'  # noqa: E501 (a config name)
 
 model = dict(

@@ -13,10 +13,16 @@
 #       model.decode_head.num_classes=N model.auxiliary_head.num_classes=N
 #
 # Masks are class indices as they are (no reduce_zero_label, unlike ADE20k);
-# every mask is checked once when the dataset is built. ClassCountCheckHook
-# stops before the first step, naming both options, when N is not the
-# number of classes in classes.txt. No test split: the val split is the
-# score.
+# every mask is checked against its image (mode, size, values) once when the
+# dataset is built. ClassCountCheckHook stops before the first step, naming
+# both options, when N is not the number of classes in classes.txt.
+# `mim test` scores the val split with the val settings (another split of
+# DIR: test_dataloader.dataset.split=NAME):
+#
+#   mim test mmsegmentation <this config> \
+#       --checkpoint WORK_DIR/iter_160000.pth \
+#       --cfg-options test_dataloader.dataset.data_root=DIR \
+#       model.decode_head.num_classes=N model.auxiliary_head.num_classes=N
 _base_ = './upernet_vit-base-p16-siameseim-pre_8xb2-amp-160k_ade20k-512x512.py'  # noqa: E501 (a config name)
 
 crop_size = (512, 512)
@@ -54,7 +60,11 @@ val_dataloader = dict(
         data_root=None,
         split='val',
         pipeline=test_pipeline))
-test_dataloader = None
-test_evaluator = None
-test_cfg = None
+test_dataloader = dict(
+    dataset=dict(
+        _delete_=True,
+        type='SegmentationFolder',
+        data_root=None,
+        split='val',
+        pipeline=test_pipeline))
 custom_hooks = [dict(type='mmpretrain.ClassCountCheckHook')]

@@ -271,7 +271,8 @@ class ViTDetViT(BaseModule):
             self.load_pretrained(
                 self.init_cfg.get('checkpoint'),
                 self.init_cfg.get('prefix', 'backbone.'),
-                allow_partial=self.init_cfg.get('allow_partial', False))
+                allow_partial=self.init_cfg.get('allow_partial', False),
+                allow_dropped=self.init_cfg.get('allow_dropped', False))
             self._is_init = True
             return
         super().init_weights()
@@ -280,7 +281,8 @@ class ViTDetViT(BaseModule):
     def load_pretrained(self,
                         checkpoint: str,
                         prefix: str = 'backbone.',
-                        allow_partial: bool = False) -> KeyReport:
+                        allow_partial: bool = False,
+                        allow_dropped: bool = False) -> KeyReport:
         """Load the ``prefix`` part of a checkpoint through
         :func:`adapt_vit_checkpoint`, logging every key that is adapted,
         new or dropped.
@@ -294,13 +296,19 @@ class ViTDetViT(BaseModule):
         to ``pretrain_img_size`` and a 1-channel patch embedding replicated
         over the input channels. ``allow_partial=True`` (``init_cfg``) loads
         a checkpoint that lacks some, logging the counts at WARNING.
+        Checkpoint tensors the backbone has no place for (``cls_token``)
+        are named at WARNING; a dropped tensor that changes what the
+        backbone computes (the layer scale of an mmseg fine-tune that is not
+        1, a non-zero relative position table) is refused unless
+        ``allow_dropped=True`` (``init_cfg``).
 
         Returns:
             KeyReport: Where every key of the file went.
 
         Raises:
             ValueError: No key under ``prefix``, too few weights, wrong
-                shapes, or not a checkpoint.
+                shapes, a dropped tensor that changes the function, or not
+                a checkpoint.
         """
         if not checkpoint:
             raise ValueError(
@@ -313,7 +321,8 @@ class ViTDetViT(BaseModule):
             checkpoint=checkpoint,
             prefix=prefix,
             allow_missing=self.NEW_KEYS,
-            allow_partial=allow_partial)
+            allow_partial=allow_partial,
+            allow_dropped=allow_dropped)
         self.load_state_dict(state, strict=False)
         print_log(
             report.format(f'ViTDetViT <- {checkpoint}'), logger='current')

@@ -4,6 +4,10 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
+# The model parts whose num_classes must be the dataset's class count.
+PARTS = ('head', 'data_preprocessor', 'decode_head', 'auxiliary_head',
+         'roi_head.bbox_head', 'roi_head.mask_head', 'bbox_head')
+
 
 @HOOKS.register_module()
 class ClassCountCheckHook(Hook):
@@ -12,13 +16,16 @@ class ClassCountCheckHook(Hook):
 
     A config for your own labelled folder cannot know how many classes the
     folder has: ``model.head.num_classes`` (and the data preprocessor's
-    ``num_classes``, which Mixup / CutMix one-hot labels with), or an mmseg
-    model's ``decode_head`` and ``auxiliary_head`` ``num_classes``, must be
-    given. Too few classes would fail inside the loss at the first batch
-    with a bare index error; too many would train logits that no image
-    has. This hook compares each of them that the model has with the
-    ``classes`` of the loop's dataset metainfo and names the options to
-    set. In an mmseg config: ``type='mmpretrain.ClassCountCheckHook'``.
+    ``num_classes``, which Mixup / CutMix one-hot labels with), an mmseg
+    model's ``decode_head`` and ``auxiliary_head`` ``num_classes``, or an
+    mmdet model's ``roi_head.bbox_head`` and ``roi_head.mask_head`` (or a
+    one-stage ``bbox_head``) ``num_classes``, must be given. Too few
+    classes would fail inside the loss at the first batch with a bare index
+    error (a detector trains a whole epoch, then the COCO metric stops with
+    one); too many would train logits that no image has. This hook compares
+    each of them that the model has with the ``classes`` of the loop's
+    dataset metainfo and names the options to set. In an mmseg or mmdet
+    config: ``type='mmpretrain.ClassCountCheckHook'``.
     """
 
     priority = 'VERY_HIGH'
@@ -42,10 +49,8 @@ class ClassCountCheckHook(Hook):
             else runner.model
         found = len(classes)
         counts = {
-            f'model.{part}.num_classes':
-            getattr(getattr(model, part, None), 'num_classes', None)
-            for part in ('head', 'data_preprocessor', 'decode_head',
-                         'auxiliary_head')
+            f'model.{part}.num_classes': _num_classes(model, part)
+            for part in PARTS
         }
         wrong = {k: v for k, v in counts.items() if _differs(v, found)}
         if wrong:
@@ -59,6 +64,15 @@ class ClassCountCheckHook(Hook):
                 f'classes ({shown}); add --cfg-options ' +
                 ' '.join(f'{k}={found}'
                          for k in counts if counts[k] is not None))
+
+
+def _num_classes(model, part: str) -> Optional[int]:
+    for name in part.split('.'):
+        model = getattr(model, name, None)
+    if getattr(model, 'class_agnostic', False):
+        return None  # one output for every class
+    count = getattr(model, 'num_classes', None)
+    return count if isinstance(count, int) else None
 
 
 def _differs(count: Optional[int], found: int) -> bool:

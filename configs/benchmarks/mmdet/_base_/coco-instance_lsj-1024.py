@@ -1,6 +1,13 @@
 # COCO 2017 instance segmentation with large-scale jitter (LSJ) at 1024:
 # resize by a random factor in [0.1, 2.0] of 1024, crop / pad to 1024 x 1024.
-dataset_type = 'CocoDataset'
+# CheckedCocoDataset (mmsiameseim.det) is mmdet's CocoDataset that checks the
+# annotation file when built: bad annotations (boxes outside their image,
+# unknown category ids, degenerate boxes and polygons) are named, counted and
+# dropped, and refused above max_bad_annotation_fraction (0.01) of the file;
+# class names the file lacks are refused. The test pads to the training
+# canvas as ViTDet does, keeping img_shape the image's own size
+# (PadKeepImgShape), so boxes are clipped to the image, not to the padding.
+dataset_type = 'CheckedCocoDataset'
 data_root = 'data/coco/'
 image_size = (1024, 1024)
 backend_args = None
@@ -26,7 +33,10 @@ train_pipeline = [
 test_pipeline = [
     dict(type='LoadImageFromFile', backend_args=backend_args),
     dict(type='Resize', scale=image_size, keep_ratio=True),
-    dict(type='Pad', size=image_size, pad_val=dict(img=(114, 114, 114))),
+    dict(
+        type='PadKeepImgShape',
+        size=image_size,
+        pad_val=dict(img=(114, 114, 114))),
     dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
     dict(
         type='PackDetInputs',

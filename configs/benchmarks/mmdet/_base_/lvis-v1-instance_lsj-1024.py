@@ -2,9 +2,11 @@
 # repeat-factor sampling (threshold 1e-3, as ViTDet / LVIS) and the LVIS
 # metric (AP, AP_r / AP_c / AP_f). Images are the COCO 2017 ones, found via
 # each image's ``coco_url`` (train2017/ or val2017/ under data_root).
+# CheckedLVISV1Dataset: mmdet's LVISV1Dataset with the annotation checks of
+# CheckedCocoDataset and the file's categories as its classes.
 _base_ = './coco-instance_lsj-1024.py'
 
-dataset_type = 'LVISV1Dataset'
+dataset_type = 'CheckedLVISV1Dataset'
 data_root = 'data/lvis_v1/'
 
 train_dataloader = dict(

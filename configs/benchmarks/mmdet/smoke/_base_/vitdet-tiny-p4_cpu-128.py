@@ -72,7 +72,10 @@ smoke_train_pipeline = [
 smoke_test_pipeline = [
     dict(type='LoadImageFromFile', backend_args=None),
     dict(type='Resize', scale=smoke_size, keep_ratio=True),
-    dict(type='Pad', size=smoke_size, pad_val=dict(img=(114, 114, 114))),
+    dict(
+        type='PadKeepImgShape',
+        size=smoke_size,
+        pad_val=dict(img=(114, 114, 114))),
     dict(type='LoadAnnotations', with_bbox=True, with_mask=True),
     dict(
         type='PackDetInputs',
