@@ -20,4 +20,6 @@ MISTAKES = {
     'own_folder': "one's own folder (another layout, too few images)",
     'checkout': 'running in the checkout (published files, reruns)',
     'symlink': 'symlinked images',
+    'mixing': "mixing parts into another algorithm's config (mmpretrain's "
+    'MAE or SimMIM, a plain loop, a copied mask generator)',
 }
