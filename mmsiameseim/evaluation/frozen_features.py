@@ -143,7 +143,8 @@ def batch_features(
         backbone: Optional[torch.nn.Module] = None,
         precision: str = 'float32',
         flatten_maps: bool = False,
-        forward_kwargs: Optional[dict] = None
+        forward_kwargs: Optional[dict] = None,
+        data_preprocessor: Optional[torch.nn.Module] = None
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Frozen features and labels of one collated batch, from the whole,
     unmasked images.
@@ -162,12 +163,16 @@ def batch_features(
         forward_kwargs (dict, optional): Keyword arguments of the
             backbone's ``forward``; defaults to :func:`whole_image_kwargs`
             (``mask=None`` for mmpretrain's masked-image backbones).
+        data_preprocessor (nn.Module, optional): Prepares the batch instead
+            of ``model.data_preprocessor``.
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
         and labels (N,).
     """
-    data = model.data_preprocessor(data_batch, False)
+    prepare = model.data_preprocessor if data_preprocessor is None \
+        else data_preprocessor
+    data = prepare(data_batch, False)
     inputs = data['inputs']
     backbone = model.backbone if backbone is None else backbone
     if forward_kwargs is None:

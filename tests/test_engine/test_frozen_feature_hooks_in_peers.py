@@ -138,7 +138,6 @@ def _beit(work_dir):
         test_mode=False,
         pipeline=[
             dict(type='Pad', size=(32, 32), pad_val=0),
-            dict(type='Gray2BGR'),
             dict(
                 type='RandomResizedCropAndInterpolationWithTwoPic',
                 size=32,
@@ -173,6 +172,15 @@ ALGORITHMS = {
     'SimSiam': _simsiam,
     'BEiT': _beit,
 }
+# BEiT's TwoNormDataPreprocessor prepares two images per sample: the hooks
+# get a plain one with its first normalisation
+HOOK_OPTIONS = dict(
+    BEiT=dict(
+        data_preprocessor=dict(
+            type='SelfSupDataPreprocessor',
+            mean=[123.675, 116.28, 103.53],
+            std=[58.395, 57.12, 57.375],
+            to_rgb=False)))
 
 
 def _pool_by_hand(out):
@@ -192,7 +200,7 @@ def _knn_by_hand(model, hook):
         for name in ('bank', 'query'):
             xs, ys = [], []
             for batch in hook.loaders[name]:
-                data = model.data_preprocessor(batch, False)
+                data = hook.prepare(model)(batch, False)
                 xs.append(_pool_by_hand(model.extract_feat(data['inputs'])))
                 ys += [int(s.gt_label) for s in data['data_samples']]
             feats[name] = torch.cat(xs), torch.tensor(ys)
@@ -204,7 +212,8 @@ def _knn_by_hand(model, hook):
 def test_the_logged_knn_is_that_of_whole_image_features(algorithm, tmp_path):
     cfg = ALGORITHMS[algorithm](tmp_path)
     assert cfg.model.type == algorithm
-    cfg.custom_hooks = [knn_hook(), linear_hook()]
+    options = HOOK_OPTIONS.get(algorithm, {})
+    cfg.custom_hooks = [knn_hook(**options), linear_hook(**options)]
     runner = Runner.from_cfg(cfg)
     with logged() as log:
         runner.train()
@@ -298,5 +307,19 @@ def test_a_backbone_needing_an_unknown_argument_is_refused(tmp_path):
     assert whole_image_kwargs(backbone) == dict(mask=None)
     backbone.forward = TwoInputs().forward
     with pytest.raises(TypeError, match='forward_kwargs'):
+        runner.train()
+    assert runner.iter == 0
+
+
+@pytest.mark.person_matrix(
+    'knn_hook', 'mixing',
+    "the online hooks on mmpretrain's BEiT, whose data preprocessor prepares "
+    'two images per sample: refused before the first step naming the '
+    "hook's data_preprocessor option")
+def test_a_two_view_data_preprocessor_is_named(tmp_path):
+    cfg = ALGORITHMS['BEiT'](tmp_path)
+    cfg.custom_hooks = [knn_hook()]
+    runner = Runner.from_cfg(cfg)
+    with pytest.raises(TypeError, match="set the hook's data_preprocessor"):
         runner.train()
     assert runner.iter == 0

@@ -47,7 +47,11 @@ class FrozenFeatureHook(Hook):
     name; the backbone scored (online, or the target / momentum encoder);
     and features of a whole loader gathered over the ranks.
 
-    The backbone encodes whole, unmasked images: it is called with
+    The labelled batches are prepared by the model's data preprocessor, or
+    by the hook's ``data_preprocessor`` (a config; for a model whose own
+    preprocessor prepares several views per sample, as BEiT's
+    ``TwoNormDataPreprocessor``). The backbone encodes whole, unmasked
+    images: it is called with
     ``forward_kwargs``, by default ``mask=None`` when its ``forward`` takes
     a mask (mmpretrain's ``MAEViT``, which otherwise masks at random, the
     backbones of SimMIM, BEiT, CAE, MaskFeat, and ``SiameseIMViT``) and
@@ -68,7 +72,8 @@ class FrozenFeatureHook(Hook):
     def __init__(self, loader_cfgs: Dict[str, dict], encoder: str,
                  target_backbone: str, precision: str,
                  max_samples: Optional[int], cache_inputs: bool,
-                 forward_kwargs: Optional[dict]) -> None:
+                 forward_kwargs: Optional[dict],
+                 data_preprocessor: Optional[dict]) -> None:
         if encoder not in ('online', 'target'):
             raise ValueError(f'{self.name}: encoder={encoder!r}, choose '
                              "'online' or 'target'")
@@ -77,6 +82,8 @@ class FrozenFeatureHook(Hook):
                             'must be a dict of keyword arguments or None')
         self.forward_kwargs = None if forward_kwargs is None else \
             dict(forward_kwargs)
+        self.data_preprocessor_cfg = data_preprocessor
+        self.preprocessor: Optional[torch.nn.Module] = None
         self.loader_cfgs = loader_cfgs
         self.encoder = encoder
         self.target_backbone = target_backbone
@@ -123,6 +130,7 @@ class FrozenFeatureHook(Hook):
         backbone = self.backbone(model)
         what = f'{self.name}: the {self.encoder} backbone ' \
             f'({type(backbone).__name__})'
+        prepare = self.prepare(model)
         fix = ('set forward_kwargs to the keyword arguments with which '
                f'{type(backbone).__name__}.forward encodes whole, unmasked '
                "images (e.g. forward_kwargs=dict(mask=None)), or score "
@@ -137,7 +145,17 @@ class FrozenFeatureHook(Hook):
         with kept_random_state(), self.eval_mode(model), torch.no_grad():
             batch = _first_samples(next(iter(self.loaders[loader])),
                                    CHECK_SAMPLES)
-            inputs = model.data_preprocessor(batch, False)['inputs']
+            inputs = prepare(batch, False)['inputs']
+            if not isinstance(inputs, torch.Tensor):
+                raise TypeError(
+                    f'{self.name}: the data preprocessor '
+                    f'({type(prepare).__name__}) gives '
+                    f'{type(inputs).__name__} inputs for a batch of single '
+                    f'images of {loader}_dataloader, not one image tensor (it '
+                    'prepares several views per sample, as BEiT\'s '
+                    'TwoNormDataPreprocessor does); set the hook\'s '
+                    "data_preprocessor, e.g. dict(type='SelfSupData"
+                    "Preprocessor', mean=..., std=..., to_rgb=...)")
             outs = []
             for _ in range(2):
                 try:
@@ -218,6 +236,19 @@ class FrozenFeatureHook(Hook):
             f'{self.needs}; fix the dataset of {name}_dataloader or remove '
             'the hook')
 
+    def prepare(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The data preprocessor of the labelled batches: the hook's
+        ``data_preprocessor`` (built once, on the model's device), else the
+        model's."""
+        if self.data_preprocessor_cfg is None:
+            return model.data_preprocessor
+        if self.preprocessor is None:
+            from mmpretrain.registry import MODELS
+            device = next(model.parameters()).device
+            self.preprocessor = MODELS.build(self.data_preprocessor_cfg).to(
+                device)
+        return self.preprocessor
+
     def backbone(self, model: torch.nn.Module) -> torch.nn.Module:
         """The backbone that is scored."""
         if self.encoder == 'online':
@@ -250,7 +281,8 @@ class FrozenFeatureHook(Hook):
                 batch,
                 backbone,
                 self.precision,
-                forward_kwargs=self.forward_kwargs)
+                forward_kwargs=self.forward_kwargs,
+                data_preprocessor=self.prepare(model))
             feats.append(x)
             labels.append(y)
             index.append(

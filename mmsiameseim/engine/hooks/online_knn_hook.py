@@ -81,6 +81,10 @@ class OnlineKNNHook(FrozenFeatureHook):
             (mmpretrain's ``MAEViT``, which masks at random without it,
             SimMIM's, BEiT's and CAE's backbones, ``SiameseIMViT``),
             ``importance=None`` for MILAN's, nothing for others.
+        data_preprocessor (dict, optional): Config of the data preprocessor
+            of the labelled batches; defaults to None, the model's (set it
+            when that one prepares several views per sample, as BEiT's
+            ``TwoNormDataPreprocessor``: the start-up check says so).
         prefix (str): Name prefix of the logged scalars. Defaults to 'knn'.
     """
 
@@ -102,6 +106,7 @@ class OnlineKNNHook(FrozenFeatureHook):
                  precision: str = 'float32',
                  cache_inputs: bool = False,
                  forward_kwargs: Optional[dict] = None,
+                 data_preprocessor: Optional[dict] = None,
                  prefix: str = 'knn') -> None:
         if interval < 1:
             raise ValueError(f'OnlineKNNHook: interval={interval} must be '
@@ -117,7 +122,7 @@ class OnlineKNNHook(FrozenFeatureHook):
         super().__init__(
             dict(bank=bank_dataloader, query=query_dataloader), encoder,
             target_backbone, precision, max_samples, cache_inputs,
-            forward_kwargs)
+            forward_kwargs, data_preprocessor)
         self.interval = interval
         self.by_epoch = by_epoch
         self.k = k

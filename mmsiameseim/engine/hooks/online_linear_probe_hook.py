@@ -78,6 +78,10 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
             backbone encodes whole, unmasked images; defaults to
             ``mask=None`` for a backbone whose ``forward`` takes a mask
             (see :class:`OnlineKNNHook`), none otherwise.
+        data_preprocessor (dict, optional): Config of the data preprocessor
+            of the labelled batches; defaults to None, the model's (set it
+            when that one prepares several views per sample, as BEiT's
+            ``TwoNormDataPreprocessor``: the start-up check says so).
         prefix (str): Name prefix of the logged scalars. Defaults to
             'linear'.
     """
@@ -102,6 +106,7 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
                  before_train: bool = False,
                  precision: str = 'float32',
                  forward_kwargs: Optional[dict] = None,
+                 data_preprocessor: Optional[dict] = None,
                  prefix: str = 'linear') -> None:
         counts = dict(
             num_classes=num_classes,
@@ -118,7 +123,7 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
         super().__init__(
             dict(train=train_dataloader, val=val_dataloader), encoder,
             target_backbone, precision, max_val_samples, False,
-            forward_kwargs)
+            forward_kwargs, data_preprocessor)
         self.num_classes = num_classes
         self.train_interval = train_interval
         self.val_interval = val_interval
@@ -237,7 +242,8 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
                     self.next_batch(runner),
                     self.backbone(model),
                     self.precision,
-                    forward_kwargs=self.forward_kwargs)
+                    forward_kwargs=self.forward_kwargs,
+                    data_preprocessor=self.prepare(model))
             self.check_labels(y)
             if self.classifier is None:
                 self.build_classifier(x.shape[1])
