@@ -49,7 +49,12 @@ TINY = {
 
 
 def _tiny(cfg, name, work_dir):
-    cfg.merge_from_dict(TINY[name])
+    for key, value in TINY[name].items():  # replaced, not merged
+        *path, last = key.split('.')
+        node = cfg
+        for part in path:
+            node = node[part]
+        node[last] = value
     cfg.work_dir = str(work_dir)
     cfg.train_dataloader.update(
         batch_size=4, num_workers=0, persistent_workers=False)

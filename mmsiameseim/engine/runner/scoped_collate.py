@@ -29,8 +29,11 @@ def scoped_collate_fn(dataloader: Any) -> Any:
     scope = collate.pop('_scope_')
     kind = collate.get('type')
     if isinstance(kind, str):
-        with FUNCTIONS.switch_scope_and_registry(scope) as registry:
-            function = registry.get(kind)
+        # the scope's own function registry when the library has one (it
+        # falls back to mmengine's); mmpretrain registers its collate
+        # functions in mmengine's
+        registry = FUNCTIONS.children.get(scope, FUNCTIONS)
+        function = registry.get(kind)
         if function is None:
             raise KeyError(
                 f"collate_fn type={kind!r} (scope {scope!r}) is not a "
