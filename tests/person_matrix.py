@@ -20,6 +20,5 @@ MISTAKES = {
     'own_folder': "one's own folder (another layout, too few images)",
     'checkout': 'running in the checkout (published files, reruns)',
     'symlink': 'symlinked images',
-    'mixing': "mixing parts into another algorithm's config (mmpretrain's "
-    'MAE or SimMIM, a plain loop, a copied mask generator)',
+    'mixing': "parts mixed into another algorithm's config (MAE, SimMIM)",
 }

@@ -138,13 +138,13 @@ def describe_call(backbone: torch.nn.Module, kwargs: dict) -> str:
 
 @torch.no_grad()
 def batch_features(
-        model: torch.nn.Module,
-        data_batch: dict,
-        backbone: Optional[torch.nn.Module] = None,
-        precision: str = 'float32',
-        flatten_maps: bool = False,
-        forward_kwargs: Optional[dict] = None,
-        data_preprocessor: Optional[torch.nn.Module] = None
+    model: torch.nn.Module,
+    data_batch: dict,
+    backbone: Optional[torch.nn.Module] = None,
+    precision: str = 'float32',
+    flatten_maps: bool = False,
+    forward_kwargs: Optional[dict] = None,
+    data_preprocessor: Optional[torch.nn.Module] = None
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Frozen features and labels of one collated batch, from the whole,
     unmasked images.

@@ -110,8 +110,8 @@ def test_shared_per_view_transforms_give_both_views_one_draw():
     "a mask generator given SimMIMMaskGenerator's input_size in pixels "
     '(192 for a 192-pixel image) is refused at the first sample, saying it '
     'counts patches and what to set')
-@pytest.mark.parametrize('kind',
-                         ['BlockwiseMaskGenerator', 'RandomPatchMaskGenerator'])
+@pytest.mark.parametrize(
+    'kind', ['BlockwiseMaskGenerator', 'RandomPatchMaskGenerator'])
 def test_a_grid_in_pixels_is_refused_naming_the_unit(kind):
     gen = TRANSFORMS.build(
         dict(type=kind, input_size=192, num_masking_patches=100))

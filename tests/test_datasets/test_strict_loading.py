@@ -56,8 +56,9 @@ def test_a_file_replaced_under_ignore_empty_is_named_and_counted(tmp_path):
             dict(type='StrictLoadImageFromFile', ignore_empty=True),
             dict(type='PackInputs')
         ])
-    index = [i for i in range(3) if dataset.get_data_info(i)['img_path']
-             == str(bad)][0]
+    index = [
+        i for i in range(3) if dataset.get_data_info(i)['img_path'] == str(bad)
+    ][0]
     with logged() as log:
         samples = [dataset[index] for _ in range(2)]
     # another, readable sample in its place

@@ -10,10 +10,11 @@ from mmengine.hooks import Hook
 
 from mmsiameseim.engine.runner import (ExactResumeEpochBasedTrainLoop,
                                        FaultTolerantRunner)
-from tests.test_det.test_benchmarks_e2e import SMOKE_DIR, smoke_root  # noqa
+from tests.test_det import test_benchmarks_e2e as e2e
 
+smoke_root = e2e.smoke_root  # its smoke data and pretraining checkpoint
 CONFIG = os.path.join(
-    SMOKE_DIR,
+    e2e.SMOKE_DIR,
     'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb2-1e_smoke-coco-128.py')
 
 
@@ -28,7 +29,10 @@ class _Steps(Hook):
     def __init__(self, stop=None):
         self.stop, self.steps = stop, []
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None,
+    def after_train_iter(self,
+                         runner,
+                         batch_idx,
+                         data_batch=None,
                          outputs=None):
         self.steps.append((runner.iter, batch_idx))
         if runner.iter + 1 == self.stop:

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def examples():
-    """name -> text of each ```python block of docs/mixing.md whose first
+    """Name -> text of each ```python block of docs/mixing.md whose first
     line names its file."""
     with open(os.path.join(DOCS, 'mixing.md')) as f:
         text = f.read()
@@ -43,7 +43,8 @@ TINY = {
     'simmim_blockwise_fashionmnist.py': {
         'model.backbone.arch':
         dict(embed_dims=16, depths=[1, 1, 1, 1], num_heads=[1, 1, 2, 2]),
-        'model.neck.in_channels': 16 * 2**3,
+        'model.neck.in_channels':
+        16 * 2**3,
     },
 }
 
@@ -69,10 +70,7 @@ def _tiny(cfg, name, work_dir):
         for key in [k for k in hook if k.endswith('_dataloader')]:
             hook[key].batch_size = 4
             hook[key].dataset.indices = 8
-        hook.update({
-            k: 1
-            for k in ('interval', 'val_interval') if k in hook
-        })
+        hook.update({k: 1 for k in ('interval', 'val_interval') if k in hook})
     return cfg
 
 
@@ -85,7 +83,7 @@ def test_the_page_has_the_examples():
 
 @pytest.mark.person_matrix(
     'train', 'mixing',
-    "a child of an mmpretrain:: config (MAE, SimMIM) trains under "
+    'a child of an mmpretrain:: config (MAE, SimMIM) trains under '
     'FaultTolerantRunner as written: the inherited collate_fn is looked up '
     "in its scope (mmengine's Runner fails at the first batch with "
     "default_collate() got an unexpected keyword argument '_scope_')")
@@ -114,8 +112,7 @@ def test_mmengines_runner_needs_the_collate_workaround(tmp_path, monkeypatch):
     from mmengine.runner import Runner
     name = 'mae_fashionmnist.py'
     path = tmp_path / name
-    text = examples()[name].replace("runner_type = 'FaultTolerantRunner'",
-                                    '')
+    text = examples()[name].replace("runner_type = 'FaultTolerantRunner'", '')
     path.write_text(text)
     monkeypatch.chdir(ROOT)
 
@@ -126,12 +123,13 @@ def test_mmengines_runner_needs_the_collate_workaround(tmp_path, monkeypatch):
         cfg.custom_hooks = []
         return Runner.from_cfg(cfg)
 
-    with pytest.raises(TypeError, match="unexpected keyword argument "
-                       "'_scope_'"):
+    with pytest.raises(
+            TypeError, match='unexpected keyword argument '
+            "'_scope_'"):
         runner(tmp_path / 'plain').train()
     path.write_text(
         text.replace(
-            '    batch_size=64,', "    collate_fn=dict(_delete_=True, "
+            '    batch_size=64,', '    collate_fn=dict(_delete_=True, '
             "type='default_collate'),\n    batch_size=64,", 1))
     trained = runner(tmp_path / 'workaround')
     trained.train()

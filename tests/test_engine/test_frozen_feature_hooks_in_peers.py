@@ -1,9 +1,11 @@
 """The online kNN and linear-probe hooks on each mmpretrain self-supervised
 algorithm docs/mixing.md names (MAE, SimMIM, MoCo-v3, SimSiam, BYOL, BEiT),
 tiny, one iteration on real Fashion-MNIST images through mmengine's Runner:
+
 the logged kNN equals the kNN of features computed by hand with the
 algorithm's own whole-image path (``extract_feat``), and a backbone that
-would score noise or fail is refused before the first step."""
+would score noise or fail is refused before the first step.
+"""
 import os
 
 import pytest
@@ -13,7 +15,8 @@ from mmengine.runner import Runner
 
 import mmsiameseim  # noqa: F401
 from mmsiameseim.engine.hooks import OnlineKNNHook
-from mmsiameseim.evaluation import set_training_precision, weighted_knn_accuracy
+from mmsiameseim.evaluation import (set_training_precision,
+                                    weighted_knn_accuracy)
 from mmsiameseim.evaluation.frozen_features import whole_image_kwargs
 from tests.helpers import ROOT, logged
 
@@ -28,7 +31,10 @@ LOADER = dict(
     num_workers=0,
     sampler=dict(type='DefaultSampler', shuffle=False),
     collate_fn=dict(type='default_collate'))
-PIPELINE = [dict(type='Pad', size=(32, 32), pad_val=0), dict(type='PackInputs')]
+PIPELINE = [
+    dict(type='Pad', size=(32, 32), pad_val=0),
+    dict(type='PackInputs')
+]
 
 
 def _labelled(test_mode, n):
@@ -91,7 +97,8 @@ def _simsiam(work_dir):
     """mmpretrain's own SimSiam config, a one-channel ResNet-18 on 32 px."""
     cfg = Config.fromfile(
         'mmpretrain::simsiam/simsiam_resnet50_8xb32-coslr-100e_in1k.py')
-    cfg.model.backbone.update(depth=18, in_channels=1, zero_init_residual=False)
+    cfg.model.backbone.update(
+        depth=18, in_channels=1, zero_init_residual=False)
     cfg.model.neck.update(in_channels=512, hid_channels=64, out_channels=64)
     cfg.model.head.predictor.update(
         in_channels=64, hid_channels=16, out_channels=64)
@@ -122,9 +129,7 @@ def _beit(work_dir):
         'mmpretrain::beit/beit_beit-base-p16_8xb256-amp-coslr-300e_in1k.py')
     cfg.model.backbone.update(
         arch=dict(
-            embed_dims=64,
-            num_layers=2,
-            num_heads=2,
+            embed_dims=64, num_layers=2, num_heads=2,
             feedforward_channels=128),
         img_size=32,
         patch_size=4,
@@ -169,8 +174,10 @@ ALGORITHMS = {
     'BYOL':
     _catalogue('mix/byol-unigrad_vit-tiny-p4_1xb64-bf16-coslr-1e_'
                'fashionmnist.py'),
-    'SimSiam': _simsiam,
-    'BEiT': _beit,
+    'SimSiam':
+    _simsiam,
+    'BEiT':
+    _beit,
 }
 # BEiT's TwoNormDataPreprocessor prepares two images per sample: the hooks
 # get a plain one with its first normalisation
@@ -205,7 +212,10 @@ def _knn_by_hand(model, hook):
                 ys += [int(s.gt_label) for s in data['data_samples']]
             feats[name] = torch.cat(xs), torch.tensor(ys)
     return weighted_knn_accuracy(
-        *feats['bank'], *feats['query'], k=hook.k, temperature=hook.temperature)
+        *feats['bank'],
+        *feats['query'],
+        k=hook.k,
+        temperature=hook.temperature)
 
 
 @pytest.mark.parametrize('algorithm', sorted(ALGORITHMS))
@@ -277,8 +287,8 @@ def test_a_backbone_that_draws_at_random_in_eval_mode_is_refused(tmp_path):
     runner = Runner.from_cfg(cfg)
     backbone = runner.model.backbone
     plain = backbone.forward
-    backbone.forward = lambda x: tuple(
-        o + torch.randn_like(o) for o in plain(x))
+    backbone.forward = lambda x: tuple(o + torch.randn_like(o)
+                                       for o in plain(x))
     with pytest.raises(ValueError, match='different features') as error:
         runner.train()
     assert 'MoCoV3ViT' in str(error.value)

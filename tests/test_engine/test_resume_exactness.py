@@ -16,8 +16,8 @@ from mmsiameseim.engine.runner.exact_resume_loop import _SkipBatches
 from mmsiameseim.engine.runner.resume_exactness import exact_loop_cfg
 from tests.helpers import logged
 from tests.test_engine.test_exact_resume_loop import (EPOCHS, ITERS_PER_EPOCH,
-                                                      _CountIters, _Crash,
-                                                      _CrashAfter, _cfg,
+                                                      _cfg, _CountIters,
+                                                      _Crash, _CrashAfter,
                                                       _state)
 
 MAX_ITERS = EPOCHS * ITERS_PER_EPOCH
@@ -68,8 +68,8 @@ def test_the_plain_epoch_loop_resumes_exactly(straight, tmp_path, loop):
     assert "running mmengine's EpochBasedTrainLoop as " \
         'ExactResumeEpochBasedTrainLoop' in log.getvalue()
     counter = _CountIters()
-    resumed, text = _train(_plain(_cfg(tmp_path, resume=True), **loop),
-                           counter)
+    resumed, text = _train(
+        _plain(_cfg(tmp_path, resume=True), **loop), counter)
     assert counter.steps == [(6, 1), (7, 2), (8, 3), (9, 4)]
     assert resumed.iter == MAX_ITERS
     assert 'again' not in text and 'Use ExactResume' not in text

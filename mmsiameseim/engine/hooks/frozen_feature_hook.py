@@ -35,8 +35,9 @@ def _first_samples(batch: dict, n: int) -> dict:
     """The first ``n`` samples of a collated batch (tensors and lists)."""
     size = len(batch['data_samples'])
     return {
-        k: v[:n] if isinstance(v, (list, tuple, torch.Tensor))
-        and len(v) == size else v
+        k:
+        v[:n]
+        if isinstance(v, (list, tuple, torch.Tensor)) and len(v) == size else v
         for k, v in batch.items()
     }
 
@@ -133,7 +134,7 @@ class FrozenFeatureHook(Hook):
         prepare = self.prepare(model)
         fix = ('set forward_kwargs to the keyword arguments with which '
                f'{type(backbone).__name__}.forward encodes whole, unmasked '
-               "images (e.g. forward_kwargs=dict(mask=None)), or score "
+               'images (e.g. forward_kwargs=dict(mask=None)), or score '
                "another module (encoder='target' with target_backbone)")
         if self.forward_kwargs is None:
             try:
@@ -143,8 +144,8 @@ class FrozenFeatureHook(Hook):
         call = describe_call(backbone, self.forward_kwargs)
         loader = next(iter(self.loaders))
         with kept_random_state(), self.eval_mode(model), torch.no_grad():
-            batch = _first_samples(next(iter(self.loaders[loader])),
-                                   CHECK_SAMPLES)
+            batch = _first_samples(
+                next(iter(self.loaders[loader])), CHECK_SAMPLES)
             inputs = prepare(batch, False)['inputs']
             if not isinstance(inputs, torch.Tensor):
                 raise TypeError(
@@ -245,8 +246,8 @@ class FrozenFeatureHook(Hook):
         if self.preprocessor is None:
             from mmpretrain.registry import MODELS
             device = next(model.parameters()).device
-            self.preprocessor = MODELS.build(self.data_preprocessor_cfg).to(
-                device)
+            self.preprocessor = MODELS.build(
+                self.data_preprocessor_cfg).to(device)
         return self.preprocessor
 
     def backbone(self, model: torch.nn.Module) -> torch.nn.Module:

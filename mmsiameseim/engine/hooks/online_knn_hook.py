@@ -120,9 +120,9 @@ class OnlineKNNHook(FrozenFeatureHook):
             raise ValueError(f'OnlineKNNHook: temperature={temperature} '
                              'must be > 0')
         super().__init__(
-            dict(bank=bank_dataloader, query=query_dataloader), encoder,
-            target_backbone, precision, max_samples, cache_inputs,
-            forward_kwargs, data_preprocessor)
+            dict(bank=bank_dataloader,
+                 query=query_dataloader), encoder, target_backbone, precision,
+            max_samples, cache_inputs, forward_kwargs, data_preprocessor)
         self.interval = interval
         self.by_epoch = by_epoch
         self.k = k

@@ -39,6 +39,12 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
     ``online_linear_probe``, so a resumed run goes on with them; its loader
     starts a new pass.
 
+    Before the first step the loaders are built and the backbone is tried
+    on a real batch (whole, unmasked images: ``mask=None`` for a backbone
+    that takes a mask), refused by name when it fails or gives no
+    deterministic float feature per image (see
+    :class:`~.frozen_feature_hook.FrozenFeatureHook`).
+
     Under distributed training each rank steps on its own batch with the
     gradients averaged over the ranks (and the BatchNorm statistics too),
     so every rank holds the same classifier; validation features are
@@ -121,9 +127,9 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
             raise ValueError(f'OnlineLinearProbeHook: lr={lr} must be > 0')
         check_precision(precision, option='OnlineLinearProbeHook precision')
         super().__init__(
-            dict(train=train_dataloader, val=val_dataloader), encoder,
-            target_backbone, precision, max_val_samples, False,
-            forward_kwargs, data_preprocessor)
+            dict(train=train_dataloader,
+                 val=val_dataloader), encoder, target_backbone, precision,
+            max_val_samples, False, forward_kwargs, data_preprocessor)
         self.num_classes = num_classes
         self.train_interval = train_interval
         self.val_interval = val_interval

@@ -44,10 +44,10 @@ class PreemptionCheckpointHook(Hook):
     left under ``ExactResumeEpochBasedTrainLoop`` or ``IterBasedTrainLoop``
     (``FaultTolerantRunner`` runs mmengine's plain ``EpochBasedTrainLoop``
     as the former; a loop that would replay the interrupted epoch is named
-    in a warning with the iteration the resumed run will end at). Under several processes the
-    ranks agree every ``interval`` iterations (a one-number all-reduce) on
-    whether any of them was signalled, so all stop after the same
-    iteration; rank 0 writes, all wait for it, all exit.
+    in a warning with the iteration the resumed run will end at). Under
+    several processes the ranks agree every ``interval`` iterations (a
+    one-number all-reduce) on whether any of them was signalled, so all
+    stop after the same iteration; rank 0 writes, all wait for it, all exit.
 
     The exit status is that of a process killed by the signal (143 for
     SIGTERM and a lost launcher, 138 for SIGUSR1, 130 for SIGINT) unless

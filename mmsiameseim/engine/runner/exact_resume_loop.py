@@ -62,11 +62,14 @@ class _SkipBatches:
     """A batch sampler that leaves out the first ``n`` batches of
     ``batch_sampler`` (index lists only: no data is loaded) and keeps its
     length, so that batch indices and ``len(dataloader)`` stay those of the
-    whole epoch. Batch-level, so that a batch sampler that does not cut its
+    whole epoch.
+
+    Batch-level, so that a batch sampler that does not cut its
     sampler's order into consecutive batches (mmdet's
     ``AspectRatioBatchSampler``) gives the remaining batches exactly.
     It skips once: a DataLoader with persistent workers keeps it for the
-    later epochs, which it passes through whole."""
+    later epochs, which it passes through whole.
+    """
 
     def __init__(self, batch_sampler, n: int) -> None:
         self.batch_sampler, self.n = batch_sampler, n

@@ -28,9 +28,9 @@ from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
 from .resume_exactness import exact_loop_cfg, overrun_note, replay_warning
-from .scoped_collate import scoped_collate_fn
 from .schedule_replan import (config_schedule, follow_config_schedule,
                               pinned_schedule, saved_run_length)
+from .scoped_collate import scoped_collate_fn
 from .work_dir_lock import WorkDirLock, WorkDirLocked
 
 _DOCS = 'docs/pretraining/resume_and_preemption.md'
@@ -251,8 +251,9 @@ class FaultTolerantRunner(Runner):
         before any data is loaded: SiameseIM's ``check_train_pipeline``
         refuses a crop or mask generator off its patch grid, naming the
         options; for any other model, a mask generator off the backbone's
-        patch grid is refused (``check_mask_grid``). mmengine's plain epoch loop runs as the exact-resume one;
-        another loop that would replay an interrupted epoch is named."""
+        patch grid is refused (``check_mask_grid``). mmengine's plain
+        epoch loop runs as the exact-resume one; another loop that would
+        replay an interrupted epoch is named."""
         loop, note = exact_loop_cfg(loop)
         if note:
             self.logger.info(note)

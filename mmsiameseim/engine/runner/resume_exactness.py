@@ -39,8 +39,10 @@ def exact_loop_cfg(
         loop: Union[BaseLoop, dict]) -> Tuple[Union[BaseLoop, dict], str]:
     """``loop`` with mmengine's ``EpochBasedTrainLoop`` (by ``type`` or
     ``by_epoch=True``) replaced by ``ExactResumeEpochBasedTrainLoop``, and
-    the log line that says so ('' when nothing changed). Built loops,
-    subclasses and other loops are kept as they are."""
+    the log line that says so ('' when nothing changed).
+
+    Built loops, subclasses and other loops are kept as they are.
+    """
     if not isinstance(loop, dict) or _loop_class(loop) is not \
             EpochBasedTrainLoop:
         return loop, ''
@@ -75,8 +77,7 @@ def replay_warning(loop: BaseLoop) -> str:
 def replayed_batches(loop: BaseLoop, iteration: int) -> int:
     """How many trained batches ``loop`` trains again when resumed at
     ``iteration`` (0 for an exact loop or an epoch boundary)."""
-    if replay_warning(loop) == '' or not isinstance(loop,
-                                                    EpochBasedTrainLoop):
+    if replay_warning(loop) == '' or not isinstance(loop, EpochBasedTrainLoop):
         return 0
     return iteration % len(loop.dataloader)
 

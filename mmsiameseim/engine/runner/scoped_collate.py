@@ -36,7 +36,7 @@ def scoped_collate_fn(dataloader: Any) -> Any:
         function = registry.get(kind)
         if function is None:
             raise KeyError(
-                f"collate_fn type={kind!r} (scope {scope!r}) is not a "
+                f'collate_fn type={kind!r} (scope {scope!r}) is not a '
                 'registered function; see mmengine.registry.FUNCTIONS')
         collate['type'] = function
     return dict(dataloader, collate_fn=collate)

@@ -44,8 +44,7 @@ def test_the_backbones_grid_passes_and_another_is_named():
         ])
     text = str(error.value)
     for part in ('BlockwiseMaskGenerator', 'input_size=(6, 6) (in patches)',
-                 'SimMIMSwinTransformer (48x48 patches',
-                 'set input_size=48'):
+                 'SimMIMSwinTransformer (48x48 patches', 'set input_size=48'):
         assert part in text, text
     with pytest.raises(ValueError, match='model_patch_size=8'):
         check_mask_grid(swin, [
@@ -55,8 +54,12 @@ def test_the_backbones_grid_passes_and_another_is_named():
                 mask_patch_size=32,
                 model_patch_size=8)
         ])
-    check_mask_grid(object(), [_mask(type='RandomPatchMaskGenerator',
-                                     input_size=3, num_masking_patches=1)])
+    check_mask_grid(object(), [
+        _mask(
+            type='RandomPatchMaskGenerator',
+            input_size=3,
+            num_masking_patches=1)
+    ])
 
 
 @pytest.mark.person_matrix(
