@@ -64,9 +64,11 @@ def test_a_file_replaced_under_ignore_empty_is_named_and_counted(tmp_path):
     # another, readable sample in its place
     assert all(s['data_samples'].img_path != str(bad) for s in samples)
     text = log.getvalue()
-    assert text.count(f'{bad}: cannot load image') == 2
-    assert 'ignore_empty=True' in text
-    assert '1 file(s) replaced so far' in text
-    assert '2 file(s) replaced so far' in text
+    # each replacement (a redraw may hit the bad file again) named, counted
     loader = dataset.pipeline.transforms[0]
-    assert loader.skipped == [str(bad)] * 2
+    count = len(loader.skipped)
+    assert count >= 2 and loader.skipped == [str(bad)] * count
+    assert text.count(f'{bad}: cannot load image') == count
+    assert 'ignore_empty=True' in text
+    for n in range(1, count + 1):
+        assert f'{n} file(s) replaced so far' in text
