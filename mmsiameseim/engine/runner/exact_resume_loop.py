@@ -64,11 +64,11 @@ class _SkipBatches:
     length, so that batch indices and ``len(dataloader)`` stay those of the
     whole epoch.
 
-    Batch-level, so that a batch sampler that does not cut its
-    sampler's order into consecutive batches (mmdet's
-    ``AspectRatioBatchSampler``) gives the remaining batches exactly.
-    It skips once: a DataLoader with persistent workers keeps it for the
-    later epochs, which it passes through whole.
+    Batch-level, so that a batch sampler that does not cut its sampler's
+    order into consecutive batches (mmdet's ``AspectRatioBatchSampler``)
+    gives the remaining batches exactly. The loop sets ``n`` to 0 when the
+    epoch ends: a DataLoader with persistent workers keeps this sampler for
+    the later epochs (and iterates it twice when it starts its workers).
     """
 
     def __init__(self, batch_sampler, n: int) -> None:
@@ -76,8 +76,7 @@ class _SkipBatches:
 
     def __iter__(self):
         iterator = iter(self.batch_sampler)
-        skip, self.n = self.n, 0
-        for _ in range(skip):
+        for _ in range(self.n):
             next(iterator, None)
         return iterator
 
@@ -85,6 +84,8 @@ class _SkipBatches:
         return len(self.batch_sampler)
 
     def __getattr__(self, name):
+        if name == 'batch_sampler':  # not yet set (copying, unpickling)
+            raise AttributeError(name)
         return getattr(self.batch_sampler, name)
 
 
@@ -150,8 +151,8 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
                 logger='current')
             # DataLoader refuses to set batch_sampler once built; its
             # iterators read it afresh at every epoch
-            object.__setattr__(self.dataloader, 'batch_sampler',
-                               _SkipBatches(batch_sampler, done))
+            skip = _SkipBatches(batch_sampler, done)
+            object.__setattr__(self.dataloader, 'batch_sampler', skip)
         # The saved state is the one the next batch drew from. At an epoch
         # start, the uninterrupted run drew the dataloader's base seed from
         # it; inside an epoch, it did not.
@@ -168,6 +169,7 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
                 self.run_iter(idx, data_batch)
         finally:
             if done > 0:
+                skip.n = 0
                 object.__setattr__(self.dataloader, 'batch_sampler',
                                    batch_sampler)
         self.runner.call_hook('after_train_epoch')
