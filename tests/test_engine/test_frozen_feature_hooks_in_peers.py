@@ -138,8 +138,8 @@ def _simsiam(work_dir):
 def _beit(work_dir):
     """mmpretrain's own BEiT config: a 2-block ViT on 32 px and a small
     DALL-E tokenizer (random weights: it only gives the targets)."""
-    cfg = _mmpretrain(
-        'beit/beit_beit-base-p16_8xb256-amp-coslr-300e_in1k.py', work_dir)
+    cfg = _mmpretrain('beit/beit_beit-base-p16_8xb256-amp-coslr-300e_in1k.py',
+                      work_dir)
     cfg.model.backbone.update(
         arch=dict(
             embed_dims=64, num_layers=2, num_heads=2,
