@@ -33,4 +33,5 @@ MISTAKES = {
     'existing_output': 'an output folder that already exists',
     'console': ('reading the console (the result among log lines, false '
                 'warnings)'),
+    'mixing': "parts mixed into another algorithm's config (MAE, SimMIM)",
 }

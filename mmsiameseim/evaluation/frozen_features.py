@@ -1,4 +1,5 @@
 import copy
+import inspect
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -94,14 +95,60 @@ def pool_tokens(tokens: torch.Tensor,
                      "'avg_featmap' or 'featmap'")
 
 
+#: Keyword arguments of mmpretrain's masked-image backbones that, set to
+#: None, make them encode the whole image: ``mask`` (MAEViT and its kin,
+#: which mask at random unless told ``mask=None``; SimMIM's, BEiT's, CAE's,
+#: MaskFeat's and SiameseIM's backbones, which take the mask to apply) and
+#: ``importance`` (MILAN).
+WHOLE_IMAGE_ARGS = ('mask', 'importance')
+
+
+def whole_image_kwargs(backbone: torch.nn.Module) -> dict:
+    """The keyword arguments with which ``backbone`` encodes whole, unmasked
+    images: ``None`` for each argument of :data:`WHOLE_IMAGE_ARGS` its
+    ``forward`` takes (``MAEViT(x)`` alone masks 75 % of the patches at
+    random; ``MAEViT(x, mask=None)`` encodes every patch), nothing for a
+    plain backbone.
+
+    Raises:
+        TypeError: when ``forward`` needs another argument besides the
+            images (the caller names what to set).
+    """
+    params = list(inspect.signature(backbone.forward).parameters.values())
+    kwargs, unknown = {}, []
+    for p in params[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.name in WHOLE_IMAGE_ARGS:
+            kwargs[p.name] = None
+        elif p.default is p.empty:
+            unknown.append(p.name)
+    if unknown:
+        raise TypeError(
+            f'{type(backbone).__name__}.forward needs '
+            f'{", ".join(unknown)} besides the images, and no known value '
+            'of it encodes a whole image')
+    return kwargs
+
+
+def describe_call(backbone: torch.nn.Module, kwargs: dict) -> str:
+    """``Name.forward(x, mask=None)``: how a backbone is called."""
+    args = ''.join(f', {k}={v!r}' for k, v in kwargs.items())
+    return f'{type(backbone).__name__}.forward(x{args})'
+
+
 @torch.no_grad()
 def batch_features(
-        model: torch.nn.Module,
-        data_batch: dict,
-        backbone: Optional[torch.nn.Module] = None,
-        precision: str = 'float32',
-        flatten_maps: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Frozen features and labels of one collated batch.
+    model: torch.nn.Module,
+    data_batch: dict,
+    backbone: Optional[torch.nn.Module] = None,
+    precision: str = 'float32',
+    flatten_maps: bool = False,
+    forward_kwargs: Optional[dict] = None,
+    data_preprocessor: Optional[torch.nn.Module] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Frozen features and labels of one collated batch, from the whole,
+    unmasked images.
 
     Args:
         model: An mmpretrain model; its ``data_preprocessor`` prepares the
@@ -114,16 +161,25 @@ def batch_features(
         precision (str): 'float32' (no autocast), 'bfloat16' or
             'float16'.
         flatten_maps (bool): See :func:`pool_backbone_output`.
+        forward_kwargs (dict, optional): Keyword arguments of the
+            backbone's ``forward``; defaults to :func:`whole_image_kwargs`
+            (``mask=None`` for mmpretrain's masked-image backbones).
+        data_preprocessor (nn.Module, optional): Prepares the batch instead
+            of ``model.data_preprocessor``.
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
         and labels (N,).
     """
-    data = model.data_preprocessor(data_batch, False)
+    prepare = model.data_preprocessor if data_preprocessor is None \
+        else data_preprocessor
+    data = prepare(data_batch, False)
     inputs = data['inputs']
     backbone = model.backbone if backbone is None else backbone
+    if forward_kwargs is None:
+        forward_kwargs = whole_image_kwargs(backbone)
     with autocast(inputs.device.type, precision):
-        out = backbone(inputs)
+        out = backbone(inputs, **forward_kwargs)
     labels = torch.stack([s.gt_label for s in data['data_samples']])
     return pool_backbone_output(out,
                                 flatten_maps).cpu(), labels.reshape(-1).cpu()

@@ -103,3 +103,21 @@ def test_shared_per_view_transforms_give_both_views_one_draw():
     with pytest.raises(ValueError, match='exactly one pipeline'):
         TRANSFORMS.build(
             dict(type='PerViewTransforms', shared=True, pipelines=[[], []]))
+
+
+@pytest.mark.person_matrix(
+    'train', 'mixing',
+    "a mask generator given SimMIMMaskGenerator's input_size in pixels "
+    '(192 for a 192-pixel image) is refused at the first sample, saying it '
+    'counts patches and what to set')
+@pytest.mark.parametrize(
+    'kind', ['BlockwiseMaskGenerator', 'RandomPatchMaskGenerator'])
+def test_a_grid_in_pixels_is_refused_naming_the_unit(kind):
+    gen = TRANSFORMS.build(
+        dict(type=kind, input_size=192, num_masking_patches=100))
+    with pytest.raises(ValueError, match='counts patches, not pixels') as e:
+        gen(dict(img_shape=(192, 192)))
+    assert 'input_size=(192, 192)' in str(e.value)
+    assert '48 for 4-pixel' in str(e.value)
+    assert gen(dict(img_shape=(384, 384)))['mask'].shape == (192, 192)
+    assert gen({})['mask'].sum() == 100  # no image shape: nothing to check

@@ -9,6 +9,30 @@ from mmpretrain.datasets.transforms import BEiTMaskGenerator
 from mmpretrain.registry import TRANSFORMS
 
 
+def check_grid_units(generator, results: dict) -> None:
+    """Refuse a mask grid as fine as the image's pixels or finer: its
+    ``input_size`` was given in pixels (as mmpretrain's
+    ``SimMIMMaskGenerator`` takes it), not in patches.
+
+    Args:
+        generator: The mask generator (``height``, ``width``).
+        results (dict): The sample; its ``img_shape`` (H, W) in pixels.
+    """
+    shape = results.get('img_shape')
+    if shape is None or len(shape) < 2:
+        return
+    height, width = int(shape[0]), int(shape[1])
+    if generator.height < height and generator.width < width:
+        return
+    raise ValueError(
+        f'{type(generator).__name__}: input_size='
+        f'{(generator.height, generator.width)} counts patches, not pixels, '
+        f'and the image is {height}x{width} pixels: set input_size to the '
+        "model's patch grid, its img_size // patch_size (e.g. "
+        f'{height // 16} for 16-pixel patches, {height // 4} for 4-pixel '
+        'ones), and num_masking_patches to a share of those patches')
+
+
 @TRANSFORMS.register_module()
 class BlockwiseMaskGenerator(BEiTMaskGenerator):
     """BEiT-style blockwise patch mask, optionally with an exact count.
@@ -21,8 +45,18 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
 
     **Added keys**: ``mask`` bool (h, w), True = masked.
 
+    The grid is counted in patches, not pixels: ``input_size`` is the
+    model's patch grid, its ``img_size // patch_size`` (14 for a 224-pixel
+    ViT-B/16, 48 for SimMIM's 192-pixel Swin with patch 4; mmpretrain's
+    ``SimMIMMaskGenerator`` counts its ``input_size`` in pixels instead). A
+    grid as fine as the image's pixels is refused at the first sample
+    (:func:`check_grid_units`), and ``FaultTolerantRunner`` refuses a grid
+    that is not the backbone's ``patch_resolution`` before any data is
+    loaded, with the value to set
+    (:func:`~mmsiameseim.models.utils.pipeline_check.check_mask_grid`).
+
     Args:
-        input_size (int | tuple): Patch grid (h, w).
+        input_size (int | tuple): Patch grid (h, w), in patches.
         num_masking_patches (int): Patches to mask (118 of 196 for ViT-B/16).
         min_num_patches (int): Smallest block. Defaults to 16.
         max_num_patches (int, optional): Largest block. Defaults to
@@ -79,6 +113,7 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
         return delta
 
     def transform(self, results: dict) -> dict:
+        check_grid_units(self, results)
         mask = np.zeros((self.height, self.width), dtype=np.uint8)
         count = 0
         while count < self.num_masking_patches:

@@ -5,6 +5,8 @@ import numpy as np
 from mmcv.transforms import BaseTransform
 from mmpretrain.registry import TRANSFORMS
 
+from .mask_generators import check_grid_units
+
 
 @TRANSFORMS.register_module()
 class RandomPatchMaskGenerator(BaseTransform):
@@ -13,8 +15,12 @@ class RandomPatchMaskGenerator(BaseTransform):
 
     **Added keys**: ``mask`` bool (h, w), True = masked.
 
+    The grid is counted in patches, not pixels: ``input_size`` is the
+    model's ``img_size // patch_size``; checked as
+    :class:`~.mask_generators.BlockwiseMaskGenerator`'s is.
+
     Args:
-        input_size (int | tuple): Patch grid (h, w).
+        input_size (int | tuple): Patch grid (h, w), in patches.
         num_masking_patches (int): Patches to mask.
     """
 
@@ -30,6 +36,7 @@ class RandomPatchMaskGenerator(BaseTransform):
         self.num_masking_patches = num_masking_patches
 
     def transform(self, results: dict) -> dict:
+        check_grid_units(self, results)
         mask = np.zeros(self.height * self.width, dtype=bool)
         mask[np.random.permutation(
             mask.size)[:self.num_masking_patches]] = True

@@ -44,12 +44,14 @@ its first frame. Any other mode (e.g. 'LAB', 'I;16S', 'BGR;15') is refused
 with an :class:`ImageModeError` naming the file and the mode.
 """
 import io
+import logging
 from typing import Optional
 
 import cv2
 import mmengine.fileio as fileio
 import numpy as np
 from mmcv.transforms import LoadImageFromFile
+from mmengine.logging import print_log
 from mmpretrain.registry import TRANSFORMS
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
@@ -237,7 +239,10 @@ class StrictLoadImageFromFile(LoadImageFromFile):
             ``to_float32``). Defaults to False.
         **kwargs: Other ``LoadImageFromFile`` arguments (``to_float32``,
             ``backend_args``; ``ignore_empty=True`` returns None for an
-            unreadable file, as in mmcv).
+            unreadable file, as in mmcv, so that mmengine's dataset draws
+            another sample in its place; each such file is named in a
+            warning with the running count of files replaced, kept in
+            ``skipped``, per process).
     """
 
     def __init__(self,
@@ -265,6 +270,8 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 f'{imdecode_backend!r}, {color_type!r}, '
                 f'to_float32={self.to_float32}')
         self.to_pil = to_pil
+        #: files replaced under ``ignore_empty`` (per process)
+        self.skipped = []
 
     def _read_bytes(self, filename: str) -> bytes:
         if self.file_client_args is not None:
@@ -334,6 +341,15 @@ class StrictLoadImageFromFile(LoadImageFromFile):
                 img = self._decode_opencv(data, filename)
         except Exception as e:  # noqa: BLE001  (any decoder error)
             if self.ignore_empty:
+                self.skipped.append(filename)
+                print_log(
+                    f'StrictLoadImageFromFile: {filename}: cannot load image '
+                    f'({type(e).__name__}: {e}); ignore_empty=True: the '
+                    'dataset gives another sample in its place; '
+                    f'{len(self.skipped)} file(s) replaced so far in this '
+                    'process',
+                    logger='current',
+                    level=logging.WARNING)
                 return None
             if isinstance(e, ImageModeError):
                 raise

@@ -36,7 +36,11 @@ class OnlineKNNHook(FrozenFeatureHook):
 
     The loaders are built at start-up (``before_train``), before the first
     iteration: an empty bank or query set, or a ``target_backbone`` the
-    model does not have, is refused there, naming the option. A bank of
+    model does not have, is refused there, naming the option; the backbone
+    then encodes a few query images twice and is refused, naming it and
+    what to set, when it fails, gives no float feature per image, NaN or
+    inf, or different features on the two calls (see
+    :class:`~.frozen_feature_hook.FrozenFeatureHook`). A bank of
     fewer than ``k`` samples is used with all of them voting; the start-up
     log says so and every round logs the k it used (``{prefix}/k``). A
     round whose features hold NaN or inf is skipped with a warning.
@@ -71,6 +75,16 @@ class OnlineKNNHook(FrozenFeatureHook):
             complete pass in memory and encode them again in later rounds,
             instead of running the loaders' pipelines each time (for small
             subsets without random transforms). Defaults to False.
+        forward_kwargs (dict, optional): Keyword arguments with which the
+            backbone encodes whole, unmasked images. Defaults to None:
+            ``mask=None`` for a backbone whose ``forward`` takes a mask
+            (mmpretrain's ``MAEViT``, which masks at random without it,
+            SimMIM's, BEiT's and CAE's backbones, ``SiameseIMViT``),
+            ``importance=None`` for MILAN's, nothing for others.
+        data_preprocessor (dict, optional): Config of the data preprocessor
+            of the labelled batches; defaults to None, the model's (set it
+            when that one prepares several views per sample, as BEiT's
+            ``TwoNormDataPreprocessor``: the start-up check says so).
         prefix (str): Name prefix of the logged scalars. Defaults to 'knn'.
     """
 
@@ -91,6 +105,8 @@ class OnlineKNNHook(FrozenFeatureHook):
                  before_train: bool = False,
                  precision: str = 'float32',
                  cache_inputs: bool = False,
+                 forward_kwargs: Optional[dict] = None,
+                 data_preprocessor: Optional[dict] = None,
                  prefix: str = 'knn') -> None:
         if interval < 1:
             raise ValueError(f'OnlineKNNHook: interval={interval} must be '
@@ -104,8 +120,9 @@ class OnlineKNNHook(FrozenFeatureHook):
             raise ValueError(f'OnlineKNNHook: temperature={temperature} '
                              'must be > 0')
         super().__init__(
-            dict(bank=bank_dataloader, query=query_dataloader), encoder,
-            target_backbone, precision, max_samples, cache_inputs)
+            dict(bank=bank_dataloader,
+                 query=query_dataloader), encoder, target_backbone, precision,
+            max_samples, cache_inputs, forward_kwargs, data_preprocessor)
         self.interval = interval
         self.by_epoch = by_epoch
         self.k = k

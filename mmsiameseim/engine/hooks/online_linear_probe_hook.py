@@ -1,5 +1,3 @@
-import contextlib
-import random
 import time
 from typing import Dict, Iterator, Optional
 
@@ -11,20 +9,7 @@ from mmpretrain.registry import HOOKS
 
 from ...evaluation.frozen_features import batch_features
 from ...precision import check_precision
-from .frozen_feature_hook import FrozenFeatureHook
-
-
-@contextlib.contextmanager
-def kept_random_state():
-    """Python's, numpy's and torch's (CPU) random states are as before the
-    block: a data pipeline run inside draws from them."""
-    py, npy = random.getstate(), np.random.get_state()
-    with torch.random.fork_rng(devices=[]):
-        try:
-            yield
-        finally:
-            random.setstate(py)
-            np.random.set_state(npy)
+from .frozen_feature_hook import FrozenFeatureHook, kept_random_state
 
 
 @HOOKS.register_module()
@@ -53,6 +38,12 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
     were. Checkpoints carry the classifier and its optimizer under
     ``online_linear_probe``, so a resumed run goes on with them; its loader
     starts a new pass.
+
+    Before the first step the loaders are built and the backbone is tried
+    on a real batch (whole, unmasked images: ``mask=None`` for a backbone
+    that takes a mask), refused by name when it fails or gives no
+    deterministic float feature per image (see
+    :class:`~.frozen_feature_hook.FrozenFeatureHook`).
 
     Under distributed training each rank steps on its own batch with the
     gradients averaged over the ranks (and the BatchNorm statistics too),
@@ -89,6 +80,14 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
         precision (str): Autocast of the backbone: 'float32', 'bfloat16'
             or 'float16'; the classifier runs in float32. Defaults to
             'float32'.
+        forward_kwargs (dict, optional): Keyword arguments with which the
+            backbone encodes whole, unmasked images; defaults to
+            ``mask=None`` for a backbone whose ``forward`` takes a mask
+            (see :class:`OnlineKNNHook`), none otherwise.
+        data_preprocessor (dict, optional): Config of the data preprocessor
+            of the labelled batches; defaults to None, the model's (set it
+            when that one prepares several views per sample, as BEiT's
+            ``TwoNormDataPreprocessor``: the start-up check says so).
         prefix (str): Name prefix of the logged scalars. Defaults to
             'linear'.
     """
@@ -112,6 +111,8 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
                  max_val_samples: Optional[int] = None,
                  before_train: bool = False,
                  precision: str = 'float32',
+                 forward_kwargs: Optional[dict] = None,
+                 data_preprocessor: Optional[dict] = None,
                  prefix: str = 'linear') -> None:
         counts = dict(
             num_classes=num_classes,
@@ -126,8 +127,9 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
             raise ValueError(f'OnlineLinearProbeHook: lr={lr} must be > 0')
         check_precision(precision, option='OnlineLinearProbeHook precision')
         super().__init__(
-            dict(train=train_dataloader, val=val_dataloader), encoder,
-            target_backbone, precision, max_val_samples, False)
+            dict(train=train_dataloader,
+                 val=val_dataloader), encoder, target_backbone, precision,
+            max_val_samples, False, forward_kwargs, data_preprocessor)
         self.num_classes = num_classes
         self.train_interval = train_interval
         self.val_interval = val_interval
@@ -241,8 +243,13 @@ class OnlineLinearProbeHook(FrozenFeatureHook):
         model = self.unwrap(runner)
         with kept_random_state():
             with self.eval_mode(model), torch.no_grad():
-                x, y = batch_features(model, self.next_batch(runner),
-                                      self.backbone(model), self.precision)
+                x, y = batch_features(
+                    model,
+                    self.next_batch(runner),
+                    self.backbone(model),
+                    self.precision,
+                    forward_kwargs=self.forward_kwargs,
+                    data_preprocessor=self.prepare(model))
             self.check_labels(y)
             if self.classifier is None:
                 self.build_classifier(x.shape[1])

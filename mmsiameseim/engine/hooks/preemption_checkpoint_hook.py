@@ -41,10 +41,13 @@ class PreemptionCheckpointHook(Hook):
     iteration checkpoints (through the config's iteration
     ``CheckpointHook`` when there is one: same folder, rotation and
     ``last_checkpoint``), and ``--resume`` trains exactly the iterations
-    left (``ExactResumeEpochBasedTrainLoop``). Under several processes the
-    ranks agree every ``interval`` iterations (a one-number all-reduce) on
-    whether any of them was signalled, so all stop after the same
-    iteration; rank 0 writes, all wait for it, all exit.
+    left under ``ExactResumeEpochBasedTrainLoop`` or ``IterBasedTrainLoop``
+    (``FaultTolerantRunner`` runs mmengine's plain ``EpochBasedTrainLoop``
+    as the former; a loop that would replay the interrupted epoch is named
+    in a warning with the iteration the resumed run will end at). Under
+    several processes the ranks agree every ``interval`` iterations (a
+    one-number all-reduce) on whether any of them was signalled, so all
+    stop after the same iteration; rank 0 writes, all wait for it, all exit.
 
     The exit status is that of a process killed by the signal (143 for
     SIGTERM and a lost launcher, 138 for SIGUSR1, 130 for SIGINT) unless
@@ -163,6 +166,12 @@ class PreemptionCheckpointHook(Hook):
             f'{runner.max_iters} (epoch {runner.epoch + 1}) and saved '
             f'{path}; exiting with status {code}. Continue with --resume '
             '(the same command plus --resume).')
+        if not getattr(runner, 'warns_inexact_resume', False):
+            # here, not at the top: the runner package imports this hook
+            from ..runner.resume_exactness import overrun_note
+            overrun = overrun_note(runner.train_loop, runner.iter + 1)
+            if overrun:
+                runner.logger.warning(overrun)
         barrier()
         self._restore()
         raise SystemExit(code)

@@ -58,22 +58,35 @@ def finished_run_message(path: str, epoch: Optional[int],
             '(docs/pretraining/resume_and_preemption.md).')
 
 
-class _SkipFirst:
-    """A sampler that leaves out the first ``n`` indices of ``sampler`` and
-    keeps its length, so that batch indices and ``len(dataloader)`` stay
-    those of the whole epoch."""
+class _SkipBatches:
+    """A batch sampler that leaves out the first ``n`` batches of
+    ``batch_sampler`` (index lists only: no data is loaded) and keeps its
+    length, so that batch indices and ``len(dataloader)`` stay those of the
+    whole epoch.
 
-    def __init__(self, sampler, n: int) -> None:
-        self.sampler, self.n = sampler, n
+    Batch-level, so that a batch sampler that does not cut its sampler's
+    order into consecutive batches (mmdet's ``AspectRatioBatchSampler``)
+    gives the remaining batches exactly. The loop sets ``n`` to 0 when the
+    epoch ends: a DataLoader with persistent workers keeps this sampler for
+    the later epochs (and iterates it twice when it starts its workers).
+    """
+
+    def __init__(self, batch_sampler, n: int) -> None:
+        self.batch_sampler, self.n = batch_sampler, n
 
     def __iter__(self):
-        iterator = iter(self.sampler)
+        iterator = iter(self.batch_sampler)
         for _ in range(self.n):
             next(iterator, None)
         return iterator
 
     def __len__(self) -> int:
-        return len(self.sampler)
+        return len(self.batch_sampler)
+
+    def __getattr__(self, name):
+        if name == 'batch_sampler':  # not yet set (copying, unpickling)
+            raise AttributeError(name)
+        return getattr(self.batch_sampler, name)
 
 
 @LOOPS.register_module()
@@ -86,8 +99,10 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
     momentum schedules overrun). This loop:
 
     * skips the batches of the resumed epoch that were already trained, in
-      that epoch's sampler order (indices are dropped before any data is
-      loaded), and keeps batch indices as in the uninterrupted epoch;
+      that epoch's order, under any batch sampler (mmdet's
+      ``AspectRatioBatchSampler`` too; index lists are dropped before any
+      data is loaded), and keeps batch indices as in the uninterrupted
+      epoch;
     * keeps the host RNG state (python, numpy, torch, CUDA) after every step
       in the message hub, so that every checkpoint carries it, and restores
       it on resume. With ``num_workers=0`` the data augmentation then draws
@@ -129,19 +144,15 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
         self.runner.model.train()
         done = self._iter - self._epoch * len(self.dataloader)
         batch_sampler = self.dataloader.batch_sampler
-        sampler = getattr(batch_sampler, 'sampler', None)
         if done > 0:
-            if sampler is None:
-                raise RuntimeError(
-                    'cannot resume inside an epoch: the batch sampler '
-                    f'{type(batch_sampler).__name__} has no `sampler` '
-                    'attribute to skip the trained batches with')
             print_log(
                 f'resuming inside epoch {self._epoch + 1}: skipping its '
                 f'{done} trained batches of {len(self.dataloader)}',
                 logger='current')
-            batch_sampler.sampler = _SkipFirst(
-                sampler, done * self.dataloader.batch_size)
+            # DataLoader refuses to set batch_sampler once built; its
+            # iterators read it afresh at every epoch
+            skip = _SkipBatches(batch_sampler, done)
+            object.__setattr__(self.dataloader, 'batch_sampler', skip)
         # The saved state is the one the next batch drew from. At an epoch
         # start, the uninterrupted run drew the dataloader's base seed from
         # it; inside an epoch, it did not.
@@ -158,7 +169,9 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
                 self.run_iter(idx, data_batch)
         finally:
             if done > 0:
-                batch_sampler.sampler = sampler
+                skip.n = 0
+                object.__setattr__(self.dataloader, 'batch_sampler',
+                                   batch_sampler)
         self.runner.call_hook('after_train_epoch')
         self._epoch += 1
 

@@ -2,6 +2,7 @@ import copy
 import os
 import os.path as osp
 import shutil
+from functools import partial
 from typing import Optional
 
 import torch
@@ -11,11 +12,12 @@ from mmengine.hooks import CheckpointHook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper
 from mmengine.registry import RUNNERS
-from mmengine.runner import EpochBasedTrainLoop, Runner
+from mmengine.runner import BaseLoop, EpochBasedTrainLoop, Runner
 from mmengine.runner.checkpoint import (_load_checkpoint,
                                         _load_checkpoint_to_model)
 
 from ...atomic_io import commit, partial_name
+from ...models.utils.pipeline_check import check_mask_grid
 from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
                                 checkpoint_files, newest_intact_checkpoint,
                                 partial_files, read_last_checkpoint)
@@ -27,8 +29,10 @@ from .console_filter import filter_console, print_refusals_plainly
 from .distributed_env import dead_ranks, init_cpu_process_group, rank_processes
 from .exact_resume_loop import finished_run_message
 from .resume_checks import optimizer_mismatches, state_dict_mismatches
+from .resume_exactness import exact_loop_cfg, overrun_note, replay_warning
 from .schedule_replan import (config_schedule, follow_config_schedule,
                               pinned_schedule, saved_run_length)
+from .scoped_collate import scoped_collate_fn
 from .work_dir_lock import WorkDirLock, WorkDirLocked
 
 _DOCS = 'docs/pretraining/resume_and_preemption.md'
@@ -84,6 +88,14 @@ class FaultTolerantRunner(Runner):
     * **Preemption.** A :class:`PreemptionCheckpointHook` (settings:
       ``preemption = dict(...)`` in the config, ``None`` to leave it out)
       turns SIGTERM / SIGUSR1 into a checkpoint and a requeue-friendly exit.
+    * **Exact resume inside an epoch.** mmengine's ``EpochBasedTrainLoop``
+      (named by ``type`` or ``by_epoch=True``, in any library's config)
+      runs as :class:`ExactResumeEpochBasedTrainLoop`, with a log line; a
+      loop that would still replay an interrupted epoch (a subclass of the
+      plain loop, a loop of unknown kind) is named in a warning at start,
+      at every checkpoint written inside an epoch and at a resume inside
+      one, with the iteration the resumed run will end at
+      (``resume_exactness.py``).
     * **Damaged checkpoints are named.** A checkpoint that cannot be read
       (``--resume PATH`` or the one ``last_checkpoint`` names) is reported
       with what is wrong with the file and the newest intact checkpoint.
@@ -123,6 +135,10 @@ class FaultTolerantRunner(Runner):
       per-parameter lines and repeated messages go to the log file only
       (:mod:`.console_filter`); ``pin_memory`` is left off without a GPU;
       a refusal prints its message without a traceback.
+    * **Configs built on another library's.** A ``collate_fn`` inherited
+      from an ``mmpretrain::`` (or ``mmdet::``, ``mmseg::``) base is looked
+      up in its scope (``scoped_collate.py``); mmengine's Runner passes the
+      scope tag to the function and fails at the first batch.
     * **CPU multi-process.** Without a GPU, ``--launcher pytorch`` creates a
       gloo process group (``env_cfg.dist_cfg``: its ``timeout`` bounds how
       long a rank waits for one that stopped answering) and wraps the model
@@ -138,6 +154,9 @@ class FaultTolerantRunner(Runner):
     """
 
     replans_schedules = True
+    #: the runner itself warns about a checkpoint inside an epoch that the
+    #: loop would not resume exactly (PreemptionCheckpointHook need not)
+    warns_inexact_resume = True
 
     @classmethod
     def from_cfg(cls, cfg: Config) -> 'FaultTolerantRunner':
@@ -214,6 +233,15 @@ class FaultTolerantRunner(Runner):
                 model_wrapper_cfg['device_ids'] = None
         return super().wrap_model(model_wrapper_cfg, model)
 
+    @staticmethod
+    def build_dataloader(dataloader, seed=None, diff_rank_seed=False):
+        """mmengine's, with a ``collate_fn`` inherited from another
+        library's config (``_base_ = 'mmpretrain::...'``) looked up in
+        that library's scope instead of failing at the first batch
+        (``scoped_collate.py``)."""
+        return Runner.build_dataloader(
+            scoped_collate_fn(dataloader), seed, diff_rank_seed)
+
     def register_hook(self, hook, priority=None) -> None:
         if isinstance(hook, dict) and hook.get('type') in ('CheckpointHook',
                                                            CheckpointHook):
@@ -258,15 +286,26 @@ class FaultTolerantRunner(Runner):
         """mmengine's, then the model's check of the training pipeline
         before any data is loaded: SiameseIM's ``check_train_pipeline``
         refuses a crop or mask generator off its patch grid, naming the
-        options."""
+        options; for any other model, a mask generator off the backbone's
+        patch grid is refused (``check_mask_grid``). mmengine's plain
+        epoch loop runs as the exact-resume one; another loop that would
+        replay an interrupted epoch is named."""
+        loop, note = exact_loop_cfg(loop)
+        if note:
+            self.logger.info(note)
         loop = super().build_train_loop(loop)
+        warning = replay_warning(loop)
+        if warning:
+            self.logger.warning(warning)
         model = self.model.module if is_model_wrapper(self.model) \
             else self.model
         check = getattr(model, 'check_train_pipeline', None)
+        if check is None:
+            check = partial(check_mask_grid, getattr(model, 'backbone', None))
         dataset = getattr(getattr(loop, 'dataloader', None), 'dataset', None)
         pipeline = getattr(dataset, 'pipeline', None)
-        if check is not None and pipeline is not None:
-            check(pipeline.transforms)
+        if pipeline is not None:
+            check(getattr(pipeline, 'transforms', []))
         return loop
 
     def _release_lock(self) -> None:
@@ -472,6 +511,9 @@ class FaultTolerantRunner(Runner):
         finally:
             self._resuming = False
         checkpoint, self._resumed_checkpoint = self._resumed_checkpoint, None
+        overrun = overrun_note(self.train_loop, self.iter)
+        if overrun:
+            self.logger.warning(overrun)
         if resume_param_scheduler and config_plan is not None:
             message = follow_config_schedule(self, config_plan, checkpoint)
             if message:
@@ -554,6 +596,11 @@ class FaultTolerantRunner(Runner):
         mmengine does)."""
         args = (file_client_args, save_optimizer, save_param_scheduler, meta,
                 by_epoch, backend_args)
+        if not by_epoch and isinstance(self._train_loop, BaseLoop):
+            overrun = overrun_note(self._train_loop, self.iter + 1)
+            if overrun:
+                self.logger.warning(f'{filename} is inside an epoch: '
+                                    f'{overrun}')
         if file_client_args or backend_args or '://' in str(out_dir):
             return super().save_checkpoint(out_dir, filename, *args)
         partial = partial_name(filename)

@@ -4,7 +4,7 @@ loop, through ``SiameseIM.check_train_pipeline``; the benchmarks).
 
 :func:`~.geometry.check_batch_grid` checks each batch.
 """
-from typing import Sequence
+from typing import Optional, Sequence, Tuple
 
 from mmengine.utils import to_2tuple
 
@@ -51,3 +51,57 @@ def check_patch_grid(transforms: Sequence, grid: PatchGrid) -> None:
             f'(neck grid_size={grid.grid_size}, target_grid_size='
             f'{grid.target_grid_size}, backbone patch size {patch[0]}): ' +
             '; '.join(wrong) + '. ' + SAME_GRID_HINT)
+
+
+def mask_generator_grid(transform) -> Optional[Tuple[int, int]]:
+    """The patch grid (h, w) of the mask a transform generates: this
+    package's and mmpretrain's BEiT mask generators (``input_size`` in
+    patches) and mmpretrain's ``SimMIMMaskGenerator`` (``input_size`` in
+    pixels over ``model_patch_size``); None for other transforms."""
+    from mmpretrain.datasets.transforms import (BEiTMaskGenerator,
+                                                SimMIMMaskGenerator)
+
+    from ...datasets.transforms import RandomPatchMaskGenerator
+    if isinstance(transform, (BEiTMaskGenerator, RandomPatchMaskGenerator)):
+        return transform.height, transform.width
+    if isinstance(transform, SimMIMMaskGenerator):
+        side = transform.rand_size * transform.scale
+        return side, side
+    return None
+
+
+def check_mask_grid(backbone, transforms: Sequence) -> None:
+    """Refuse a training pipeline whose mask generator's grid is not the
+    backbone's patch grid (``patch_resolution``: its ``img_size`` over its
+    patch size, as mmpretrain's ViTs and Swins have it), before any data is
+    loaded, with the value to set. Any algorithm (SimMIM, BEiT, a model of
+    one's own): ``FaultTolerantRunner`` runs it when it builds the
+    training loop. Nothing is checked for a backbone without
+    ``patch_resolution``.
+
+    Raises:
+        ValueError: naming the generator, its ``input_size`` and the grid.
+    """
+    grid = getattr(backbone, 'patch_resolution', None)
+    if grid is None:
+        return
+    grid = tuple(int(g) for g in to_2tuple(grid))
+    for t in transforms:
+        mask = mask_generator_grid(t)
+        if mask is None or tuple(mask) == grid:
+            continue
+        name = type(t).__name__
+        if name == 'SimMIMMaskGenerator':
+            got = (f'input_size={t.input_size} (pixels) / model_patch_size='
+                   f'{t.model_patch_size} = a {mask[0]}x{mask[1]} grid')
+            want = ('set input_size to the image size the backbone is built '
+                    'for and model_patch_size to its patch size')
+        else:
+            got = f'input_size={mask} (in patches)'
+            want = f'set input_size={grid[0]}' if grid[0] == grid[1] \
+                else f'set input_size={grid}'
+        raise ValueError(
+            f'the mask of {name} ({got}) is not the patch grid of the '
+            f'backbone {type(backbone).__name__} ({grid[0]}x{grid[1]} '
+            f'patches: its img_size over its patch size): {want}, and '
+            'num_masking_patches to the share of those patches to mask')
