@@ -199,12 +199,16 @@ class FaultTolerantRunner(Runner):
 
     @staticmethod
     def build_dataloader(dataloader, seed=None, diff_rank_seed=False):
-        """Mmengine's; ``pin_memory`` left off without a GPU, where torch
-        ignores it with a warning."""
+        """mmengine's, with ``pin_memory`` left off without a GPU (where
+        torch ignores it with a warning) and a ``collate_fn`` inherited from
+        another library's config (``_base_ = 'mmpretrain::...'``) looked up
+        in that library's scope instead of failing at the first batch
+        (``scoped_collate.py``)."""
         if isinstance(dataloader, dict) and dataloader.get('pin_memory') \
                 and not torch.cuda.is_available():
             dataloader = dict(dataloader, pin_memory=False)
-        return Runner.build_dataloader(dataloader, seed, diff_rank_seed)
+        return Runner.build_dataloader(
+            scoped_collate_fn(dataloader), seed, diff_rank_seed)
 
     def setup_env(self, env_cfg: dict) -> None:
         if (self.distributed and not is_distributed()
@@ -232,15 +236,6 @@ class FaultTolerantRunner(Runner):
             if not torch.cuda.is_available():
                 model_wrapper_cfg['device_ids'] = None
         return super().wrap_model(model_wrapper_cfg, model)
-
-    @staticmethod
-    def build_dataloader(dataloader, seed=None, diff_rank_seed=False):
-        """mmengine's, with a ``collate_fn`` inherited from another
-        library's config (``_base_ = 'mmpretrain::...'``) looked up in
-        that library's scope instead of failing at the first batch
-        (``scoped_collate.py``)."""
-        return Runner.build_dataloader(
-            scoped_collate_fn(dataloader), seed, diff_rank_seed)
 
     def register_hook(self, hook, priority=None) -> None:
         if isinstance(hook, dict) and hook.get('type') in ('CheckpointHook',
