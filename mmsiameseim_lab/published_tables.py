@@ -361,7 +361,7 @@ def benchmark_pretrain_table(results: dict) -> str:
 
 @results_table(
     'benchmark_unigrad',
-    depends_on=('mmsiameseim/models/heads/unigrad_head.py',
+    depends_on=('mmsiameseim/models/losses/unigrad_loss.py',
                 'tools/benchmark_unigrad.py'))
 def benchmark_unigrad_table(results: dict) -> str:
     data = results['data']
