@@ -13,7 +13,6 @@ stay out of the wheel.
 import os
 import os.path as osp
 import shutil
-
 from setuptools import setup
 from setuptools.command.build_py import build_py
 

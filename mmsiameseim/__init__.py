@@ -4,9 +4,10 @@ Importing this package registers the mmpretrain-side components (models,
 transforms, datasets, hooks, metrics) into mmpretrain's registries and
 applies the import-time patches of other libraries (all of them in
 :mod:`mmsiameseim.patches`, each with the upstream defect it works around).
-``mmsiameseim.det`` / ``mmsiameseim.seg`` register into mmdet / mmseg and are imported only by
-their configs. The demo, Table 3, side-by-side and benchmark code lives
-beside the plugin in ``mmsiameseim_lab``, which this package never imports.
+The mmdet and mmseg sides, ``mmsiameseim.det`` and ``mmsiameseim.seg``,
+register into their registries and are imported only by their configs. The
+demo, Table 3, side-by-side and benchmark code lives beside the plugin in
+the lab, ``mmsiameseim_lab``, which this package never imports.
 """
 from . import patches  # noqa: F401  (first: before mmpretrain.models)
 from . import checkpoint, datasets, engine, evaluation, models  # noqa: F401

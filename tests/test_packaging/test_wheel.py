@@ -34,8 +34,8 @@ def _copy_sources(dst: str) -> None:
         dst,
         symlinks=True,
         ignore=lambda folder, names: [
-            n for n in names if (folder == ROOT and n in skip) or n in (
-                '__pycache__', '.mim') or n.endswith('.egg-info')
+            n for n in names if (folder == ROOT and n in skip) or n in
+            ('__pycache__', '.mim') or n.endswith('.egg-info')
         ])
 
 
@@ -68,12 +68,13 @@ def installed(wheel, tmp_path_factory) -> dict:
     subprocess.run([sys.executable, '-m', 'venv', '--without-pip', venv],
                    check=True)
     python = osp.join(venv, 'bin', 'python')
-    site = subprocess.run(
-        [python, '-c', 'import sysconfig; '
-         "print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True).stdout.strip()
+    site = subprocess.run([
+        python, '-c', 'import sysconfig; '
+        "print(sysconfig.get_paths()['purelib'])"
+    ],
+                          check=True,
+                          capture_output=True,
+                          text=True).stdout.strip()
     with open(osp.join(site, 'shared_site_packages.pth'), 'w') as f:
         f.write(sysconfig.get_paths()['purelib'] + '\n')
     subprocess.run([
@@ -92,12 +93,13 @@ def _run(installed: dict, argv: list, timeout: int = 600):
         for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PWD')
     }
     env['OMP_NUM_THREADS'] = '1'
-    return subprocess.run([installed['python']] + argv,
-                          cwd=installed['cwd'],
-                          env=env,
-                          capture_output=True,
-                          text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [installed['python']] + argv,
+        cwd=installed['cwd'],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout)
 
 
 def _repo_files(folder: str, suffixes: tuple) -> set:
@@ -111,9 +113,9 @@ def _repo_files(folder: str, suffixes: tuple) -> set:
 def test_the_wheel_is_the_plugin_with_its_configs(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     version = osp.basename(wheel).split('-')[1]
-    assert {n.split('/')[0] for n in names} == {
-        'mmsiameseim', f'mmsiameseim-{version}.dist-info'
-    }
+    assert {n.split('/')[0]
+            for n in names
+            } == {'mmsiameseim', f'mmsiameseim-{version}.dist-info'}
     mim = 'mmsiameseim/.mim/'
     shipped = {n[len(mim):] for n in names if n.startswith(mim)}
     # every config, metafile and config README, and the model index

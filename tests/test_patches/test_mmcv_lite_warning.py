@@ -1,5 +1,5 @@
-"""mmcv-lite's import-time "Fail to import MultiScaleDeformableAttention"
-warning stays out of ``import mmsiameseim``; other warnings do not."""
+"""The "Fail to import MultiScaleDeformableAttention" warning of mmcv-lite
+at import stays out of ``import mmsiameseim``; other warnings do not."""
 import subprocess
 import sys
 

@@ -1,7 +1,9 @@
 """The UniGrad loss (:class:`UniGradLoss`, with the correlation over the
 global batch) and the chunked autograd function of its gradient
-(:class:`ChunkedUniGrad`). The head that applies it to the neck's
-predictions and the target is :class:`~mmsiameseim.models.heads.UniGradHead`.
+(:class:`ChunkedUniGrad`).
+
+:class:`~mmsiameseim.models.heads.UniGradHead` applies it to the neck's
+predictions and the target.
 """
 from typing import Callable, Optional
 
