@@ -15,6 +15,7 @@ import os.path as osp
 import shutil
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.develop import develop
 
 ROOT = osp.dirname(osp.abspath(__file__))
 # What ``mmsiameseim/.mim/`` holds: the configs and their model index, and
@@ -23,6 +24,16 @@ ROOT = osp.dirname(osp.abspath(__file__))
 MIM_FILES = ('configs', 'model-index.yml', 'tools/train.py', 'tools/test.py',
              'tools/model_converters', 'tools/benchmarks',
              'tools/evaluate_folder.py')
+
+
+def put_mim_files(mim: str, link: bool) -> None:
+    """:data:`MIM_FILES` into the folder ``mim``: linked or copied."""
+    for name in MIM_FILES:
+        src = osp.join(ROOT, name)
+        if not osp.exists(src):
+            raise FileNotFoundError(
+                f'setup.py MIM_FILES: {name} is not in {ROOT}')
+        _put(src, osp.join(mim, name), link)
 
 
 def _put(src: str, dst: str, link: bool) -> None:
@@ -44,19 +55,23 @@ def _put(src: str, dst: str, link: bool) -> None:
 class BuildPyWithMim(build_py):
     """``build_py`` that also puts :data:`MIM_FILES` under
     ``mmsiameseim/.mim/``: copies in the build, links in the checkout for an
-    editable install."""
+    editable install (PEP 660)."""
 
     def run(self) -> None:
         super().run()
-        editable = getattr(self, 'editable_mode', False)
-        mim = osp.join(ROOT if editable else self.build_lib, 'mmsiameseim',
-                       '.mim')
-        for name in MIM_FILES:
-            src = osp.join(ROOT, name)
-            if not osp.exists(src):
-                raise FileNotFoundError(
-                    f'setup.py MIM_FILES: {name} is not in {ROOT}')
-            _put(src, osp.join(mim, name), link=editable)
+        if getattr(self, 'editable_mode', False):
+            put_mim_files(osp.join(ROOT, 'mmsiameseim', '.mim'), link=True)
+        else:
+            put_mim_files(
+                osp.join(self.build_lib, 'mmsiameseim', '.mim'), link=False)
 
 
-setup(cmdclass=dict(build_py=BuildPyWithMim))
+class DevelopWithMim(develop):
+    """The legacy editable install (``setup.py develop``), with the links."""
+
+    def run(self) -> None:
+        super().run()
+        put_mim_files(osp.join(ROOT, 'mmsiameseim', '.mim'), link=True)
+
+
+setup(cmdclass=dict(build_py=BuildPyWithMim, develop=DevelopWithMim))
