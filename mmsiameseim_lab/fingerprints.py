@@ -243,10 +243,12 @@ def record(name: str,
            fingerprint: Dict[str, dict],
            changed: Optional[str] = None,
            results_dir: Optional[str] = None,
-           command: Optional[str] = None) -> dict:
+           command: Optional[str] = None,
+           evidence: Optional[str] = None) -> dict:
     """Store ``fingerprint`` as the one of results file ``name``, for the
     results file's own commit; ``changed`` says what changed since the
-    results were taken (None: they are current).
+    results were taken (None: they are current), ``evidence`` why they are
+    current.
 
     Returns the record.
     """
@@ -260,6 +262,7 @@ def record(name: str,
         torch=_torch_version(),
         command=meta['command'],
         changed=changed,
+        evidence=evidence,
         fingerprint=fingerprint)
     stored = load(folder)
     stored[name] = entry

@@ -61,7 +61,8 @@ def main(argv=None) -> int:
         for name in names:
             taken = read_results(name, args.results_dir)['meta'].get('commit')
             now = fp.compute([name], ROOT, here)[name]
-            changed = args.changed
+            changed, evidence = args.changed, 'recorded at the commit of ' \
+                'the results'
             if taken != head and changed is None:
                 if not args.against_results_commit:
                     print(f'{name}: its results were taken at '
@@ -78,11 +79,18 @@ def main(argv=None) -> int:
                 diff = fp.differences(then, now)
                 for line in diff:
                     print(f'{name}: {line}')
+                evidence = f'the same fingerprint at {taken[:7]} and ' \
+                    f'{head[:7]}'
                 if diff:
                     changed = (f'its smoke fingerprint at {head[:7]} '
                                f'differs from the one at {taken[:7]} '
                                f'({len(diff)} numbers)')
-            fp.record(name, now, changed, args.results_dir)
+            fp.record(
+                name,
+                now,
+                changed,
+                args.results_dir,
+                evidence=None if changed else evidence)
             print(f'{name}: recorded'
                   f'{" as current" if changed is None else ": " + changed}')
     return 1 if left else 0
