@@ -120,6 +120,10 @@ def render_results_block(name: str,
             f'unknown results name {name!r}: no renderer registered for it '
             f'(registered: {sorted(renderers)}; renderer modules: '
             f'{list(RENDERER_MODULES)})')
+    try:
+        fingerprints.results_kind(name)
+    except KeyError as e:
+        raise BlockError(e.args[0]) from None
     rdir = results_dir or osp.join(root, 'docs', 'results')
     if not osp.isfile(results_path(name, rdir)):
         raise BlockError(
