@@ -81,9 +81,11 @@ import json
 from mmsiameseim_lab.benchmark.accumulation import measure
 print(json.dumps(dict(rows=measure(((16, 4), )))))
 '''
-# The accumulation study's methods at the claim study's smoke size.
+# The accumulation study's exact and plain accumulation at the claim
+# study's smoke size.
 ACCUMULATION_STUDY_SMOKE = (
-    'seeds=[0]', 'pretrain_overrides.train_dataloader.dataset.indices=128',
+    'seeds=[0]', 'methods=[siameseim-microbatch4,siameseim-accum4]',
+    'pretrain_overrides.train_dataloader.dataset.indices=128',
     'evaluation.knn.train_samples=400', 'evaluation.linear.train_samples=400',
     'evaluation.linear.epochs=1', 'evaluation.fewshot.fraction=0.002',
     'evaluation.test_samples=300', 'dense.train_mosaics=40',
@@ -92,12 +94,12 @@ ACCUMULATION_STUDY_SMOKE = (
 UNITS: Dict[str, Unit] = dict(
     demo_smoke=Unit(('tools/demo.py', '--smoke', '--work-dir', '{work_dir}'),
                     'demo.json'),
-    claim_smoke=Unit(
-        ('tools/claim_study.py', '--smoke', '--work-dir', '{work_dir}'),
-        'claim.json'),
-    table3_smoke=Unit(
-        ('tools/ablation_table3.py', '--smoke', '--work-dir', '{work_dir}'),
-        'table3.json'),
+    claim_smoke=Unit(('tools/claim_study.py', '--smoke', '--work-dir',
+                      '{work_dir}', '--cfg-options', 'seeds=[0]'),
+                     'claim.json'),
+    # rows a, h and j hold every level of every factor of Table 3
+    table3_smoke=Unit(('tools/ablation_table3.py', '--smoke', '--rows',
+                       'a,h,j', '--work-dir', '{work_dir}'), 'table3.json'),
     accumulation_study_smoke=Unit(
         ('tools/claim_study.py', '--config',
          'configs/demo/accumulation_study.py', '--only', 'table',

@@ -46,10 +46,49 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def record_one(name, args, head, here, old_trees, tmp) -> bool:
+    """Record the fingerprint of results file ``name`` (see above); False
+    when it is left unrecorded.
+
+    ``here`` and ``old_trees`` keep the units
+    already run at this code and at earlier commits.
+    """
+    from mmsiameseim_lab import fingerprints as fp
+    from mmsiameseim_lab.results import read_results
+    taken = read_results(name, args.results_dir)['meta'].get('commit')
+    if taken != head and not (args.changed or args.against_results_commit):
+        print(f'{name}: its results were taken at {str(taken)[:7]}, not at '
+              f'{head[:7]}: pass --against-results-commit or --changed TEXT')
+        return False
+    now = fp.compute([name], ROOT, here)[name]
+    changed, evidence = args.changed, 'recorded at the commit of the results'
+    if taken != head and changed is None:
+        if taken not in old_trees:
+            old_trees[taken] = (fp.export_tree(taken, osp.join(tmp,
+                                                               taken)), {})
+        tree, cache = old_trees[taken]
+        diff = fp.differences(fp.compute([name], tree, cache)[name], now)
+        for line in diff:
+            print(f'{name}: {line}')
+        evidence = f'the same fingerprint at {taken[:7]} and {head[:7]}'
+        if diff:
+            changed = (f'its smoke fingerprint at {head[:7]} differs from '
+                       f'the one at {taken[:7]} ({len(diff)} numbers)')
+    fp.record(
+        name,
+        now,
+        changed,
+        args.results_dir,
+        evidence=None if changed else evidence)
+    print(f'{name}: recorded'
+          f'{" as current" if changed is None else ": " + changed}')
+    return True
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     from mmsiameseim_lab import fingerprints as fp
-    from mmsiameseim_lab.results import git_output, read_results
+    from mmsiameseim_lab.results import git_output
     names = sorted(fp.STUDIES) if args.all else args.names
     unknown = [n for n in names if n not in fp.STUDIES]
     if not names or unknown:
@@ -59,40 +98,15 @@ def main(argv=None) -> int:
     here, old_trees, left = {}, {}, []
     with tempfile.TemporaryDirectory(prefix='fingerprint_trees_') as tmp:
         for name in names:
-            taken = read_results(name, args.results_dir)['meta'].get('commit')
-            now = fp.compute([name], ROOT, here)[name]
-            changed, evidence = args.changed, 'recorded at the commit of ' \
-                'the results'
-            if taken != head and changed is None:
-                if not args.against_results_commit:
-                    print(f'{name}: its results were taken at '
-                          f'{str(taken)[:7]}, not at {head[:7]}: pass '
-                          '--against-results-commit or --changed TEXT')
-                    left.append(name)
-                    continue
-                if taken not in old_trees:
-                    old_trees[taken] = (fp.export_tree(taken,
-                                                       osp.join(tmp,
-                                                                taken)), {})
-                tree, cache = old_trees[taken]
-                then = fp.compute([name], tree, cache)[name]
-                diff = fp.differences(then, now)
-                for line in diff:
-                    print(f'{name}: {line}')
-                evidence = f'the same fingerprint at {taken[:7]} and ' \
-                    f'{head[:7]}'
-                if diff:
-                    changed = (f'its smoke fingerprint at {head[:7]} '
-                               f'differs from the one at {taken[:7]} '
-                               f'({len(diff)} numbers)')
-            fp.record(
-                name,
-                now,
-                changed,
-                args.results_dir,
-                evidence=None if changed else evidence)
-            print(f'{name}: recorded'
-                  f'{" as current" if changed is None else ": " + changed}')
+            try:
+                done = record_one(name, args, head, here, old_trees, tmp)
+            except RuntimeError as e:  # a smoke run that failed
+                print(f'{name}: not recorded: {e}')
+                done = False
+            if not done:
+                left.append(name)
+    if left:
+        print(f'left unrecorded: {", ".join(left)}')
     return 1 if left else 0
 
 
