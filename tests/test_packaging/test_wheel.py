@@ -170,6 +170,12 @@ def test_installed_away_from_the_checkout_it_imports_and_reads_its_configs(
     assert 'MultiScaleDeformableAttention' not in run.stderr
 
 
+def test_mim_search_reads_the_shipped_model_index(installed):
+    run = _run(installed, ['-m', 'mim', 'search', 'mmsiameseim'])
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    assert f'config id: {CONFIG[:-3]}' in run.stdout
+
+
 @pytest.mark.skipif(
     not osp.isfile(osp.join(FMNIST, 'train-images-idx3-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
