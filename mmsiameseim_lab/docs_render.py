@@ -92,7 +92,12 @@ def footer(name: str,
     commit = meta.get('commit')
     short = commit[:7] if commit else 'unknown'
     date = str(meta.get('date', 'unknown date'))[:16].replace('T', ' ')
-    dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
+    code = fingerprints.uncommitted_code(meta)
+    if code is None:
+        dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
+    else:
+        dirty = f' (with uncommitted changes to {", ".join(code)})' \
+            if code else ''
     load = meta.get('load_avg_1min')
     machine = meta.get(
         'machine', '?') + (f' (load {load:.1f})' if load is not None else '')

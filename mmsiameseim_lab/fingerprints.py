@@ -149,6 +149,17 @@ def results_kind(name: str) -> str:
         'mmsiameseim_lab/fingerprints.py')
 
 
+def uncommitted_code(meta: dict) -> Optional[List[str]]:
+    """The uncommitted changes a results file was taken with, outside the
+    markdown and docs/ (None when its meta does not list them)."""
+    paths = meta.get('dirty_paths')
+    if paths is None:
+        return None
+    return [
+        p for p in paths if not p.endswith('.md') and not p.startswith('docs/')
+    ]
+
+
 def scores(data, path: str = '') -> Dict[str, float]:
     """Every number of ``data`` under a :data:`SCORE_KEYS` key, by its path
     (``rows.0.knn``)."""

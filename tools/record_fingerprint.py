@@ -15,7 +15,8 @@ docs/results/fingerprints.json:
 * for results taken at an earlier commit, ``--against-results-commit``
   runs the fingerprint at that commit too (its files, ``git archive``):
   the same numbers record it as current, others record it with a note that
-  the numbers may differ, which the published block shows;
+  the numbers may differ, which the published block shows (as do results
+  taken with uncommitted code changes: their code is not in the history);
 * ``--changed TEXT`` records it with TEXT as that note (what changed since
   the results were taken), when the study is not retaken yet.
 
@@ -55,14 +56,19 @@ def record_one(name, args, head, here, old_trees, tmp) -> bool:
     """
     from mmsiameseim_lab import fingerprints as fp
     from mmsiameseim_lab.results import read_results
-    taken = read_results(name, args.results_dir)['meta'].get('commit')
+    meta = read_results(name, args.results_dir)['meta']
+    taken, dirty = meta.get('commit'), fp.uncommitted_code(meta)
     if taken != head and not (args.changed or args.against_results_commit):
         print(f'{name}: its results were taken at {str(taken)[:7]}, not at '
               f'{head[:7]}: pass --against-results-commit or --changed TEXT')
         return False
     now = fp.compute([name], ROOT, here)[name]
     changed, evidence = args.changed, 'recorded at the commit of the results'
-    if taken != head and changed is None:
+    if taken != head and changed is None and dirty:
+        # the results' code is not in the history: no fingerprint to compare
+        changed = (f'taken at {taken[:7]} with uncommitted changes to '
+                   f'{len(dirty)} files, whose smoke fingerprint is unknown')
+    elif taken != head and changed is None:
         if taken not in old_trees:
             old_trees[taken] = (fp.export_tree(taken, osp.join(tmp,
                                                                taken)), {})
