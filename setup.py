@@ -1,3 +1,77 @@
-from setuptools import setup
+"""Packaging (metadata in setup.cfg): the wheel is the plugin, the
+``mmsiameseim`` package, with what ``mim`` needs beside it.
 
-setup()
+OpenMMLab packages ship their configs, model index and command-line tools
+inside the package, under ``<package>/.mim/``, which is where ``mim train
+mmsiameseim CONFIG`` (and ``mim test``, ``mim search``) look for them. That
+folder is not in the repository: a build copies :data:`MIM_FILES` into the
+wheel's ``mmsiameseim/.mim/``; an editable install links them into
+``mmsiameseim/.mim/`` of the checkout instead (git ignores that folder).
+The studies (``mmsiameseim_lab``), the tests and the tools that need them
+stay out of the wheel.
+"""
+import os
+import os.path as osp
+import shutil
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.command.develop import develop
+
+ROOT = osp.dirname(osp.abspath(__file__))
+# What ``mmsiameseim/.mim/`` holds: the configs and their model index, and
+# the tools that need nothing but the installed package (train and test,
+# which mim runs, the model converters and the evaluation of a checkpoint).
+MIM_FILES = ('configs', 'model-index.yml', 'tools/train.py', 'tools/test.py',
+             'tools/model_converters', 'tools/benchmarks',
+             'tools/evaluate_folder.py')
+
+
+def put_mim_files(mim: str, link: bool) -> None:
+    """:data:`MIM_FILES` into the folder ``mim``: linked or copied."""
+    for name in MIM_FILES:
+        src = osp.join(ROOT, name)
+        if not osp.exists(src):
+            raise FileNotFoundError(
+                f'setup.py MIM_FILES: {name} is not in {ROOT}')
+        _put(src, osp.join(mim, name), link)
+
+
+def _put(src: str, dst: str, link: bool) -> None:
+    if osp.lexists(dst):
+        if osp.isdir(dst) and not osp.islink(dst):
+            shutil.rmtree(dst)
+        else:
+            os.remove(dst)
+    os.makedirs(osp.dirname(dst), exist_ok=True)
+    if link:
+        os.symlink(osp.relpath(src, osp.dirname(dst)), dst)
+    elif osp.isdir(src):
+        shutil.copytree(
+            src, dst, ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
+    else:
+        shutil.copyfile(src, dst)
+
+
+class BuildPyWithMim(build_py):
+    """``build_py`` that also puts :data:`MIM_FILES` under
+    ``mmsiameseim/.mim/``: copies in the build, links in the checkout for an
+    editable install (PEP 660)."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, 'editable_mode', False):
+            put_mim_files(osp.join(ROOT, 'mmsiameseim', '.mim'), link=True)
+        else:
+            put_mim_files(
+                osp.join(self.build_lib, 'mmsiameseim', '.mim'), link=False)
+
+
+class DevelopWithMim(develop):
+    """The legacy editable install (``setup.py develop``), with the links."""
+
+    def run(self) -> None:
+        super().run()
+        put_mim_files(osp.join(ROOT, 'mmsiameseim', '.mim'), link=True)
+
+
+setup(cmdclass=dict(build_py=BuildPyWithMim, develop=DevelopWithMim))

@@ -45,7 +45,8 @@ extensions = [
 ]
 source_suffix = {'.md': 'markdown'}
 root_doc = 'index'
-exclude_patterns = ['_build', 'results', 'README.md']
+# pypi.md is the package's long description (setup.cfg), not a page
+exclude_patterns = ['_build', 'results', 'README.md', 'pypi.md']
 # Pages of index.md's toctrees that other parts of the project write: left
 # out of the toctree while a checkout does not have them yet.
 OPTIONAL_PAGES = ('preflight', 'gpu_check', 'data_pipeline')

@@ -13,11 +13,12 @@ Two kinds of block, in ``README.md``, ``docs/**/*.md`` and
     weights)
     <!-- /metafile -->
 
-The footer names the results file, its date, machine, commit and command;
-when files the figures depend on (the renderer's ``depends_on``) changed
-in a commit after the results file's, it says "not retaken since COMMIT:
-PATHS changed" (formatting-only commits, those listed in
-``.git-blame-ignore-revs``, do not count). :func:`check` lists every block
+The footer names the results file, its date, machine, commit and command.
+A study's block (``mmsiameseim_lab.fingerprints``) says that it was not
+retaken only on evidence: when its recorded smoke fingerprint carries a
+note of what changed since the results were taken, or when none is
+recorded for them. Timings and the test run's files are what they say, a
+measurement of that commit (on that machine). :func:`check` lists every block
 that differs from what :func:`render_text` makes of it, every block without
 a results file and every unknown NAME; ``tools/render_results.py`` is the
 command line.
@@ -27,12 +28,12 @@ import importlib
 import os
 import os.path as osp
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from mmsiameseim.atomic_io import atomic_write
-from mmsiameseim_lab.results import (REPO, cell_renderers, git_output,
-                                     read_results, results_path,
-                                     table_depends_on, table_renderers)
+from mmsiameseim_lab import fingerprints
+from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
+                                     results_path, table_renderers)
 
 # The modules that register renderers (``results_table`` /
 # ``results_cell``): the one list to extend when a tool publishes a new
@@ -52,11 +53,6 @@ METAFILE_BLOCK = re.compile(
 # An opening marker whose closing marker is missing.
 RESULTS_OPEN = re.compile(r'^<!-- results:([^ ]+) -->$', re.M)
 METAFILE_OPEN = re.compile(r'^<!-- metafile:([^ ]+) -->$', re.M)
-
-# The formatting-only commits (git's convention for `git blame
-# --ignore-revs-file`): a commit listed there marks no figure stale.
-IGNORE_REVS_FILE = '.git-blame-ignore-revs'
-FULL_HASH = re.compile(r'[0-9a-f]{40}')
 
 
 class BlockError(Exception):
@@ -81,103 +77,47 @@ def markdown_files(root: str) -> List[str]:
         f for f in set(files) if osp.isfile(f) and not f.startswith(build))
 
 
-def formatting_commits(git_root: str = REPO) -> Set[str]:
-    """The commits listed in :data:`IGNORE_REVS_FILE` at the top of the git
-    work tree of ``git_root`` (none without the file): one full (40-hex) hash
-    a line; ``#`` comments and blank lines are allowed, anything else is
-    skipped."""
-    top = git_output('rev-parse', '--show-toplevel', root=git_root)
-    try:
-        with open(osp.join(top or git_root, IGNORE_REVS_FILE)) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return set()
-    revs = (line.split('#', 1)[0].strip().lower() for line in lines)
-    return {rev for rev in revs if FULL_HASH.fullmatch(rev)}
-
-
-def changed_since(commit: str,
-                  paths: Sequence[str],
-                  git_root: str = REPO) -> Optional[List[str]]:
-    """The entries of ``paths`` with a change committed after ``commit`` (up to
-    HEAD); None when ``commit`` is not in the history.
-
-    Commits listed in :data:`IGNORE_REVS_FILE` (formatting only: see
-    :func:`formatting_commits`) change nothing here, and neither do markdown
-    files: a README inside a folder the figures depend on (the ablation
-    configs' README) is where their table is rendered, not an input.
-    """
-    if not paths:
-        return []
-    if git_output(
-            'cat-file', '-e', f'{commit}^{{commit}}', root=git_root) is None:
-        return None
-    out = git_output(
-        'log',
-        '--format=%x00%H',
-        '--name-only',
-        f'{commit}..HEAD',
-        '--',
-        *paths,
-        root=git_root) or ''
-    ignored = formatting_commits(git_root)
-    files = set()
-    for entry in out.split('\0')[1:]:  # '\0HASH\n\nfile\nfile\n' each
-        rev, *names = entry.splitlines() or ['']
-        if rev.strip().lower() not in ignored:
-            files.update(f for f in names if f and not f.endswith('.md'))
-    return [p for p in paths if any(_under(f, [p]) for f in files)]
-
-
-def _under(path: str, folders: Sequence[str]) -> bool:
-    """Whether ``path`` is one of ``folders`` or inside one."""
-    return any(path == f or path.startswith(f.rstrip('/') + '/')
-               for f in folders)
-
-
 def footer(name: str,
            results: dict,
            md_path: str,
            root: str,
-           results_dir: Optional[str] = None,
-           git_root: str = REPO) -> str:
-    """One line: where the figures come from, and whether files they depend
-    on changed since."""
+           results_dir: Optional[str] = None) -> str:
+    """One line: where the figures come from and, for a study, whether its
+    smoke fingerprint says they may have changed since."""
     meta = results.get('meta', {})
-    path = results_path(name, results_dir or osp.join(root, 'docs', 'results'))
+    rdir = results_dir or osp.join(root, 'docs', 'results')
+    path = results_path(name, rdir)
     link = osp.relpath(path, osp.dirname(md_path))
     shown = osp.relpath(path, root)
     commit = meta.get('commit')
     short = commit[:7] if commit else 'unknown'
     date = str(meta.get('date', 'unknown date'))[:16].replace('T', ' ')
-    deps = table_depends_on(name)
-    if 'dirty_paths' in meta:  # uncommitted changes the figures depend on
-        dirty = [p for p in meta['dirty_paths'] if _under(p, deps)]
-        dirty = f' (with uncommitted changes to {", ".join(dirty)})' \
-            if dirty else ''
-    else:
+    code = fingerprints.uncommitted_code(meta)
+    if code is None:
         dirty = ' (uncommitted changes)' if meta.get('dirty') else ''
+    else:
+        dirty = f' (with uncommitted changes to {", ".join(code)})' \
+            if code else ''
     load = meta.get('load_avg_1min')
     machine = meta.get(
         'machine', '?') + (f' (load {load:.1f})' if load is not None else '')
     text = (f'From [{shown}]({link}): {date}, {machine}, '
             f'commit {short}{dirty}, `{meta.get("command", "?")}`.')
-    if commit and deps:
-        changed = changed_since(commit, deps, git_root)
-        if changed is None:
-            text += f' Commit {short} is not in this history: the figures ' \
-                    'may be stale.'
-        elif changed:
-            text += f' **Not retaken since {short}: ' \
-                    f'{", ".join(changed)} changed.**'
+    if fingerprints.results_kind(name) == 'study':
+        file = name.split(':')[0]
+        entry = fingerprints.load(rdir).get(file)
+        if entry is None or entry.get('results_commit') != commit:
+            text += ' **No smoke fingerprint recorded for these results: ' \
+                    'they may be stale.**'
+        elif entry.get('changed'):
+            text += f' **Not retaken since {short}: {entry["changed"]}.**'
     return f'<sub>{text}</sub>'
 
 
 def render_results_block(name: str,
                          md_path: str,
                          root: str,
-                         results_dir: Optional[str] = None,
-                         git_root: str = REPO) -> str:
+                         results_dir: Optional[str] = None) -> str:
     """The body of a ``<!-- results:NAME -->`` block."""
     renderers = table_renderers()
     if name not in renderers:
@@ -185,6 +125,10 @@ def render_results_block(name: str,
             f'unknown results name {name!r}: no renderer registered for it '
             f'(registered: {sorted(renderers)}; renderer modules: '
             f'{list(RENDERER_MODULES)})')
+    try:
+        fingerprints.results_kind(name)
+    except KeyError as e:
+        raise BlockError(e.args[0]) from None
     rdir = results_dir or osp.join(root, 'docs', 'results')
     if not osp.isfile(results_path(name, rdir)):
         raise BlockError(
@@ -192,8 +136,8 @@ def render_results_block(name: str,
             ': run the command that writes it (see `make results`)')
     results = read_results(name, rdir)
     table = renderers[name](results).strip('\n')
-    return '\n' + table + '\n\n' + footer(name, results, md_path, root, rdir,
-                                          git_root) + '\n'
+    return '\n' + table + '\n\n' + footer(name, results, md_path, root,
+                                          rdir) + '\n'
 
 
 def _metafile_cell_result(model: dict, root: str, rdir: str) -> str:
@@ -274,8 +218,7 @@ def render_metafile_block(metafile: str,
 def render_text(text: str,
                 md_path: str,
                 root: str,
-                results_dir: Optional[str] = None,
-                git_root: str = REPO) -> Tuple[str, List[str]]:
+                results_dir: Optional[str] = None) -> Tuple[str, List[str]]:
     """``text`` with every block filled, and the problems of the blocks that
     could not be (each kept as it was)."""
     problems = []
@@ -300,8 +243,8 @@ def render_text(text: str,
         return sub
 
     text = RESULTS_BLOCK.sub(
-        fill(lambda name: render_results_block(name, md_path, root,
-                                               results_dir, git_root)), text)
+        fill(lambda name: render_results_block(name, md_path, root, results_dir
+                                               )), text)
     text = METAFILE_BLOCK.sub(
         fill(lambda name: render_metafile_block(name, md_path, root,
                                                 results_dir)), text)
@@ -310,8 +253,8 @@ def render_text(text: str,
 
 def render(root: str = REPO,
            write: bool = True,
-           results_dir: Optional[str] = None,
-           git_root: str = REPO) -> Tuple[Dict[str, List[str]], List[str]]:
+           results_dir: Optional[str] = None
+           ) -> Tuple[Dict[str, List[str]], List[str]]:
     """Render every block of every markdown file under ``root``.
 
     Returns:
@@ -324,7 +267,7 @@ def render(root: str = REPO,
     for md in markdown_files(root):
         with open(md) as f:
             old = f.read()
-        new, probs = render_text(old, md, root, results_dir, git_root)
+        new, probs = render_text(old, md, root, results_dir)
         problems += probs
         if new != old:
             rel = osp.relpath(md, root)
@@ -346,12 +289,10 @@ def _changed_blocks(old: str, new: str) -> List[str]:
     return names
 
 
-def check(root: str = REPO,
-          results_dir: Optional[str] = None,
-          git_root: str = REPO) -> List[str]:
+def check(root: str = REPO, results_dir: Optional[str] = None) -> List[str]:
     """Every block that differs from its rendering, has no results file or
     names an unknown results file (one line each); empty when all agree."""
-    changed, problems = render(root, False, results_dir, git_root)
+    changed, problems = render(root, False, results_dir)
     out = [
         f'{md}: {block} differs from what its source renders to (run '
         'python tools/render_results.py)' for md, blocks in changed.items()

@@ -1,12 +1,11 @@
 """The renderers of the published results files (``docs/results/*.json``).
 
-Each ``results_table(NAME, depends_on)`` turns the results file NAME into
-the markdown of its ``<!-- results:NAME -->`` blocks; ``depends_on`` lists
-what can change its figures (a change there after the file's commit marks
-the block "not retaken"). Each ``results_cell(NAME)`` gives the "result"
-cell of a model-zoo row whose metafile entry says ``Reproduced In:
-NAME:KEY``. ``mmsiameseim_lab.docs_render.RENDERER_MODULES`` lists this
-module.
+Each ``results_table(NAME)`` turns the results file NAME into the markdown
+of its ``<!-- results:NAME -->`` blocks (whether they are current is the
+business of ``mmsiameseim_lab.fingerprints``). Each ``results_cell(NAME)``
+gives the "result" cell of a model-zoo row whose metafile entry says
+``Reproduced In: NAME:KEY``. The renderer modules are listed in
+``mmsiameseim_lab.docs_render.RENDERER_MODULES``.
 """
 from mmsiameseim_lab.benchmark.accumulation import table as accumulation_rows
 from mmsiameseim_lab.benchmark.checkpointing import table as checkpointing_rows
@@ -17,13 +16,6 @@ from mmsiameseim_lab.demo.seed_table import format_seed_table
 from mmsiameseim_lab.results import results_cell, results_table
 from mmsiameseim_lab.table3 import COMPARISONS
 
-# What a Fashion-MNIST pretraining + evaluation run depends on.
-_TRAINING = ('mmsiameseim/models', 'mmsiameseim/datasets',
-             'mmsiameseim/engine', 'mmsiameseim/evaluation',
-             'mmsiameseim_lab/demo', 'configs/demo/fashionmnist_demo.py',
-             'configs/pretrain/_base_', 'configs/pretrain/'
-             'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
-
 
 def _smoke_note(data: dict) -> list:
     return [
@@ -32,7 +24,7 @@ def _smoke_note(data: dict) -> list:
     ] if data.get('smoke') else []
 
 
-@results_table('demo', depends_on=_TRAINING + ('tools/demo.py', ))
+@results_table('demo')
 def demo_table(results: dict) -> str:
     """``make demo``: kNN, linear probe and 1 % few-shot top-1 per row,
     pretraining wall time and images/s, raw pixels, the total time."""
@@ -69,12 +61,7 @@ def demo_cell(results: dict, key: str) -> str:
             f'{r["linear"]:.2f}, 1 % few-shot {r["fewshot"]:.2f}')
 
 
-_SIDE_BY_SIDE = _TRAINING + ('tools/side_by_side.py',
-                             'tools/side_by_side_authors.py',
-                             'tools/authors_siameseim.py')
-
-
-@results_table('side_by_side:summary', depends_on=_SIDE_BY_SIDE)
+@results_table('side_by_side:summary')
 def side_by_side_summary(results: dict) -> str:
     """The README's part of ``tools/side_by_side.py``: the mean and spread
     of each side, without the per-run rows."""
@@ -82,7 +69,7 @@ def side_by_side_summary(results: dict) -> str:
     return full.split('\n\nPer run:')[0]
 
 
-@results_table('side_by_side', depends_on=_SIDE_BY_SIDE)
+@results_table('side_by_side')
 def side_by_side_table(results: dict) -> str:
     """``tools/side_by_side.py``: ours and the authors' code, mean and spread
     over seeds, then every run."""
@@ -113,10 +100,6 @@ def _claim_cells(stats: dict, metrics) -> list:
     return cells
 
 
-_CLAIM = _TRAINING + ('tools/claim_study.py', 'mmsiameseim_lab/claim.py',
-                      'configs/demo/claim_study.py', 'configs/pretrain/peers')
-
-
 def _claim_main_rows(data: dict) -> list:
     """The table of every method's mean and spread, their initial weights
     and raw pixels."""
@@ -143,7 +126,7 @@ def _claim_main_rows(data: dict) -> list:
     ]
 
 
-@results_table('claim:summary', depends_on=_CLAIM)
+@results_table('claim:summary')
 def claim_summary(results: dict) -> str:
     """The README's part of ``tools/claim_study.py``: the main table and
     the reading."""
@@ -177,7 +160,7 @@ def _past_pixels(data: dict) -> list:
     return out
 
 
-@results_table('claim_token_map:summary', depends_on=_CLAIM)
+@results_table('claim_token_map:summary')
 def claim_token_map_summary(results: dict) -> str:
     """The README's line on a curve scored under another feature: per
     method, where kNN passes raw pixels."""
@@ -186,10 +169,10 @@ def claim_token_map_summary(results: dict) -> str:
                       for x in _past_pixels(data)] + _smoke_note(data))
 
 
-@results_table('claim_holdout', depends_on=_CLAIM)
-@results_table('claim_token_map', depends_on=_CLAIM)
-@results_table('claim_token_map_holdout', depends_on=_CLAIM)
-@results_table('claim_token_map_norm_holdout', depends_on=_CLAIM)
+@results_table('claim_holdout')
+@results_table('claim_token_map')
+@results_table('claim_token_map_holdout')
+@results_table('claim_token_map_norm_holdout')
 def claim_records_table(results: dict) -> str:
     """A results file of ``tools/claim_study.py`` as its records, one row
     per scored checkpoint, beside raw pixels: the held-out scores
@@ -234,7 +217,7 @@ def claim_records_table(results: dict) -> str:
     return '\n'.join(lines + _smoke_note(data))
 
 
-@results_table('claim', depends_on=_CLAIM)
+@results_table('claim')
 def claim_table(results: dict) -> str:
     """``tools/claim_study.py``: per method the mean and spread over seeds
     of every score, the floors, the paper's orderings against ours, and
@@ -288,11 +271,7 @@ def claim_table(results: dict) -> str:
     return '\n'.join(lines + _smoke_note(data))
 
 
-@results_table(
-    'table3',
-    depends_on=_TRAINING +
-    ('mmsiameseim_lab/table3.py', 'configs/pretrain/ablations',
-     'tools/ablation_table3.py'))
+@results_table('table3')
 def table3_table(results: dict) -> str:
     """``tools/ablation_table3.py``: each row's switches, our miniature's
     scores and the paper's."""
@@ -350,29 +329,20 @@ def table3_cell(results: dict, key: str) -> str:
             f'{res[key]["linear"]:.2f}')
 
 
-@results_table(
-    'benchmark_pretrain',
-    depends_on=('mmsiameseim/models', 'mmsiameseim_lab/benchmark',
-                'tools/benchmark_pretrain.py'))
+@results_table('benchmark_pretrain')
 def benchmark_pretrain_table(results: dict) -> str:
     data = dict(results['data'])
     return format_table(data.pop('rows'), data)
 
 
-@results_table(
-    'benchmark_unigrad',
-    depends_on=('mmsiameseim/models/heads/unigrad_head.py',
-                'tools/benchmark_unigrad.py'))
+@results_table('benchmark_unigrad')
 def benchmark_unigrad_table(results: dict) -> str:
     data = results['data']
     return format_unigrad_table(data['rows'], data.get('step_seconds'),
                                 data.get('batch'))
 
 
-@results_table(
-    'benchmark_attention',
-    depends_on=('mmsiameseim/models/backbones/siameseim_vit.py',
-                'tools/benchmark_attention.py'))
+@results_table('benchmark_attention')
 def benchmark_attention_table(results: dict) -> str:
     data = results['data']
     s = data.get('settings', {})
@@ -382,9 +352,7 @@ def benchmark_attention_table(results: dict) -> str:
     return head + format_attention_table(data['rows'])
 
 
-@results_table(
-    'tests',
-    depends_on=('mmsiameseim', 'mmsiameseim_lab', 'tests', 'tools', 'configs'))
+@results_table('tests')
 def tests_table(results: dict) -> str:
     """The test run's counts and wall time (``tests/conftest.py``)."""
     d = results['data']
@@ -419,31 +387,27 @@ def _matrix_table(results: dict, key: str, heading: str) -> str:
     return '\n'.join(lines)
 
 
-@results_table('fault_matrix', depends_on=('tests', ))
+@results_table('fault_matrix')
 def fault_matrix_table(results: dict) -> str:
     """Entry point x fault -> behaviour, and the test that shows it."""
     return _matrix_table(results, 'fault', 'fault')
 
 
-@results_table('person_matrix', depends_on=('tests', ))
+@results_table('person_matrix')
 def person_matrix_table(results: dict) -> str:
     """Entry point x a person's mistake -> behaviour, and the test that
     shows it."""
     return _matrix_table(results, 'mistake', 'mistake')
 
 
-_STEP = ('mmsiameseim/models', 'mmsiameseim_lab/benchmark',
-         'configs/pretrain/_base_')
-
-
-@results_table('accumulation', depends_on=_STEP)
+@results_table('accumulation')
 def accumulation_table(results: dict) -> str:
     """Exact and plain gradient accumulation against the whole batch's
     gradient (``tools/benchmark_accumulation.py``)."""
     return accumulation_rows(results['data']['rows'])
 
 
-@results_table('benchmark_checkpointing', depends_on=_STEP)
+@results_table('benchmark_checkpointing')
 def checkpointing_table(results: dict) -> str:
     """Activation checkpointing's memory and time at ViT-B / ViT-L, and the
     memory model against the measured step
@@ -497,10 +461,7 @@ def _accumulation_reading(data: dict) -> list:
     return out
 
 
-@results_table(
-    'accumulation_study',
-    depends_on=_CLAIM +
-    ('configs/demo/accumulation_study.py', 'configs/pretrain/accumulation'))
+@results_table('accumulation_study')
 def accumulation_study_table(results: dict) -> str:
     """The demo's batch of 64 against three ways of training it on a
     quarter of the images at a time (``configs/demo/accumulation_study.py``
@@ -549,10 +510,7 @@ def accumulation_study_cell(results: dict, key: str) -> str:
             f'{s["fewshot"]["mean"]:.2f}')
 
 
-@results_table(
-    'code_trace',
-    depends_on=('mmsiameseim', 'mmsiameseim_lab/code_trace.py',
-                'tools/trace_step.py'))
+@results_table('code_trace')
 def code_trace_table(results: dict) -> str:
     """``tools/trace_step.py``: the plugin files one training step runs,
     per snapshot (before / after a refactor), and their lines."""

@@ -19,7 +19,7 @@ import platform
 import shlex
 import subprocess
 import sys
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional
 
 from mmsiameseim.atomic_io import atomic_json, load_json
 
@@ -29,7 +29,6 @@ RESULTS_DIR = osp.join(REPO, 'docs', 'results')
 Renderer = Callable[[dict], str]
 CellRenderer = Callable[[dict, str], str]
 _TABLES: Dict[str, Renderer] = {}
-_DEPENDS: Dict[str, Tuple[str, ...]] = {}
 _CELLS: Dict[str, CellRenderer] = {}
 
 
@@ -119,21 +118,14 @@ def read_results(name: str, results_dir: Optional[str] = None) -> dict:
     return results
 
 
-def results_table(
-    name: str,
-    depends_on: Sequence[str] = ()) -> Callable[[Renderer], Renderer]:
+def results_table(name: str) -> Callable[[Renderer], Renderer]:
     """Register ``fn(results) -> markdown`` as the renderer of the
-    ``<!-- results:NAME -->`` blocks of results file ``name``.
-
-    ``depends_on`` are the repository paths (files or folders) whose
-    changes can change the figures: when any of them changed after the
-    results file's commit, the rendered block says the figures were not
-    retaken since (``mmsiameseim_lab.docs_render``).
-    """
+    ``<!-- results:NAME -->`` blocks of results file ``name`` (its kind, and
+    for a study its smoke fingerprint, are in
+    ``mmsiameseim_lab.fingerprints``)."""
 
     def register(fn: Renderer) -> Renderer:
         _TABLES[name] = fn
-        _DEPENDS[name] = tuple(depends_on)
         return fn
 
     return register
@@ -152,10 +144,6 @@ def results_cell(name: str) -> Callable[[CellRenderer], CellRenderer]:
 
 def table_renderers() -> Dict[str, Renderer]:
     return dict(_TABLES)
-
-
-def table_depends_on(name: str) -> Tuple[str, ...]:
-    return _DEPENDS.get(name, ())
 
 
 def cell_renderers() -> Dict[str, CellRenderer]:

@@ -4,8 +4,9 @@
 
 Rewrites every ``<!-- results:NAME -->`` ... ``<!-- /results:NAME -->``
 block of README.md, docs/**/*.md and configs/**/README.md from
-``docs/results/NAME.json`` (with a provenance footer, which says when files
-the figures depend on changed after the results were taken) and every
+``docs/results/NAME.json`` (with a provenance footer, which says when a
+study's smoke fingerprint notes a change since its results were taken:
+``tools/record_fingerprint.py``) and every
 ``<!-- metafile:PATH -->`` ... ``<!-- /metafile -->`` block from that
 ``metafile.yml`` (``mmsiameseim_lab.docs_render``).
 

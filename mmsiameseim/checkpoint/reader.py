@@ -63,7 +63,7 @@ def read_checkpoint(path: Union[str, os.PathLike],
             the file, the loader's error and, for a text file, how it
             starts.
     """
-    import mmsiameseim.compat  # noqa: F401  (mmengine checkpoint globals)
+    import mmsiameseim.patches  # noqa: F401  (mmengine checkpoint globals)
     try:
         if '://' in str(path):
             from mmengine.runner.checkpoint import _load_checkpoint

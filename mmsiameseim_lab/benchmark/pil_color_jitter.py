@@ -11,7 +11,7 @@ from mmpretrain.datasets.transforms import ColorJitter
 from mmpretrain.registry import TRANSFORMS
 from PIL import Image, ImageEnhance
 
-from mmsiameseim.mmcv_hue_fix import shift_hue
+from mmsiameseim.patches.mmcv_hue import shift_hue
 
 
 @TRANSFORMS.register_module()

@@ -1,7 +1,8 @@
 """The tables of the README, the docs and the config READMEs are rendered from
 results files and metafiles (tools/render_results.py): the repository agrees
 with its sources, and a planted disagreement, a missing results file, an
-unknown name or a figure not retaken after a change is caught."""
+unknown name is caught, and a study's block says it was not retaken only
+when its smoke fingerprint says so."""
 import json
 import os
 import os.path as osp
@@ -11,9 +12,9 @@ import sys
 
 import pytest
 
+from mmsiameseim_lab import fingerprints
 from mmsiameseim_lab import results as results_mod
-from mmsiameseim_lab.docs_render import (changed_since, check, footer,
-                                         formatting_commits, load_renderers,
+from mmsiameseim_lab.docs_render import (check, footer, load_renderers,
                                          markdown_files, render)
 from mmsiameseim_lab.results import table_renderers, write_results
 from tests.helpers import ROOT
@@ -47,11 +48,11 @@ def _append(path, text):
 
 @pytest.fixture
 def probe_renderer(monkeypatch):
-    """A renderer 'probe' depending on tools/demo.py, for these tests."""
+    """A renderer 'probe', a study's, for these tests."""
     load_renderers()
     monkeypatch.setitem(results_mod._TABLES, 'probe',
                         lambda r: f'| value |\n|---|\n| {r["data"]["v"]} |')
-    monkeypatch.setitem(results_mod._DEPENDS, 'probe', ('tools/demo.py', ))
+    monkeypatch.setitem(fingerprints.STUDIES, 'probe', ('probe_smoke', ))
 
 
 def test_every_block_of_the_repository_agrees_with_its_source():
@@ -125,6 +126,8 @@ def test_planted_disagreements_are_each_listed(tmp_path, probe_renderer):
 
 def test_footer_names_the_source_and_says_when_not_retaken(
         tmp_path, probe_renderer):
+    """A study's block: a banner when no fingerprint is recorded for its
+    results or the recorded one notes a change; none when it is current."""
     root = _copy(tmp_path)
     rdir = str(root / 'docs' / 'results')
     page = root / 'docs' / 'page.md'
@@ -132,125 +135,64 @@ def test_footer_names_the_source_and_says_when_not_retaken(
     path = write_results(
         'probe', dict(v=3), command='python probe.py', results_dir=rdir)
     render(str(root))
-    text = page.read_text()
     head = _git('rev-parse', 'HEAD')
+    text = page.read_text()
     assert 'From [docs/results/probe.json](results/probe.json): ' in text
     assert f'commit {head[:7]}' in text and '`python probe.py`' in text
-    assert 'Not retaken' not in text
+    assert '**No smoke fingerprint recorded for these results: they may ' \
+        'be stale.**' in text
 
-    # the same figures, taken before tools/demo.py last changed (formatting
-    # only commits, listed in .git-blame-ignore-revs, change nothing)
-    formatting = formatting_commits()
-    last = next(
-        c for c in _git('log', '--format=%H', '--', 'tools/demo.py').split()
-        if c not in formatting)
-    before = _git('rev-parse', f'{last}^')
-    with open(path) as f:
-        results = json.load(f)
-    results['meta']['commit'] = before
-    with open(path, 'w') as f:
-        json.dump(results, f)
+    smoke = dict(probe_smoke=dict(scores={'v': 3}, losses={}))
+    fingerprints.record('probe', smoke, results_dir=rdir)
     assert check(str(root))  # the footer now differs
     render(str(root))
-    assert f'**Not retaken since {before[:7]}: tools/demo.py changed.**' \
-        in page.read_text()
-    assert changed_since(before, ['tools/demo.py', 'setup.py']) in ([
-        'tools/demo.py'
-    ], ['tools/demo.py', 'setup.py'])
+    assert '**' not in page.read_text()  # current: no banner
 
-    results['meta']['commit'] = '0' * 40  # not in this history
+    fingerprints.record(
+        'probe', smoke, changed='the loss changed', results_dir=rdir)
+    render(str(root))
+    assert f'**Not retaken since {head[:7]}: the loss changed.**' in \
+        page.read_text()
+
+    # retaken at another commit, the fingerprint not recorded with them
+    with open(path) as f:
+        results = json.load(f)
+    results['meta']['commit'] = '0' * 40
     with open(path, 'w') as f:
         json.dump(results, f)
     render(str(root))
-    assert 'Commit 0000000 is not in this history' in page.read_text()
+    assert 'No smoke fingerprint recorded for these results' in \
+        page.read_text()
 
 
-def _commit(repo, message):
-    """Commit everything in ``repo``; its hash."""
-
-    def git(*args):
-        cmd = [
-            'git', '-C',
-            str(repo), '-c', 'user.name=test', '-c',
-            'user.email=test@example.com', '-c', 'commit.gpgsign=false'
-        ]
-        return subprocess.run(
-            cmd + list(args), check=True, capture_output=True,
-            text=True).stdout.strip()
-
-    git('add', '-A')
-    git('commit', '-q', '-m', message)
-    return git('rev-parse', 'HEAD')
-
-
-def test_a_formatting_only_commit_does_not_mark_figures_stale(
-        tmp_path, probe_renderer):
-    """A commit listed in .git-blame-ignore-revs (formatting only) is no
-    change of the files the figures depend on; any other commit is."""
-    repo = tmp_path / 'repo'
-    (repo / 'tools').mkdir(parents=True)
-    subprocess.run(['git', 'init', '-q', str(repo)], check=True)
-    (repo / 'tools' / 'demo.py').write_text('x = [1,2]\n')
-    (repo / 'setup.py').write_text('y = 1\n')
-    taken = _commit(repo, 'the figures are taken here')
+def test_a_measurement_or_a_test_run_gets_no_banner(tmp_path):
+    """Timings are a measurement of their commit on their machine, whatever
+    changed since; the footer says which."""
     results = dict(
-        data=dict(v=3),
+        data={},
         meta=dict(
-            commit=taken,
+            commit='0' * 40,
             date='2026-01-01T00:00',
-            machine='m',
-            command='python probe.py'))
-
-    def stale():
-        return changed_since(taken, ['tools/demo.py', 'setup.py'], str(repo))
-
-    def text():
-        return footer('probe', results, str(repo / 'README.md'), str(repo),
-                      str(repo / 'docs' / 'results'), str(repo))
-
-    (repo / 'tools' / 'demo.py').write_text('x = [1, 2]\n')
-    formatting = _commit(repo, 'formatting only')
-    assert stale() == ['tools/demo.py']  # not listed yet: a change
-    assert f'Not retaken since {taken[:7]}: tools/demo.py changed' in text()
-
-    ignore_revs = repo / '.git-blame-ignore-revs'
-    ignore_revs.write_text(f'# formatting only\n\n{formatting}  # yapf\n')
-    _commit(repo, 'list the formatting commit')
-    assert stale() == []
-    assert 'Not retaken' not in text()
-
-    (repo / 'tools' / 'demo.py').write_text('x = [1, 3]\n')
-    _commit(repo, 'a code change')
-    assert stale() == ['tools/demo.py']
-    assert f'Not retaken since {taken[:7]}: tools/demo.py changed' in text()
+            machine='a CPU, 2 cores',
+            command='python tools/benchmark_unigrad.py'))
+    for name in ('benchmark_unigrad', 'tests'):
+        text = footer(name, results, str(tmp_path / 'README.md'),
+                      str(tmp_path))
+        assert text == (
+            f'<sub>From [docs/results/{name}.json](docs/results/{name}'
+            '.json): 2026-01-01 00:00, a CPU, 2 cores, commit 0000000, '
+            '`python tools/benchmark_unigrad.py`.</sub>')
 
 
-def test_a_rendered_readme_inside_a_dependency_does_not_mark_it_stale(
-        tmp_path):
-    """Rendering a table into the README of a folder its figures depend on
-    (configs/pretrain/ablations/README.md) is no change of their inputs; a
-    config there is."""
-    repo = tmp_path / 'repo'
-    (repo / 'configs').mkdir(parents=True)
-    subprocess.run(['git', 'init', '-q', str(repo)], check=True)
-    (repo / 'configs' / 'row.py').write_text('a = 1\n')
-    taken = _commit(repo, 'the figures are taken here')
-    (repo / 'configs' / 'README.md').write_text('| table |\n')
-    _commit(repo, 'the table rendered into the folder README')
-    assert changed_since(taken, ['configs'], str(repo)) == []
-    (repo / 'configs' / 'row.py').write_text('a = 2\n')
-    _commit(repo, 'a config change')
-    assert changed_since(taken, ['configs'], str(repo)) == ['configs']
-
-
-def test_every_renderer_is_registered_with_its_dependencies():
+def test_every_renderer_is_registered_with_its_kind():
+    """Each rendered results file is a study, a measurement or a test run
+    (mmsiameseim_lab/fingerprints.py)."""
     load_renderers()
     names = set(table_renderers())
     for name in ('demo', 'side_by_side', 'table3', 'benchmark_pretrain',
                  'benchmark_unigrad', 'benchmark_attention', 'tests',
                  'fault_matrix', 'person_matrix'):
         assert name in names
-        deps = results_mod.table_depends_on(name)
-        assert deps, name
-        for dep in deps:
-            assert osp.exists(osp.join(ROOT, dep)), (name, dep)
+    for name in names:
+        assert fingerprints.results_kind(name) in ('study', 'measurement',
+                                                   'test run'), name

@@ -13,14 +13,24 @@ from .helpers import DOCS, registered_classes, toctree_entries
 OPTIONAL_PAGES = {'preflight', 'gpu_check', 'data_pipeline'}
 
 
+def _excluded() -> list:
+    """docs/conf.py's ``exclude_patterns``: files in docs/ that are no page
+    (pypi.md, the package's long description)."""
+    with open(osp.join(DOCS, 'conf.py'), encoding='utf-8') as f:
+        listed = re.search(r'^exclude_patterns = \[([^]]*)\]', f.read(), re.M)
+    return re.findall(r"'([^']+)'", listed.group(1))
+
+
 def _pages():
     """Docnames of the committed pages (no build output, no generated model-zoo
-    copies, no results)."""
-    names = set()
+    copies, no results, nothing conf.py excludes)."""
+    names, excluded = set(), _excluded()
     for path in glob.glob(osp.join(DOCS, '**', '*.md'), recursive=True):
-        name = osp.relpath(path, DOCS)[:-3]
-        if not name.startswith(('_build', 'model_zoo', 'results')):
-            names.add(name)
+        rel = osp.relpath(path, DOCS)
+        if any(fnmatch.fnmatch(rel, p) for p in excluded):
+            continue
+        if not rel.startswith(('_build', 'model_zoo', 'results')):
+            names.add(rel[:-3])
     return names
 
 

@@ -23,6 +23,7 @@ def test_a_step_of_the_own_images_config_runs_the_method_files():
                    'mmsiameseim/models/backbones/siameseim_vit.py',
                    'mmsiameseim/models/necks/relpos_decoder_neck.py',
                    'mmsiameseim/models/heads/unigrad_head.py',
+                   'mmsiameseim/models/losses/unigrad_loss.py',
                    'mmsiameseim/models/utils/geometry.py',
                    'mmsiameseim/datasets/transforms/two_view_crop.py',
                    'mmsiameseim/datasets/transforms/mask_generators.py'):

@@ -18,8 +18,8 @@ algorithm: :func:`check_micro_batches` (build time),
 :func:`accumulated_train_step` and the DDP wrapper that
 ``FaultTolerantRunner`` picks for such a model.
 """
-from contextlib import contextmanager, nullcontext
-from typing import Dict, Iterator, List, Optional, Union
+from contextlib import nullcontext
+from typing import Dict, List, Optional, Union
 
 import torch
 import torch.nn as nn
@@ -27,7 +27,7 @@ from mmengine.model import MMDistributedDataParallel
 from mmengine.optim import OptimWrapper
 from mmengine.registry import MODEL_WRAPPERS
 
-from ..heads.unigrad_head import UniGradLoss, all_reduce_mean
+from ..losses.unigrad_loss import UniGradLoss, all_reduce_mean
 
 
 def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
@@ -71,17 +71,6 @@ def unigrad_correlation(head: nn.Module, target: torch.Tensor) -> torch.Tensor:
     if head.loss_type == 'global' and target.dim() == 3:
         target = target.mean(dim=1)
     return head.loss_module.correlation(target)
-
-
-@contextmanager
-def fixed_correlation(head: nn.Module, corr: torch.Tensor) -> Iterator[None]:
-    """Score with ``corr`` (the whole batch's, averaged over ranks) as the
-    UniGrad correlation inside the block."""
-    head.loss_module.fixed_corr = corr
-    try:
-        yield
-    finally:
-        head.loss_module.fixed_corr = None
 
 
 def accumulated_train_step(
@@ -131,9 +120,9 @@ def accumulated_train_step(
     for i, ((views, part), target) in enumerate(zip(parts, targets)):
         sync = i == k - 1 and sync_last
         with nullcontext() if sync or no_sync is None else no_sync():
-            with optim_wrapper.optim_context(model), \
-                    fixed_correlation(model.head, corr):
-                loss = forward(views, part, mode='loss', target=target)
+            with optim_wrapper.optim_context(model):
+                loss = forward(
+                    views, part, mode='loss', target=target, corr=corr)
             loss, _ = model.parse_losses(loss)
             optim_wrapper.backward(loss * (scale * shares[i]))
         losses.append(loss.detach() * shares[i])

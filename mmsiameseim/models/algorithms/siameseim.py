@@ -359,6 +359,7 @@ class SiameseIM(BaseSelfSupervisor):
              data_samples: List[DataSample],
              update_target: bool = True,
              target: Optional[torch.Tensor] = None,
+             corr: Optional[torch.Tensor] = None,
              **kwargs) -> Dict[str, torch.Tensor]:
         """Loss of one step.
 
@@ -372,6 +373,9 @@ class SiameseIM(BaseSelfSupervisor):
             target (Tensor, optional): View b's targets, computed already
                 (:meth:`target_features`; exact accumulation): no momentum
                 update and no target forward here. Defaults to None.
+            corr (Tensor, optional): With ``target``, the UniGrad
+                correlation held fixed (exact accumulation: the whole
+                batch's), passed to the head. Defaults to None.
 
         Returns:
             dict: ``loss`` and, for logging, the target ``momentum`` used
@@ -385,7 +389,9 @@ class SiameseIM(BaseSelfSupervisor):
         if target is not None or self.target is None:
             if target is None:
                 target = self.target_features(view_b)
-            return dict(loss=self.head.loss(pred, target))
+            if corr is None:  # heads other than UniGradHead take no corr
+                return dict(loss=self.head.loss(pred, target))
+            return dict(loss=self.head.loss(pred, target, corr=corr))
         momentum = self.target.current_momentum()
         if update_target:
             self.target.update_parameters(self.online(), momentum)

@@ -1,3 +1,3 @@
-from ..heads.unigrad_head import UniGradLoss
+from .unigrad_loss import UniGradLoss
 
 __all__ = ['UniGradLoss']

@@ -63,7 +63,7 @@ def test_a_transformers_with_every_name_keeps_the_multimodal_models():
         'import mmsiameseim\n'
         'from mmpretrain.utils import dependency\n'
         'from mmpretrain.registry import MODELS\n'
-        'import mmsiameseim.transformers_guard as g\n'
+        'import mmsiameseim.patches.transformers_multimodal as g\n'
         'print(dependency.WITH_MULTIMODAL, MODELS.get("BlipCaption"))\n', '')
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.startswith('True <class') and 'left out' not in \

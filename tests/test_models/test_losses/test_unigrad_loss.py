@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -185,7 +187,7 @@ def test_chunk_sum_error_does_not_grow_with_the_number_of_products():
     the sum must stay at float64 accuracy, not drift as fp32 accumulation over
     k terms does (a (1, k) @ (k, 1) matmul: ~5e-4 at k = 1e6).
     """
-    from mmsiameseim.models.heads.unigrad_head import _dot
+    from mmsiameseim.models.losses.unigrad_loss import _dot
     torch.manual_seed(0)
     for rows in (1400, 4096):  # k = 1.08e6 and 3.1e6
         a = torch.randn(rows, 768)
@@ -200,18 +202,27 @@ def test_chunk_sum_error_does_not_grow_with_the_number_of_products():
 
 def test_correlation_is_the_one_the_loss_uses():
     """``correlation`` (exact accumulation) is the C of the loss's own
-    target normalisation; held as ``fixed_corr`` it gives the same loss."""
+    target normalisation; passed as ``corr`` it gives the same loss, and
+    the loss keeps no state from the call."""
     torch.manual_seed(0)
     pred, target = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
-    for norm in ('mae-like', 'none'):
+    for norm, chunked in itertools.product(('mae-like', 'none'),
+                                           (False, True)):
         loss = MODELS.build(
-            dict(type='UniGradLoss', target_norm=norm, memory_efficient=False))
+            dict(
+                type='UniGradLoss',
+                target_norm=norm,
+                memory_efficient=chunked,
+                chunk_rows=3))
         z = target.reshape(-1, 8)
         if norm == 'mae-like':
             z = F.layer_norm(z, (8, ), eps=loss.eps)
         torch.testing.assert_close(loss.correlation(target), z.T @ z / 10)
         expected = loss(pred, target)
-        loss.fixed_corr = loss.correlation(target)
+        torch.testing.assert_close(
+            loss(pred, target, corr=loss.correlation(target)), expected)
+        other = torch.eye(8)  # another correlation gives another loss
+        assert not torch.allclose(loss(pred, target, corr=other), expected)
         torch.testing.assert_close(loss(pred, target), expected)
     with pytest.raises(ValueError, match="target_norm='moco-like'"):
         MODELS.build(dict(type='UniGradLoss',

@@ -1,0 +1,74 @@
+"""tools/record_fingerprint.py: a fingerprint recorded with results taken
+at this commit is current; results of an earlier commit are compared with
+that commit's fingerprint or recorded with a note; results taken with
+uncommitted code get the note that their fingerprint is unknown."""
+import json
+import subprocess
+
+import pytest
+
+from mmsiameseim_lab import fingerprints as fp
+from tests.helpers import ROOT, load_tool
+
+# a unit that runs in no time: its "scores" are its last line of output
+PROBE = fp.Unit(('-c', 'import json; print(json.dumps(dict(knn=1.5)))'))
+
+
+@pytest.fixture
+def probe(monkeypatch, tmp_path):
+    monkeypatch.setitem(fp.UNITS, 'probe_smoke', PROBE)
+    monkeypatch.setitem(fp.STUDIES, 'probe', ('probe_smoke', ))
+    head = subprocess.run(['git', '-C', ROOT, 'rev-parse', 'HEAD'],
+                          check=True,
+                          capture_output=True,
+                          text=True).stdout.strip()
+
+    def results(commit, dirty_paths=()):
+        (tmp_path / 'probe.json').write_text(
+            json.dumps(
+                dict(
+                    meta=dict(commit=commit, dirty_paths=list(dirty_paths)),
+                    data=dict(rows=[dict(knn=1.5)]))))
+
+    return head, results, str(tmp_path)
+
+
+def test_results_of_this_commit_are_recorded_as_current(probe, capsys):
+    head, results, rdir = probe
+    results(head)
+    tool = load_tool('record_fingerprint.py')
+    assert tool.main(['probe', '--results-dir', rdir]) == 0
+    entry = fp.load(rdir)['probe']
+    assert entry['results_commit'] == head and entry['changed'] is None
+    assert entry['fingerprint'] == dict(
+        probe_smoke=dict(scores={'knn': 1.5}, losses={}))
+    assert 'probe: recorded as current' in capsys.readouterr().out
+
+
+def test_earlier_results_need_evidence_or_a_note(probe, capsys):
+    head, results, rdir = probe
+    parent = subprocess.run(['git', '-C', ROOT, 'rev-parse', 'HEAD~1'],
+                            check=True,
+                            capture_output=True,
+                            text=True).stdout.strip()
+    results(parent)
+    tool = load_tool('record_fingerprint.py')
+    assert tool.main(['probe', '--results-dir', rdir]) == 1
+    assert 'pass --against-results-commit or --changed' in \
+        capsys.readouterr().out
+    assert fp.load(rdir) == {}  # nothing recorded
+
+    assert tool.main(
+        ['probe', '--results-dir', rdir, '--changed', 'the loss changed']) == 0
+    assert fp.load(rdir)['probe']['changed'] == 'the loss changed'
+
+    # taken with uncommitted code: no commit holds it, so no comparison
+    results(parent, [
+        'mmsiameseim/models/losses/unigrad_loss.py', 'tools/demo.py', 'a.md',
+        'docs/results/demo.json'
+    ])
+    assert tool.main(
+        ['probe', '--results-dir', rdir, '--against-results-commit']) == 0
+    assert fp.load(rdir)['probe']['changed'] == (
+        f'taken at {parent[:7]} with uncommitted changes to 2 files, whose '
+        'smoke fingerprint is unknown')
