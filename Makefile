@@ -18,7 +18,7 @@ setup-full:
 # Its results file is work_dirs/demo/demo.json; the published figures
 # (docs/results/demo.json) are rewritten only by DEMO_ARGS=--publish.
 demo: setup
-	$(PY) tools/demo.py $(DEMO_ARGS)
+	$(PY) tools/studies/demo.py $(DEMO_ARGS)
 
 # The tests CI runs (pytest's "no tests collected" exit code 5 fails too).
 test: setup-full
@@ -36,7 +36,7 @@ test-slow: setup-full
 # (docs/gpu_check.md); without CUDA it says so and exits 0.
 # GPU_CHECK_ARGS="--dry-run --gpus 2" lists the commands.
 gpu-check: setup-full
-	$(PY) tools/gpu_check.py $(GPU_CHECK_ARGS)
+	$(PY) tools/studies/gpu_check.py $(GPU_CHECK_ARGS)
 
 checks: setup-full
 	../shared/checks/run
@@ -67,22 +67,23 @@ lint:
 # `make setup-full`; `make setup` stays small.
 docs: setup-full
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
-	$(PY) tools/check_links.py
+	$(PY) tools/docs/check_links.py
 
 # Results files (docs/results/NAME.json: data + date, machine, command,
 # commit) and the tables rendered from them into README.md, docs/ and the
 # config READMEs. `make results` reruns the quick ones (the UniGrad and
 # attention benchmarks, the fault matrix from the test markers) and renders
 # every block; the long ones are their own commands:
-#   make demo DEMO_ARGS=--publish               -> demo.json
-#   $(PY) tools/ablation_table3.py              -> table3.json
-#   $(PY) tools/side_by_side.py --official-repo PATH -> side_by_side.json
-#   $(PY) tools/benchmark_pretrain.py --results-dir docs/results
-#   MMSIAMESEIM_RESULTS=1 make test             -> tests.json, fault_matrix.json
-# `$(PY) tools/render_results.py --check` fails on any block that differs
+#   make demo DEMO_ARGS=--publish                       -> demo.json
+#   $(PY) tools/studies/ablation_table3.py              -> table3.json
+#   $(PY) tools/studies/side_by_side.py --official-repo PATH
+#                                                       -> side_by_side.json
+#   $(PY) tools/speed_benchmarks/pretrain.py --results-dir docs/results
+#   MMSIAMESEIM_RESULTS=1 make test                     -> tests.json, fault_matrix.json
+# `$(PY) tools/docs/render_results.py --check` fails on any block that differs
 # from its source or has none.
 results: setup
-	$(PY) tools/benchmark_unigrad.py --results-dir docs/results
-	$(PY) tools/benchmark_attention.py --results-dir docs/results
+	$(PY) tools/speed_benchmarks/unigrad.py --results-dir docs/results
+	$(PY) tools/speed_benchmarks/attention.py --results-dir docs/results
 	MMSIAMESEIM_RESULTS=1 $(PY) -m pytest -q --collect-only tests >/dev/null
-	$(PY) tools/render_results.py
+	$(PY) tools/docs/render_results.py

@@ -20,10 +20,10 @@ from setuptools.command.develop import develop
 ROOT = osp.dirname(osp.abspath(__file__))
 # What ``mmsiameseim/.mim/`` holds: the configs and their model index, and
 # the tools that need nothing but the installed package (train and test,
-# which mim runs, the model converters and the evaluation of a checkpoint).
+# which mim runs, the model converters and the evaluation of a checkpoint or
+# a folder: kNN, few-shot, embeddings).
 MIM_FILES = ('configs', 'model-index.yml', 'tools/train.py', 'tools/test.py',
-             'tools/model_converters', 'tools/benchmarks',
-             'tools/evaluate_folder.py')
+             'tools/model_converters', 'tools/evaluation')
 
 
 def put_mim_files(mim: str, link: bool) -> None:

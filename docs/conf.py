@@ -110,7 +110,7 @@ def rewrite_links(text: str, real_source: str, site_source: str) -> str:
         path, hash_, anchor = target.partition('#')
         real = osp.normpath(osp.join(osp.dirname(real_source), path))
         if not osp.exists(real):
-            return match.group(0)  # tools/check_links.py reports it
+            return match.group(0)  # tools/docs/check_links.py reports it
         site = _site_path(real)
         if osp.isdir(site):  # a folder without a README: no page to open
             return match.group('text')
@@ -140,7 +140,7 @@ def write_model_zoo_pages() -> None:
         with open(real, encoding='utf-8') as f:
             text = rewrite_links(f.read(), real, site)
         # The rendered blocks stay as rendered in the README: the copy's
-        # markers are renamed so that tools/render_results.py, which reads
+        # markers are renamed so that tools/docs/render_results.py, which reads
         # docs/**/*.md, sees no block here to fill or check.
         text = re.sub(r'<!-- (/?)(results|metafile)\b', r'<!-- \1copy of \2',
                       text)

@@ -2,8 +2,8 @@
 
 The vocabulary is mmengine's (``AmpOptimWrapper(dtype=...)``): the torch
 dtype names ``'float32'``, ``'bfloat16'`` and ``'float16'``. Configs, the
-evaluation API (:class:`~mmsiameseim.evaluation.FrozenBackboneProtocol`,
-``OnlineKNNHook(precision=...)``) and ``AutocastOptimWrapper(dtype=...)``
+evaluation (``OnlineKNNHook(precision=...)``, the studies'
+``FrozenBackboneProtocol``) and ``AutocastOptimWrapper(dtype=...)``
 take these names; the tools' short flags (``--precision fp32,bf16``,
 ``--fp32``) become them through :func:`precision_from_flag` only.
 

@@ -20,7 +20,7 @@ note of what changed since the results were taken, or when none is
 recorded for them. Timings and the test run's files are what they say, a
 measurement of that commit (on that machine). :func:`check` lists every block
 that differs from what :func:`render_text` makes of it, every block without
-a results file and every unknown NAME; ``tools/render_results.py`` is the
+a results file and every unknown NAME; ``tools/docs/render_results.py`` is the
 command line.
 """
 import glob
@@ -36,11 +36,17 @@ from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
                                      results_path, table_renderers)
 
 # The modules that register renderers (``results_table`` /
-# ``results_cell``): the one list to extend when a tool publishes a new
-# results file.
-RENDERER_MODULES = ('mmsiameseim_lab.published_tables',
-                    'mmsiameseim_lab.benchmark.pipeline',
-                    'mmsiameseim_lab.preflight')
+# ``results_cell``), each in its study's folder: the one list to extend when
+# a tool publishes a new results file.
+RENDERER_MODULES = ('mmsiameseim_lab.demo.tables',
+                    'mmsiameseim_lab.claim.tables',
+                    'mmsiameseim_lab.side_by_side.tables',
+                    'mmsiameseim_lab.table3.tables',
+                    'mmsiameseim_lab.accumulation.tables',
+                    'mmsiameseim_lab.speed.tables',
+                    'mmsiameseim_lab.speed.pipeline',
+                    'mmsiameseim_lab.gpu_check', 'mmsiameseim_lab.preflight',
+                    'mmsiameseim_lab.test_run')
 
 # Markers stand alone on their lines (a marker quoted in running text or
 # inline code is no block).
@@ -295,7 +301,7 @@ def check(root: str = REPO, results_dir: Optional[str] = None) -> List[str]:
     changed, problems = render(root, False, results_dir)
     out = [
         f'{md}: {block} differs from what its source renders to (run '
-        'python tools/render_results.py)' for md, blocks in changed.items()
-        for block in blocks
+        'python tools/docs/render_results.py)'
+        for md, blocks in changed.items() for block in blocks
     ]
     return out + problems

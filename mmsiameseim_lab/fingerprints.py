@@ -20,7 +20,7 @@ Every results file in docs/results is one of three kinds
   (tests/conftest.py): the counts and the fault and person matrices, which
   the tests' own markers make.
 
-``tools/record_fingerprint.py`` computes and records fingerprints.
+``tools/docs/record_fingerprint.py`` computes and records fingerprints.
 """
 import glob
 import json
@@ -33,16 +33,15 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from mmsiameseim.atomic_io import atomic_json, load_json
+from .metrics import METRICS
 from .results import REPO, RESULTS_DIR, read_results, run_meta
 
 FINGERPRINTS = 'fingerprints.json'
 # What a study's results file scores (timings, counts and settings are not
-# fingerprinted): the demo protocol, the dense probe, the accumulation
-# benchmark's distances, the parity fixture's numbers.
-SCORE_KEYS = frozenset({
-    'knn', 'linear', 'fewshot', 'fewshot_l2', 'dense_miou', 'dense_accuracy',
-    'exact', 'plain', 'loss', 'pred_norm', 'grad_norm'
-})
+# fingerprinted): the protocol's and the dense probe's metrics, the
+# accumulation gradients' distances, the parity fixture's numbers.
+SCORE_KEYS = frozenset(METRICS) | frozenset(
+    {'fewshot_l2', 'exact', 'plain', 'loss', 'pred_norm', 'grad_norm'})
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,10 @@ print(json.dumps(dict(loss=float(loss), pred_norm=float(out['pred'].norm()),
 '''
 ACCUMULATION = r'''
 import json
-from mmsiameseim_lab.benchmark.accumulation import measure
+try:
+    from mmsiameseim_lab.accumulation.gradients import measure
+except ImportError:  # a tree from before the study rooms
+    from mmsiameseim_lab.benchmark.accumulation import measure
 print(json.dumps(dict(rows=measure(((16, 4), )))))
 '''
 # The accumulation study's exact and plain accumulation at the claim
@@ -92,16 +94,17 @@ ACCUMULATION_STUDY_SMOKE = (
     'dense.test_mosaics=20', 'dense.max_iter=20')
 
 UNITS: Dict[str, Unit] = dict(
-    demo_smoke=Unit(('tools/demo.py', '--smoke', '--work-dir', '{work_dir}'),
-                    'demo.json'),
-    claim_smoke=Unit(('tools/claim_study.py', '--smoke', '--work-dir',
+    demo_smoke=Unit(
+        ('tools/studies/demo.py', '--smoke', '--work-dir', '{work_dir}'),
+        'demo.json'),
+    claim_smoke=Unit(('tools/studies/claim_study.py', '--smoke', '--work-dir',
                       '{work_dir}', '--cfg-options', 'seeds=[0]'),
                      'claim.json'),
     # rows a, h and j hold every level of every factor of Table 3
-    table3_smoke=Unit(('tools/ablation_table3.py', '--smoke', '--rows',
+    table3_smoke=Unit(('tools/studies/ablation_table3.py', '--smoke', '--rows',
                        'a,h,j', '--work-dir', '{work_dir}'), 'table3.json'),
     accumulation_study_smoke=Unit(
-        ('tools/claim_study.py', '--config',
+        ('tools/studies/claim_study.py', '--config',
          'configs/demo/accumulation_study.py', '--only', 'table',
          '--results-name', 'accumulation_study', '--work-dir', '{work_dir}',
          '--results-dir', '{work_dir}', '--cfg-options') +
@@ -127,8 +130,7 @@ STUDIES: Dict[str, Tuple[str, ...]] = dict(
 )
 MEASUREMENTS = frozenset({
     'benchmark_attention', 'benchmark_checkpointing', 'benchmark_pretrain',
-    'benchmark_unigrad', 'pipeline', 'preflight', 'gpu_check', 'code_trace',
-    'refactor_check'
+    'benchmark_unigrad', 'pipeline', 'preflight', 'gpu_check'
 })
 TEST_RUNS = frozenset({'tests', 'fault_matrix', 'person_matrix'})
 
@@ -211,6 +213,9 @@ def compute_unit(name: str,
     with tempfile.TemporaryDirectory(prefix=f'fingerprint_{name}_') as tmp:
         wd = work_dir or tmp
         argv = [a.replace('{work_dir}', wd) for a in unit.argv]
+        if argv[0].startswith('tools/studies/') and not osp.isfile(
+                osp.join(tree, argv[0])):  # a tree from before tools/studies
+            argv[0] = argv[0].replace('tools/studies/', 'tools/')
         env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS='1')
         run = subprocess.run(
             [sys.executable] + argv,

@@ -1,6 +1,6 @@
 """Deterministic weights and inputs of the ViT-B parity fixture.
 
-``tools/make_official_vitb_fixture.py`` runs one training step of the
+``tools/misc/make_official_vitb_fixture.py`` runs one training step of the
 authors' SiameseIM with these weights and inputs and stores only the
 parameter names and shapes, the masks and the results (their state dict is
 about 700 MB); the parity test rebuilds the same weights and views from the

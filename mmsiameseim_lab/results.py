@@ -148,3 +148,11 @@ def table_renderers() -> Dict[str, Renderer]:
 
 def cell_renderers() -> Dict[str, CellRenderer]:
     return dict(_CELLS)
+
+
+def smoke_note(data: dict) -> list:
+    """The lines a renderer adds under the table of a smoke run's data."""
+    return [
+        '', '**Smoke run: tiny subsets, the numbers are not '
+        'meaningful.**'
+    ] if data.get('smoke') else []

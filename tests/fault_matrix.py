@@ -12,17 +12,16 @@ ENTRIES = {
     'train': 'training (`mim train mmpretrain`, mmpretrain `tools/train.py`)',
     'resume': '`--resume` / `resume=True`',
     'launch': 'multi-process launch (`--launcher pytorch`, slurm)',
-    'demo': '`make demo` (`tools/demo.py`)',
+    'demo': '`make demo` (`tools/studies/demo.py`)',
     'converters': 'checkpoint converters (`tools/model_converters/`)',
-    'evaluation': 'evaluation API (`mmsiameseim.evaluation`)',
+    'evaluation': 'evaluation API (`mmsiameseim[_lab].evaluation`)',
     'knn_hook': '`OnlineKNNHook`',
     'datasets': 'datasets and image loading',
-    'benchmarks': 'benchmark tools (`tools/benchmark_*.py`)',
-    'preflight': 'preflight (`tools/preflight.py`)',
+    'benchmarks': 'speed benchmarks, kNN and few-shot scripts',
+    'preflight': 'preflight (`tools/analysis_tools/preflight.py`)',
     'detection': '`mim train|test mmdet` (configs/benchmarks/mmdet)',
     'segmentation': '`mim train|test mmseg` (configs/benchmarks/mmseg)',
-    'folder_tools': ('folder tools (`tools/evaluate_folder.py`, '
-                     '`tools/extract_features.py`)'),
+    'folder_tools': 'folder tools (`tools/evaluation/`)',
 }
 
 FAULTS = {

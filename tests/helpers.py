@@ -16,11 +16,10 @@ TINY_SIAMESEIM_CONFIG = os.path.join(ROOT, 'tests', 'data', 'configs',
 
 
 def load_tool(relpath):
-    """Import a script under ``tools/`` (e.g. ``'demo.py'``) as a module, to
-    call it in this process instead of a fresh interpreter."""
+    """Import a script under ``tools/`` (e.g. ``'studies/demo.py'``) as a
+    module, to call it in this process instead of a fresh interpreter."""
     path = os.path.join(ROOT, 'tools', relpath)
-    # as when it runs as a script: its folder first on sys.path (the tools
-    # that wrap the authors' code import tools/authors_siameseim.py)
+    # as when it runs as a script: its folder first on sys.path
     folder = os.path.dirname(path)
     if folder not in sys.path:
         sys.path.insert(0, folder)

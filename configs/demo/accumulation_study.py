@@ -3,7 +3,8 @@
 # the demo's batch of 64, on the demo's budget (1 epoch), three seeds each,
 # scored like the claim study (kNN, linear probe, 1 % few-shot, dense probe).
 #
-#     python tools/claim_study.py --config configs/demo/accumulation_study.py \
+#     python tools/studies/claim_study.py \
+#         --config configs/demo/accumulation_study.py \
 #         --results-name accumulation_study --only table \
 #         --work-dir work_dirs/accumulation_study
 #

@@ -1,5 +1,5 @@
-# `tools/claim_study.py --smoke`: every stage of the claim study on tiny
-# subsets (CI); the numbers mean nothing. Two methods, two seeds (so the
+# `tools/studies/claim_study.py --smoke`: every stage of the claim study on
+# tiny subsets (CI); the numbers mean nothing. Two methods, two seeds (so the
 # seed spread is computed), a two-point curve; the subsets of
 # fashionmnist_demo_smoke.py.
 _base_ = ['claim_study.py']

@@ -1,5 +1,5 @@
-# Settings of tools/demo.py: SiameseIM pretraining on Fashion-MNIST (CPU)
-# and the frozen-backbone evaluation of every run. The report's text is
+# Settings of tools/studies/demo.py: SiameseIM pretraining on Fashion-MNIST
+# (CPU) and the frozen-backbone evaluation of every run. The report's text is
 # written from these numbers. Paths are relative to the repository root.
 
 # `--compare` names (any config of configs/pretrain/mix by file name, or a
@@ -26,7 +26,7 @@ pretrain_epochs = None
 pretrain_overrides = dict()
 # the kNN curve starts at the initial weights
 hook_overrides = dict(OnlineKNNHook=dict(before_train=True))
-# mmsiameseim.evaluation.FrozenBackboneProtocol
+# mmsiameseim_lab.evaluation.FrozenBackboneProtocol
 evaluation = dict(
     probe_config='configs/benchmarks/mmpretrain/'
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py',

@@ -1,7 +1,7 @@
-# Settings of tools/ablation_table3.py: every Table 3 row's switches (read off
-# its config in configs/pretrain/ablations) applied to the
-# demo's SiameseIM config, the same budget and seed for each row, evaluated
-# like the demo.
+# Settings of tools/studies/ablation_table3.py: every Table 3 row's switches
+# (read off its config in configs/pretrain/ablations) applied to the demo's
+# SiameseIM config, the same budget and seed for each row, evaluated like the
+# demo.
 _base_ = ['fashionmnist_demo.py']
 
 row_config_dir = 'configs/pretrain/ablations'

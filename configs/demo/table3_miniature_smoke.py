@@ -1,5 +1,5 @@
-# `tools/ablation_table3.py --smoke`: every stage on tiny subsets (CI); the
-# numbers mean nothing.
+# `tools/studies/ablation_table3.py --smoke`: every stage on tiny subsets (CI);
+# the numbers mean nothing.
 _base_ = ['table3_miniature.py']
 
 pretrain_overrides = dict(

@@ -63,14 +63,14 @@ train_pipeline = [
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 
-# Online kNN (OnlineKNNHook): every 200 iterations the current backbone
-# encodes 500 test images (queries) and a 2000-image bank from the training
-# set (test pipeline, no augmentation), in bf16 like the training; weighted
-# kNN (k=20, T=0.07) top-1 and top-5 go to the log and to every visualizer
-# backend (vis_data/scalars.json here; TensorBoard or W&B when configured).
-# The collated images of the first round are kept (cache_inputs, 10 MB), so
-# later rounds only run the backbone: about 20 s a round on the shared 2-core
-# CPU at load 8. A round is cut at 60 s (the log says so). tools/demo.py adds
+# Online kNN (OnlineKNNHook): every 200 iterations the current backbone encodes
+# 500 test images (queries) and a 2000-image bank from the training set (test
+# pipeline, no augmentation), in bf16 like the training; weighted kNN (k=20,
+# T=0.07) top-1 and top-5 go to the log and to every visualizer backend
+# (vis_data/scalars.json here; TensorBoard or W&B when configured). The
+# collated images of the first round are kept (cache_inputs, 10 MB), so later
+# rounds only run the backbone: about 20 s a round on the shared 2-core CPU at
+# load 8. A round is cut at 60 s (the log says so). tools/studies/demo.py adds
 # a round before the first step (before_train=True,
 # configs/demo/fashionmnist_demo.py).
 knn_pipeline = [

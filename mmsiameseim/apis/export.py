@@ -20,8 +20,9 @@ from .convert import to_timm_vit
 #: The timm model whose builder every export goes through; its defaults
 #: are overridden by the exported ``model_args``.
 TIMM_BASE_MODEL = 'vit_base_patch16_224'
-#: The evaluation view's centre crop (``tools/extract_features.py``'s
-#: default ``--crop-fraction``), written into both preprocessing configs.
+#: The evaluation view's centre crop (the default ``--crop-fraction`` of
+#: ``tools/evaluation/extract_features.py``), written into both
+#: preprocessing configs.
 CROP_FRACTION = 0.875
 
 
@@ -193,8 +194,8 @@ def transformers_files(checkpoint: str,
         initializer_range=0.02,
         encoder_stride=arch['patch_size'][0],
         torch_dtype='float32')
-    # our evaluation view (tools/extract_features.py): the short side
-    # resized to size / crop fraction, bicubic, then the centre crop
+    # our evaluation view (tools/evaluation/extract_features.py): the short
+    # side resized to size / crop fraction, bicubic, then the centre crop
     height, width = arch['img_size']
     preprocessor = dict(
         image_processor_type='BitImageProcessor',

@@ -1,11 +1,19 @@
+"""The evaluation a user runs on a checkpoint or a folder: weighted kNN,
+the linear probe, few-shot logistic regression, frozen features and
+embeddings, their cache, and the robustness metrics.
+
+The studies' protocol and dense probe moved to ``mmsiameseim_lab.evaluation``
+(in the checkout, not in the wheel); their old names here still resolve
+there, with a deprecation warning, for one release.
+"""
+import importlib
+import warnings
+
 from ..precision import autocast, native_bf16, set_training_precision
 from .checkpoint_backbone import (checkpoint_config, checkpoint_or_config,
                                   frozen_vit)
 from .class_subset_accuracy import ClassSubsetAccuracy
-from .dense_probe import (dense_probe_scores, fit_linear_classifier,
-                          patch_tokens, raw_patch_pixels, segmentation_scores)
 from .feature_cache import cache_digest, cached_features, file_identity
-from .feature_pca import nearest_neighbours, pca_rgb
 from .fewshot import class_balanced_subset, logistic_regression_accuracy
 from .folder_embeddings import (EMBEDDING_FEATURES, embed_folder, embed_images,
                                 load_centre_crop)
@@ -18,9 +26,6 @@ from .labelled_folder import embed_split, evaluate_labelled_folder
 from .linear_probe import (VIT_FEATURES, linear_probe_accuracy,
                            match_probe_backbone, probe_config,
                            set_probe_epochs, set_vit_feature)
-from .mosaic_probe import MosaicDenseProbe
-from .mosaics import make_mosaics, patch_labels
-from .protocol import FrozenBackboneProtocol, raw_images
 
 __all__ = [
     'build_frozen_backbone_model', 'extract_features', 'batch_features',
@@ -29,12 +34,35 @@ __all__ = [
     'weighted_knn_accuracy', 'ClassSubsetAccuracy', 'ImageNetCorruptionError',
     'probe_config', 'match_probe_backbone', 'set_probe_epochs',
     'linear_probe_accuracy', 'autocast', 'native_bf16',
-    'set_training_precision', 'FrozenBackboneProtocol', 'raw_images',
-    'VIT_FEATURES', 'set_vit_feature', 'MosaicDenseProbe', 'make_mosaics',
-    'patch_labels', 'patch_tokens', 'fit_linear_classifier',
-    'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
-    'checkpoint_config', 'checkpoint_or_config', 'frozen_vit',
-    'nearest_neighbours', 'pca_rgb', 'pool_tokens', 'EMBEDDING_FEATURES',
-    'embed_folder', 'embed_images', 'load_centre_crop', 'embed_split',
-    'evaluate_labelled_folder'
+    'set_training_precision', 'VIT_FEATURES', 'set_vit_feature',
+    'checkpoint_config', 'checkpoint_or_config', 'frozen_vit', 'pool_tokens',
+    'EMBEDDING_FEATURES', 'embed_folder', 'embed_images', 'load_centre_crop',
+    'embed_split', 'evaluate_labelled_folder'
 ]
+
+# moved to mmsiameseim_lab.evaluation; resolved on first use only,
+# so that ``import mmsiameseim`` never imports the lab
+_MOVED_TO_LAB = ('FrozenBackboneProtocol', 'raw_images', 'MosaicDenseProbe',
+                 'make_mosaics', 'patch_labels', 'patch_tokens',
+                 'fit_linear_classifier', 'segmentation_scores',
+                 'dense_probe_scores', 'raw_patch_pixels',
+                 'nearest_neighbours', 'pca_rgb')
+
+
+def __getattr__(name: str):
+    if name not in _MOVED_TO_LAB:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    new = f'mmsiameseim_lab.evaluation.{name}'
+    try:
+        lab = importlib.import_module('mmsiameseim_lab.evaluation')
+    except ImportError:
+        raise ImportError(
+            f'mmsiameseim.evaluation.{name} is now {new}: the studies\' '
+            'evaluation lives in the repository checkout (mmsiameseim_lab), '
+            'not in the installed package') from None
+    warnings.warn(
+        f'mmsiameseim.evaluation.{name} is deprecated: import {new} '
+        '(the studies\' evaluation, in the checkout)',
+        DeprecationWarning,
+        stacklevel=2)
+    return getattr(lab, name)

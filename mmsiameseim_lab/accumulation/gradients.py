@@ -31,7 +31,7 @@ class _GradKeeping(OptimWrapper):
 
 
 def _model(norm: str, micro_batches: int = 1):
-    from .models import _load, build_model
+    from ..speed.models import _load, build_model
     cfg = _load(DEMO_CONFIG).model.to_dict()
     cfg['backbone']['drop_path_rate'] = 0.
     cfg['data_preprocessor']['type'] = 'EagerSelfSupDataPreprocessor'
@@ -49,7 +49,7 @@ def _model(norm: str, micro_batches: int = 1):
 
 
 def _data(batch: int) -> dict:
-    from .batches import siameseim_batch
+    from ..speed.batches import siameseim_batch
     torch.manual_seed(batch)  # the views are drawn from torch's generator
     data = siameseim_batch(batch, 32, 4)
     # the demo's images are grey: one channel

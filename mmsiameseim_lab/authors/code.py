@@ -1,6 +1,6 @@
 """The authors' SiameseIM training step, from a local checkout of their code.
 
-Used by ``tools/benchmark_pretrain.py --models official --official-repo
+Used by ``tools/speed_benchmarks/pretrain.py --models official --official-repo
 PATH`` to time OpenGVLab/Siamese-Image-Modeling side by side with ours. We
 ship none of their code: point ``PATH`` at your own clone.
 
@@ -26,8 +26,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from mmsiameseim_lab.benchmark.authors import (  # noqa: F401 (the tools' API)
-    REL_POS_ORDER, AuthorsStep, batch, model_args)
+from .step import AuthorsStep, model_args
 
 
 def checkout_problem(repo: Optional[str]) -> Optional[str]:
@@ -73,7 +72,7 @@ def install_training_shims(repo: str,
     stub.
 
     Call it before anything imports their modules, and only in a process that
-    runs their loop (tools/side_by_side.py starts one per run).
+    runs their loop (tools/studies/side_by_side.py starts one per run).
     """
     if torch.cuda.is_available():
         return

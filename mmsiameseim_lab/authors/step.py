@@ -5,7 +5,7 @@ mode='loss')`` call (:class:`AuthorsStep`) and their inputs for a batch
 (:func:`batch`).
 
 Importing their code (and the shims it needs on a current
-stack) stays in ``tools/authors_siameseim.py``.
+stack) stays in ``mmsiameseim_lab/authors/code.py``.
 """
 import argparse
 

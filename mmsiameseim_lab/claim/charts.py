@@ -3,9 +3,10 @@ import os
 import os.path as osp
 from typing import List
 
-METRICS = [('knn', 'kNN'), ('linear', 'linear probe'),
-           ('fewshot', '1 % few-shot'), ('dense_miou', 'dense mIoU'),
-           ('dense_accuracy', 'dense per-patch acc.')]
+from ..metrics import METRICS, VOCABULARY
+
+# (key, chart label) of each score the claim study charts
+SERIES = [(m, VOCABULARY[m].label) for m in METRICS]
 
 
 def _plt():
@@ -22,19 +23,18 @@ def plot_claim_table(data: dict, path: str) -> None:
     import numpy as np
     plt = _plt()
     methods = [m for m in data['methods'] if m in data['summary']]
-    x = np.arange(len(METRICS))
+    x = np.arange(len(SERIES))
     width = 0.8 / max(1, len(methods))
     fig, ax = plt.subplots(figsize=(10, 4.8))
     for i, method in enumerate(methods):
         s = data['summary'][method]
         means = [
-            s['scores'].get(m, {}).get('mean', float('nan'))
-            for m, _ in METRICS
+            s['scores'].get(m, {}).get('mean', float('nan')) for m, _ in SERIES
         ]
         pos = x + (i - (len(methods) - 1) / 2) * width
         bars = ax.bar(pos, means, width * 0.95, label=method)
         ax.bar_label(bars, fmt='%.1f', fontsize=7)
-        for j, (m, _) in enumerate(METRICS):
+        for j, (m, _) in enumerate(SERIES):
             seeds = [
                 r[m] for r in data['records']
                 if r['method'] == method and r['table'] and r.get(m)
@@ -48,14 +48,14 @@ def plot_claim_table(data: dict, path: str) -> None:
                         lw=2,
                         label='its initial weights' if i == j == 0 else None)
     raw = data['raw_pixels']
-    for j, (m, _) in enumerate(METRICS):
+    for j, (m, _) in enumerate(SERIES):
         if raw.get(m) is not None:
             ax.plot([x[j] - 0.45, x[j] + 0.45], [raw[m], raw[m]],
                     'r--',
                     lw=1.2,
                     label='raw pixels' if m == 'knn' else None)
     ax.set_xticks(x)
-    ax.set_xticklabels([name for _, name in METRICS])
+    ax.set_xticklabels([name for _, name in SERIES])
     where = 'held-out training images' if data.get('holdout') else \
         'test images'
     ax.set_ylabel(f'% on the {where}')
@@ -78,7 +78,7 @@ def plot_learning_curve(data: dict, path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     seed = data.get('curve_seed', 0)
     raw = data['raw_pixels']
-    for ax, (metric, name) in zip(axes, [METRICS[0], METRICS[3]]):
+    for ax, (metric, name) in zip(axes, [SERIES[0], SERIES[3]]):
         for method in data['methods']:
             pts = sorted((r['epochs'], r[metric]) for r in data['records']
                          if r['method'] == method and r['curve']

@@ -22,17 +22,10 @@ from typing import Dict, List, Optional
 
 from mmengine.config import Config
 
-from mmsiameseim.evaluation import FrozenBackboneProtocol, MosaicDenseProbe
-from mmsiameseim.evaluation.stored_results import settings_difference
-from .results import REPO
-
-METRICS = ('knn', 'linear', 'fewshot', 'dense_miou', 'dense_accuracy')
-METRIC_NAMES = dict(
-    knn='kNN top-1',
-    linear='linear probe top-1',
-    fewshot='1 % few-shot top-1',
-    dense_miou='dense mIoU',
-    dense_accuracy='dense per-patch accuracy')
+from ..evaluation import FrozenBackboneProtocol, MosaicDenseProbe
+from ..evaluation.stored_results import settings_difference
+from ..metrics import METRIC_NAMES, METRICS
+from ..results import REPO
 
 
 def run_key(method: str, seed: int, epochs: int) -> str:
@@ -464,8 +457,8 @@ def claim_reading(data: dict, floors: bool = True) -> List[str]:
 
 
 # ---------------------------------------------------------------- tool side
-# (``tools/claim_study.py``'s options: ``--results-dir``, ``--results-name``,
-# ``--figures-dir``, ``--only``, ``--methods``)
+# (``tools/studies/claim_study.py``'s options: ``--results-dir``,
+# ``--results-name``, ``--figures-dir``, ``--only``, ``--methods``)
 def results_file(args):
     name = args.results_name or ('claim_holdout' if args.holdout else 'claim')
     if args.results_dir:

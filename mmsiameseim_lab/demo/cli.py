@@ -1,7 +1,8 @@
 """The command-line side of the demo and the studies built on it
-(``tools/demo.py``, ``tools/claim_study.py``, ``tools/ablation_table3.py``,
-``tools/side_by_side.py``): the demo config, the dataset check, the
-pretraining and evaluation set-ups, where results are published."""
+(``tools/studies/demo.py``, ``tools/studies/claim_study.py``,
+``tools/studies/ablation_table3.py``, ``tools/studies/side_by_side.py``): the
+demo config, the dataset check, the pretraining and evaluation set-ups, where
+results are published."""
 import contextlib
 import glob
 import os.path as osp
@@ -116,7 +117,8 @@ def pretrain_run_cfg(demo_cfg, path, work_dir, args):
 
 def build_protocol(demo_cfg, work_dir, data_root):
     """The demo config's evaluation, bfloat16 on CPUs with native bf16."""
-    from mmsiameseim.evaluation import FrozenBackboneProtocol, native_bf16
+    from mmsiameseim.evaluation import native_bf16
+    from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
     return FrozenBackboneProtocol.from_cfg(
         demo_cfg.evaluation,
         work_dir=work_dir,

@@ -7,8 +7,8 @@ import numpy as np
 from mmengine.config import Config
 
 from mmsiameseim.atomic_io import atomic_write
-from mmsiameseim.evaluation import FrozenBackboneProtocol
 from mmsiameseim.precision import training_precision
+from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
 from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
 
 
@@ -109,7 +109,7 @@ def write_demo_report(work_dir: str,
                          osp.join(fig_dir, 'two_view_sample.png'), data_prefix)
     lines = [
         '# SiameseIM on Fashion-MNIST (CPU demo)', '',
-        f'Produced by `python tools/demo.py` on '
+        f'Produced by `python tools/studies/demo.py` on '
         f'{time.strftime("%Y-%m-%d %H:%M")}{note}.', '',
         '| method | kNN top-1 | linear probe top-1 | 1 % few-shot top-1 | '
         'pretraining wall time | images/s |', '|---|---|---|---|---|---|'
@@ -183,7 +183,7 @@ def demo_results_data(results: Dict[str, dict],
                       invocations: int = 1) -> dict:
     """The ``data`` of the demo's results file (``WORK_DIR/demo.json``; with
     ``--publish`` ``docs/results/demo.json``, rendered by
-    ``mmsiameseim_lab.published_tables.demo_table``).
+    ``mmsiameseim_lab.demo.tables.demo_table``).
 
     Wall times are summed over the invocations of the work dir (a killed
     demo rerun resumes): ``wall_s`` over ``invocations``, each row's

@@ -1,7 +1,10 @@
 import statistics
 from typing import Dict, List, Sequence
 
-METRICS = ('knn', 'linear', 'fewshot', 'images_per_s')
+from ..metrics import PROTOCOL_METRICS, headings
+
+# the columns of a seed table
+METRICS = PROTOCOL_METRICS + ('images_per_s', )
 
 
 def mean_spread(values: Sequence[float]) -> str:
@@ -30,8 +33,7 @@ def format_seed_table(runs: List[dict],
             table order.
         notes (sequence of str): Lines between the two tables.
     """
-    head = ('implementation', 'seeds', 'kNN top-1', 'linear probe top-1',
-            '1 % few-shot top-1', 'images/s')
+    head = ('implementation', 'seeds', *headings(METRICS))
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for impl, name in names.items():
         rows = [r for r in runs if r['impl'] == impl]

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from mmengine.utils import ProgressBar
 
-from ..precision import autocast
+from mmsiameseim.precision import autocast
 
 
 @torch.no_grad()

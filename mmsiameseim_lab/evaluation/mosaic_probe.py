@@ -5,9 +5,9 @@ from typing import Dict, Optional
 import torch
 from mmengine.config import ConfigDict
 
+from mmsiameseim.evaluation.feature_cache import cache_digest, file_identity
+from mmsiameseim.evaluation.frozen_features import build_frozen_backbone_model
 from .dense_probe import dense_probe_scores, patch_tokens, raw_patch_pixels
-from .feature_cache import cache_digest, file_identity
-from .frozen_features import build_frozen_backbone_model
 from .mosaics import make_mosaics, patch_labels
 from .protocol import FrozenBackboneProtocol, raw_images
 from .stored_results import load_result, save_result
@@ -19,9 +19,9 @@ class MosaicDenseProbe:
 
     Training mosaics are made of the protocol's linear-probe training
     images, test mosaics of its test images (its held-out training images
-    with ``holdout``): see :mod:`mmsiameseim.evaluation.mosaics` for the
+    with ``holdout``): see :mod:`mmsiameseim_lab.evaluation.mosaics` for the
     mosaics and their labels (every patch: the class of the item under it,
-    or background), :mod:`mmsiameseim.evaluation.dense_probe` for the
+    or background), :mod:`mmsiameseim_lab.evaluation.dense_probe` for the
     classifier. Scores are mIoU over the classes and background, and
     per-patch accuracy, on the test mosaics. Results are stored in
     ``{work_dir}/results/{name}_dense.json`` with their settings, reused by

@@ -10,12 +10,18 @@ import numpy as np
 import torch
 from mmengine.config import Config, ConfigDict
 
-from ..precision import check_precision
-from .feature_cache import cache_digest, cached_features, file_identity
-from .fewshot import class_balanced_subset, logistic_regression_accuracy
-from .frozen_features import build_frozen_backbone_model, extract_features
-from .knn import weighted_knn_accuracy
-from .linear_probe import VIT_FEATURES, linear_probe_accuracy, probe_config
+from mmsiameseim.evaluation.feature_cache import (cache_digest,
+                                                  cached_features,
+                                                  file_identity)
+from mmsiameseim.evaluation.fewshot import (class_balanced_subset,
+                                            logistic_regression_accuracy)
+from mmsiameseim.evaluation.frozen_features import (
+    build_frozen_backbone_model, extract_features)
+from mmsiameseim.evaluation.knn import weighted_knn_accuracy
+from mmsiameseim.evaluation.linear_probe import (VIT_FEATURES,
+                                                 linear_probe_accuracy,
+                                                 probe_config)
+from mmsiameseim.precision import check_precision
 from .stored_results import load_result, refuse_other_settings, save_result
 
 

@@ -1,11 +1,11 @@
-"""The GPU check: every GPU figure the README lacks, in one command and
-inside a device-time budget (``tools/gpu_check.py``, ``make gpu-check``).
+"""The GPU check: every GPU figure the README lacks, in one command and inside
+a device-time budget (``tools/studies/gpu_check.py``, ``make gpu-check``).
 
 A plan of jobs, each a command line with its own time box, run in order of
 importance until the budget is spent (the rest is recorded as skipped):
 
-1. ``tools/benchmark_pretrain.py`` SiameseIM and MAE, fp16 and bf16, eager,
-   with the device's measured GEMM peak (its ``gemm`` rows);
+1. ``tools/speed_benchmarks/pretrain.py`` SiameseIM and MAE, fp16 and bf16,
+   eager, with the device's measured GEMM peak (its ``gemm`` rows);
 2. the preflight of the main configs at their documented per-GPU batch
    (``train_dataloader.batch_size``);
 3. the two-process DDP equivalence (NCCL) when two or more GPUs are seen;
@@ -13,10 +13,10 @@ importance until the budget is spent (the rest is recorded as skipped):
 5. the preflight of the remaining configs (ablations, mix catalogue,
    robustness, Fashion-MNIST);
 6. the data pipeline's images/s per worker process
-   (``tools/benchmark_pipeline.py``), beside the GPU's step rate;
+   (``tools/speed_benchmarks/pipeline.py``), beside the GPU's step rate;
 7. the accelerator option's augmentation on the GPU
    (``DeviceAugmentDataPreprocessor``,
-   ``python -m mmsiameseim_lab.benchmark.device_augment``), whose CPU
+   ``python -m mmsiameseim_lab.speed.device_augment``), whose CPU
    share is the pipeline benchmark's ``deviceaug-cpu`` row.
 
 Results: ``docs/results/gpu_check.json`` (every job's command,
@@ -29,8 +29,8 @@ import sys
 import time
 from typing import List, Optional
 
+from ..preflight.configs import shipped_configs
 from ..results import REPO, results_table
-from .configs import shipped_configs
 
 BUDGET_S = 30 * 60
 # the configs preflighted first (step 2); the rest come in step 5
@@ -79,7 +79,7 @@ def plan(num_gpus: int,
     tool = osp.join(REPO, 'tools')
     bench = [
         python,
-        osp.join(tool, 'benchmark_pretrain.py'), '--device', 'cuda',
+        osp.join(tool, 'speed_benchmarks', 'pretrain.py'), '--device', 'cuda',
         '--precision', 'fp16,bf16', '--models', 'siameseim,mae', '--batch',
         str(BENCH_BATCH), '--steps', '10', '--warmup', '3', '--json'
     ]
@@ -92,7 +92,7 @@ def plan(num_gpus: int,
             timeout_s=100,
             argv=[
                 python,
-                osp.join(tool, 'preflight.py'),
+                osp.join(tool, 'analysis_tools', 'preflight.py'),
                 osp.join(REPO, config), '--iters',
                 str(PREFLIGHT_ITERS), '--batch-size',
                 str(per_device_batch(config)), '--num-workers', '8',
@@ -130,15 +130,17 @@ def plan(num_gpus: int,
             name='data pipeline per worker',
             kind='pipeline',
             timeout_s=180,
-            argv=[python,
-                  osp.join(tool, 'benchmark_pipeline.py'), '--json']))
+            argv=[
+                python,
+                osp.join(tool, 'speed_benchmarks', 'pipeline.py'), '--json'
+            ]))
     jobs.append(
         dict(
             name='device augmentation (DeviceAugmentDataPreprocessor)',
             kind='device_augment',
             timeout_s=120,
             argv=[
-                python, '-m', 'mmsiameseim_lab.benchmark.device_augment',
+                python, '-m', 'mmsiameseim_lab.speed.device_augment',
                 '--device', 'cuda', '--batch', '256', '--json'
             ]))
     return jobs
@@ -244,7 +246,7 @@ def _cell(record: dict) -> str:
     out = record.get('output') or {}
     kind = record.get('kind')  # a job left out of the plan has none
     if kind == 'preflight' and out:
-        from .run import CUDA_PEAK
+        from ..preflight.run import CUDA_PEAK
         mem = out.get('peak_memory_mb')
         step = out.get('step_s')
         ips = out.get('images_per_s')

@@ -2,11 +2,10 @@
 size, optimizer, layer decay and schedules) for a few iterations on this
 machine, on miniature data in each config's format or on the real data:
 
-parameters, step time, peak memory, FLOPs, gradients, optimizer groups,
-finite loss, a checkpoint round trip and a projection of the whole
-schedule. Command line: ``tools/preflight.py``; docs/preflight.md.
+parameters, step time, peak memory, FLOPs, gradients, optimizer groups, finite
+loss, a checkpoint round trip and a projection of the whole schedule. Command
+line: ``tools/analysis_tools/preflight.py``; docs/preflight.md.
 """
-from . import gpu_check  # registers the gpu_check results table
 from .configs import config_groups, excluded_reason, is_quick, shipped_configs
 from .report import format_report, preflight_table, save_records
 from .run import PreflightError, preflight

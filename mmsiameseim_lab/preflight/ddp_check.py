@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from ..benchmark.batches import synthetic_geometry
+from ..speed.batches import synthetic_geometry
 
 
 def _free_port() -> int:

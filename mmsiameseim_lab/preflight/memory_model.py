@@ -19,7 +19,7 @@ Training memory is taken as
 The projection keeps 10 % of the device and 1 GiB (CUDA context, allocator
 caching, temporaries) free. It is a projection from CPU measurements:
 attention kernels, allocator and workspace differ on a GPU
-(``tools/gpu_check.py`` measures there).
+(``tools/studies/gpu_check.py`` measures there).
 """
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional

@@ -12,7 +12,7 @@ from mmengine.config import Config
 from mmengine.utils import to_2tuple
 
 from mmsiameseim.precision import training_precision
-from ..benchmark.memory import peak_rss_bytes, reset_peak_rss
+from ..speed.memory import peak_rss_bytes, reset_peak_rss
 from . import checks
 from .data import (FASHION_MNIST, check_user_folder, data_folders,
                    fill_image_folder, make_miniature, own_folder_datasets,
@@ -372,7 +372,7 @@ def _features(cfg: Config, batch: int, record: dict) -> list:
     record['flops_counted'] = ('frozen backbone forward per image, '
                                'torch.utils.flop_counter')
     record['note'] = ('feature extraction only; the logistic regression '
-                      'is not fitted (tools/benchmarks/fewshot_eval.py)')
+                      'is not fitted (tools/evaluation/fewshot_eval.py)')
     return failures
 
 

@@ -1,7 +1,6 @@
-"""Our side of ``tools/side_by_side.py`` (the authors' SiameseIM and ours
-trained side by side on Fashion-MNIST): the shared settings read off our
-config, the training subset, our run's config, the authors' data and the
-table.
+"""Our side of ``tools/studies/side_by_side.py`` (the authors' SiameseIM and
+ours trained side by side on Fashion-MNIST): the shared settings read off our
+config, the training subset, our run's config, the authors' data and the table.
 
 What runs the authors' code (and the shims it needs) stays in
 ``tools/``.
@@ -12,7 +11,7 @@ import time
 import numpy as np
 from mmengine.config import Config
 
-from .demo.cli import ROOT, precision_override
+from ..demo.cli import ROOT, precision_override
 
 
 def demo_overrides(args) -> dict:
@@ -44,7 +43,7 @@ def train_indices(n):
 
 def ours_cfg(args, demo_cfg, seed, run_dir, indices):
     """Our pretraining config, set up for one seed's run."""
-    from .demo import prepare_pretrain_cfg
+    from ..demo import prepare_pretrain_cfg
     return prepare_pretrain_cfg(
         Config.fromfile(osp.join(ROOT, demo_cfg.pretrain_configs.siameseim)),
         osp.join(run_dir, 'ours'),
@@ -56,7 +55,7 @@ def ours_cfg(args, demo_cfg, seed, run_dir, indices):
 
 
 def format_table(runs, args, batch, protocol_lines=()):
-    from .demo import format_seed_table
+    from ..demo import format_seed_table
     return format_seed_table(
         runs, dict(ours='ours (mmsiameseim)', authors='the authors\' code'), [
             f'Budget per run: {args.train_images} training images x '

@@ -1,4 +1,4 @@
-"""Benchmark harness shared by ``tools/benchmark_*.py``: models built from
+"""Benchmark harness shared by ``tools/speed_benchmarks/``: models built from
 the config files at any mmpretrain ViT arch, synthetic batches, the timed
 training step (eager or compiled, fp32 / bf16 / fp16) and the GEMM peak,
 worker processes that step in turns, memory readings and FLOP counting."""

@@ -1,6 +1,6 @@
 """Time the accelerator option's augmentation on a device.
 
-    python -m mmsiameseim_lab.benchmark.device_augment [--device cuda]
+    python -m mmsiameseim_lab.speed.device_augment [--device cuda]
         [--batch 256] [--size 224] [--steps 20] [--warmup 3] [--json]
 
 Builds the preprocessor (``DeviceAugmentDataPreprocessor``) of
@@ -9,7 +9,7 @@ and times its training forward (both views: flips, the authors' colour set,
 normalisation, flips recorded in the geometry) on a batch of uint8 views
 already on the device, as the DataLoader delivers them. Prints a line and,
 with ``--json``, one JSON object on the last line (run by
-``tools/gpu_check.py``). On a CPU it measures the CPU, and says so.
+``tools/studies/gpu_check.py``). On a CPU it measures the CPU, and says so.
 """
 import argparse
 import json

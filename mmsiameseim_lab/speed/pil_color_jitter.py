@@ -1,6 +1,6 @@
 """``PILColorJitter``: mmpretrain's Pillow ``ColorJitter``, bit-identical,
 with one PIL round trip per view; the "before" pipeline of the pipeline
-benchmark (``tools/benchmark_pipeline.py``) uses it.
+benchmark (``tools/speed_benchmarks/pipeline.py``) uses it.
 
 Registered in mmpretrain's TRANSFORMS when this module is imported.
 """

@@ -476,7 +476,7 @@ CONDITIONS = (
 
 
 def measure(args, step_rate: Optional[float], source: str, authors) -> dict:
-    """The benchmark of ``tools/benchmark_pipeline.py`` (its options in
+    """The benchmark of ``tools/speed_benchmarks/pipeline.py`` (its options in
     ``args``): every pipeline timed in turns on painted JPEGs, the worker
     scaling, the per-transform profile.
 
@@ -556,8 +556,8 @@ def measure(args, step_rate: Optional[float], source: str, authors) -> dict:
 
 
 def step_rate_from_json(path: str) -> float:
-    """The siameseim images/s of a ``tools/benchmark_pretrain.py --json``
-    output file; a file without one is an error that names it."""
+    """The siameseim images/s of a ``tools/speed_benchmarks/pretrain.py
+    --json`` output file; a file without one is an error that names it."""
     try:
         with open(path) as f:
             rows = json.loads(f.read().strip().splitlines()[-1])['rows']
@@ -565,6 +565,7 @@ def step_rate_from_json(path: str) -> float:
                     if r['model'] == 'siameseim')
     except (OSError, ValueError, KeyError, IndexError, TypeError,
             StopIteration) as e:
-        raise SystemExit(f'--pretrain-json {path}: no siameseim images_per_s '
-                         f'in a tools/benchmark_pretrain.py --json output '
-                         f'({type(e).__name__}: {e})')
+        raise SystemExit(
+            f'--pretrain-json {path}: no siameseim images_per_s '
+            f'in a tools/speed_benchmarks/pretrain.py --json output '
+            f'({type(e).__name__}: {e})')

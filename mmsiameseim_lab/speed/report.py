@@ -94,7 +94,7 @@ def format_table(rows: List[dict], summary: dict) -> str:
 
 def format_unigrad_table(rows: List[dict], step: Optional[float],
                          batch: int) -> str:
-    """Markdown table of a ``tools/benchmark_unigrad.py`` run (and the
+    """Markdown table of a ``tools/speed_benchmarks/unigrad.py`` run (and the
     step time when given)."""
     head = ('variant', 'B x N x C', 'dtype', 'device', 'fwd+bwd ms (med)',
             'min-max', f'extra mem MB ({rows[0]["extra_mem_kind"]})',
@@ -113,7 +113,7 @@ def format_unigrad_table(rows: List[dict], step: Optional[float],
 
 
 def format_attention_table(rows: List[dict]) -> str:
-    """Markdown table of a ``tools/benchmark_attention.py`` run: per
+    """Markdown table of a ``tools/speed_benchmarks/attention.py`` run: per
     attention call, the median ms of each variant and the fastest."""
     variants = list(rows[0]['ms'])
     head = ['call', 'B x heads x tokens x dim', 'per step', 'grad'

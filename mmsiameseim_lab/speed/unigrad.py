@@ -1,6 +1,6 @@
 """The UniGrad loss benchmark's measurements
-(``tools/benchmark_unigrad.py``): the chunked path against plain autograd,
-forward + backward time and the extra memory of one call."""
+(``tools/speed_benchmarks/unigrad.py``): the chunked path against plain
+autograd, forward + backward time and the extra memory of one call."""
 import argparse
 import statistics
 import time
@@ -58,7 +58,8 @@ def memory_child(args, variant):
 
 
 def measure_step_seconds(args):
-    """Median step of the ViT-B SiameseIM of tools/benchmark_pretrain.py."""
+    """Median step of the ViT-B SiameseIM of
+    tools/speed_benchmarks/pretrain.py."""
     precision = 'bf16' if args.dtype == 'bf16' else 'fp32'
     bench = build_step(
         'siameseim', precision,

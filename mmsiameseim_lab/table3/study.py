@@ -17,6 +17,7 @@ from typing import Dict, Optional, Tuple
 from mmengine.config import Config
 
 from mmsiameseim.atomic_io import atomic_write
+from ..metrics import VOCABULARY
 
 # switch -> its values; the order of the paper's columns
 SWITCHES = {
@@ -221,7 +222,7 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict], path: str,
     rows = list(results)
     x = np.arange(len(rows))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.5))
-    series = (('knn', 'kNN'), ('linear', 'linear probe'))
+    series = [(m, VOCABULARY[m].label) for m in ('knn', 'linear')]
     for i, (key, label) in enumerate(series):
         bars = ax.bar(
             x + (i - .5) * .4, [results[r][key] for r in rows],
@@ -277,7 +278,7 @@ def write_table3_report(path: str,
     yes = lambda v: 'yes' if v else ''  # noqa: E731
     lines = [
         '# Table 3 in miniature (Fashion-MNIST, CPU)', '',
-        f'Produced by `python tools/ablation_table3.py` on '
+        f'Produced by `python tools/studies/ablation_table3.py` on '
         f'{time.strftime("%Y-%m-%d %H:%M")}{note}. Each row: {settings}, '
         'with that row\'s switches (same seed), evaluated like the demo. '
         'Paper columns: ViT-B/16, 400 epochs on ImageNet-1k. The miniature '

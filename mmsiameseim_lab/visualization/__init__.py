@@ -1,4 +1,3 @@
-from .claim_charts import plot_claim, plot_claim_table, plot_learning_curve
 from .curves import (plot_accuracy_chart, plot_training_curves,
                      read_scalar_records, read_scalars)
 from .knn_curve import plot_knn_curve, read_knn_scalars
@@ -6,6 +5,5 @@ from .two_view_sample import draw_two_view_sample
 
 __all__ = [
     'draw_two_view_sample', 'plot_accuracy_chart', 'plot_training_curves',
-    'read_scalar_records', 'read_scalars', 'plot_knn_curve',
-    'read_knn_scalars', 'plot_claim', 'plot_claim_table', 'plot_learning_curve'
+    'read_scalar_records', 'read_scalars', 'plot_knn_curve', 'read_knn_scalars'
 ]

@@ -3,6 +3,8 @@ import json
 import os
 from typing import Dict, List
 
+from ..metrics import PROTOCOL_METRICS, VOCABULARY
+
 
 def read_scalar_records(work_dir: str, key: str, order_key: str) -> List[dict]:
     """Records of mmengine's ``vis_data/scalars.json`` in every run of a
@@ -63,8 +65,7 @@ def plot_accuracy_chart(results: Dict[str, Dict[str, float]], pixel_knn: float,
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import numpy as np
-    metrics = [('knn', 'kNN'), ('linear', 'linear probe'),
-               ('fewshot', '1 % few-shot')]
+    metrics = [(m, VOCABULARY[m].label) for m in PROTOCOL_METRICS]
     names = list(results)
     x = np.arange(len(metrics))
     width = 0.8 / max(1, len(names))

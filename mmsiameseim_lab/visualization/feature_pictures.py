@@ -9,8 +9,9 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 import torch
 
-from mmsiameseim.evaluation import (nearest_neighbours, patch_tokens, pca_rgb,
-                                    pool_tokens)
+from mmsiameseim.evaluation import pool_tokens
+from mmsiameseim_lab.evaluation import (nearest_neighbours, patch_tokens,
+                                        pca_rgb)
 
 Model = Tuple[torch.nn.Module, torch.Tensor, torch.Tensor]
 # the 10 Fashion-MNIST classes, then the mosaics' background

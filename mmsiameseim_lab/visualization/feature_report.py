@@ -1,4 +1,5 @@
-"""All the feature pictures of some checkpoints (tools/visualize_features.py):
+"""All the feature pictures of some checkpoints
+(tools/visualization/visualize_features.py):
 
 each checkpoint's backbone is loaded once, the Fashion-MNIST images come from
 the claim study's protocol.
@@ -90,8 +91,8 @@ def draw_all(checkpoints: Dict[str, str],
     """
     from mmengine.config import Config
 
-    from mmsiameseim.evaluation import (FrozenBackboneProtocol,
-                                        MosaicDenseProbe, raw_images)
+    from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol,
+                                            MosaicDenseProbe, raw_images)
     os.makedirs(out_dir, exist_ok=True)
     st = Config.fromfile(study)
     protocol = FrozenBackboneProtocol.from_cfg(

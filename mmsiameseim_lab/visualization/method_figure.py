@@ -1,5 +1,5 @@
 """The method figure of the README and the documentation
-(``tools/draw_method_figure.py``): SiameseIM (Tao et al., CVPR 2023,
+(``tools/docs/draw_method_figure.py``): SiameseIM (Tao et al., CVPR 2023,
 Fig.
 
 2) drawn with matplotlib from shapes only (no data needed).

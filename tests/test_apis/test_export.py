@@ -161,7 +161,8 @@ def _run(code, **names):
 
 
 def _ours(ckpt, path, grey):
-    """Our tokens of the evaluation view (tools/extract_features.py)."""
+    """Our tokens of the evaluation view
+    (tools/evaluation/extract_features.py)."""
     from mmsiameseim.evaluation.folder_embeddings import load_centre_crop
     backbone, _, mean, std = load_backbone(ckpt)
     size = backbone.patch_resolution[0] * backbone.patch_embed.projection.\

@@ -1,5 +1,5 @@
-"""tools/check_links.py: the repository's markdown links resolve, and a broken
-link or anchor is found."""
+"""tools/docs/check_links.py: the repository's markdown links resolve, and a
+broken link or anchor is found."""
 import os
 
 import pytest
@@ -7,7 +7,7 @@ import pytest
 from tests.helpers import load_tool
 from .helpers import ROOT
 
-check_links = load_tool('check_links.py')
+check_links = load_tool('docs/check_links.py')
 
 
 def test_repository_links_resolve(capsys):

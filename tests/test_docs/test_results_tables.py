@@ -1,8 +1,8 @@
 """The tables of the README, the docs and the config READMEs are rendered from
-results files and metafiles (tools/render_results.py): the repository agrees
-with its sources, and a planted disagreement, a missing results file, an
-unknown name is caught, and a study's block says it was not retaken only
-when its smoke fingerprint says so."""
+results files and metafiles (tools/docs/render_results.py): the repository
+agrees with its sources, and a planted disagreement, a missing results file, an
+unknown name is caught, and a study's block says it was not retaken only when
+its smoke fingerprint says so."""
 import json
 import os
 import os.path as osp
@@ -109,7 +109,8 @@ def test_planted_disagreements_are_each_listed(tmp_path, probe_renderer):
         in text
     out = subprocess.run([
         sys.executable,
-        osp.join(ROOT, 'tools', 'render_results.py'), '--check', '--root',
+        osp.join(ROOT, 'tools', 'docs', 'render_results.py'), '--check',
+        '--root',
         str(root)
     ],
                          capture_output=True,
@@ -174,14 +175,14 @@ def test_a_measurement_or_a_test_run_gets_no_banner(tmp_path):
             commit='0' * 40,
             date='2026-01-01T00:00',
             machine='a CPU, 2 cores',
-            command='python tools/benchmark_unigrad.py'))
+            command='python tools/speed_benchmarks/unigrad.py'))
     for name in ('benchmark_unigrad', 'tests'):
         text = footer(name, results, str(tmp_path / 'README.md'),
                       str(tmp_path))
         assert text == (
             f'<sub>From [docs/results/{name}.json](docs/results/{name}'
             '.json): 2026-01-01 00:00, a CPU, 2 cores, commit 0000000, '
-            '`python tools/benchmark_unigrad.py`.</sub>')
+            '`python tools/speed_benchmarks/unigrad.py`.</sub>')
 
 
 def test_every_renderer_is_registered_with_its_kind():

@@ -66,7 +66,7 @@ def test_two_page_project_with_our_conf(tmp_path):
     copy = (src / 'model_zoo' / 'demo' / 'README.md').read_text()
     assert '(../../page.md#the-unigrad-loss)' in copy
     assert '; smoke/.' in copy  # a folder without a README is no page
-    # tools/render_results.py fills the README's block, not the copy's
+    # tools/docs/render_results.py fills the README's block, not the copy's
     assert '<!-- results:' not in copy and '<!-- copy of results:' in copy
     assert 'href="../../page.html#the-unigrad-loss"' in (
         out / 'model_zoo' / 'demo' / 'README.html').read_text()
@@ -93,4 +93,4 @@ def test_make_docs_builds_the_site(tmp_path):
     for page in ('index', 'get_started', 'api', 'reliability',
                  'model_zoo/pretrain/README'):
         assert (tmp_path / 'html' / f'{page}.html').is_file(), page
-    assert load_tool('check_links.py').main(['--root', ROOT]) == 0
+    assert load_tool('docs/check_links.py').main(['--root', ROOT]) == 0

@@ -53,7 +53,8 @@ def test_a_short_training_prints_its_progress_only(tmp_path):
 
 
 @pytest.mark.person_matrix(
-    'folder_tools', 'console', 'tools/extract_features.py on two photos: '
+    'folder_tools', 'console',
+    'tools/evaluation/extract_features.py on two photos: '
     "the key report, the progress and the result (was 215 lines, a 'load "
     "from' line per tensor; those at DEBUG now)")
 def test_extract_features_prints_its_result_not_a_line_per_tensor(tmp_path):
@@ -67,7 +68,8 @@ def test_extract_features_prints_its_result_not_a_line_per_tensor(tmp_path):
         Image.fromarray(crop).save(tmp_path / 'images' / f'{i}.png')
     run = subprocess.run([
         sys.executable,
-        osp.join(ROOT, 'tools', 'extract_features.py'), ckpt, '--images',
+        osp.join(ROOT, 'tools', 'evaluation', 'extract_features.py'), ckpt,
+        '--images',
         str(tmp_path / 'images'), '--out',
         str(tmp_path / 'e.npz')
     ],

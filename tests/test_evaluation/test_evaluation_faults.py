@@ -15,12 +15,12 @@ import torch
 from mmengine.config import Config
 
 import mmsiameseim  # noqa: F401
-from mmsiameseim.evaluation import (FrozenBackboneProtocol,
-                                    build_frozen_backbone_model,
+from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                     cached_features, file_identity,
                                     logistic_regression_accuracy, probe_config,
                                     weighted_knn_accuracy)
-from mmsiameseim.evaluation.stored_results import load_result, save_result
+from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
+from mmsiameseim_lab.evaluation.stored_results import load_result, save_result
 from tests.helpers import ROOT, logged
 from tests.user_files import snapshot
 

@@ -90,7 +90,7 @@ def test_plain_optim_wrapper_builds_and_steps():
 
 
 def test_the_protocol_refuses_an_unknown_precision_when_built(tmp_path):
-    from mmsiameseim.evaluation import FrozenBackboneProtocol
+    from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
     with pytest.raises(
             ValueError, match='FrozenBackboneProtocol '
             "precision='bf16'"):

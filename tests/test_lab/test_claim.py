@@ -7,11 +7,11 @@ import os
 import pytest
 from mmengine.config import Config
 
-from mmsiameseim_lab.claim import (METRICS, check_study, orderings, pending,
-                                   planned_runs, record_key, reusable_records,
-                                   summary, welch_threshold)
-from mmsiameseim_lab.published_tables import claim_table
-from mmsiameseim_lab.visualization import plot_claim
+from mmsiameseim_lab.claim import (check_study, orderings, pending,
+                                   planned_runs, plot_claim, record_key,
+                                   reusable_records, summary, welch_threshold)
+from mmsiameseim_lab.claim.tables import claim_table
+from mmsiameseim_lab.metrics import METRICS
 from tests.helpers import ROOT
 
 STUDY = os.path.join(ROOT, 'configs', 'demo', 'claim_study.py')
@@ -147,8 +147,8 @@ def test_records_are_reused_only_under_the_same_settings():
 
 
 def test_a_curve_under_another_feature_says_where_it_passes_pixels():
-    from mmsiameseim_lab.published_tables import (claim_records_table,
-                                                  claim_token_map_summary)
+    from mmsiameseim_lab.claim.tables import (claim_records_table,
+                                              claim_token_map_summary)
     records = [
         _record('siameseim', 0, table=False, epochs=e, base=b)
         for e, b in ((1, 83.0), (2, 85.0), (4, 84.0), (8, 86.0))

@@ -2,7 +2,7 @@
 study's results have their smoke fingerprint recorded, and each fingerprint
 holds at this code (mmsiameseim_lab/fingerprints.py). A failure here names
 the numbers that changed and the command that records a new fingerprint
-(tools/record_fingerprint.py)."""
+(tools/docs/record_fingerprint.py)."""
 import glob
 import json
 import os.path as osp
@@ -40,8 +40,8 @@ def test_every_study_has_its_fingerprint_recorded_with_its_results():
         entry = RECORDED.get(name)
         assert entry is not None and entry['results_commit'] == taken, (
             f'docs/results/{name}.json (commit {taken[:7]}) has no smoke '
-            'fingerprint recorded for it: python tools/record_fingerprint.py '
-            f'{name} (see its --help)')
+            'fingerprint recorded for it: python '
+            f'tools/docs/record_fingerprint.py {name} (see its --help)')
         assert set(entry['fingerprint']) == set(fp.STUDIES[name])
 
 
@@ -88,5 +88,5 @@ def test_the_recorded_fingerprint_holds_at_this_code(unit):
             f'(recorded at {entry["commit"][:7]} on {entry["machine"]}, '
             f'torch {entry["torch"]}):\n' + '\n'.join(diff[:20]) +
             '\nRetake the study and record its fingerprint, or record it '
-            f'with a note: python tools/record_fingerprint.py {name} '
+            f'with a note: python tools/docs/record_fingerprint.py {name} '
             "--changed 'WHAT CHANGED' (see its --help)")

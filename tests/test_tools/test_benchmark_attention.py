@@ -5,7 +5,7 @@ import sys
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, 'tools', 'benchmark_attention.py')
+TOOL = os.path.join(ROOT, 'tools', 'speed_benchmarks', 'attention.py')
 
 
 def test_tiny_run_times_every_call_of_a_step():

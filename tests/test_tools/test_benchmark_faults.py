@@ -1,5 +1,5 @@
-"""The fault matrix of the benchmark tools (tools/benchmark_*.py and
-tools/benchmarks/*_eval.py): bad options and input files are refused
+"""The fault matrix of the benchmark tools (tools/speed_benchmarks/ and
+tools/evaluation/*_eval.py): bad options and input files are refused
 before anything is built, naming the option or file; a kill while writing
 ``--out`` leaves the earlier file."""
 import json
@@ -10,7 +10,7 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from mmsiameseim_lab.benchmark.pipeline import step_rate_from_json
+from mmsiameseim_lab.speed.pipeline import step_rate_from_json
 from tests.helpers import ROOT, load_tool
 from tests.user_files import snapshot
 
@@ -35,20 +35,20 @@ def _usage_error(capsys, tool, argv, entry='main'):
     '--images, --tokens, --k, --train-samples ...): '
     'refused by argparse naming the option (exit 2)')
 @pytest.mark.parametrize('tool, argv, entry, words', [
-    ('benchmark_pretrain.py', ['--batch', '0'], 'parse_args',
+    ('speed_benchmarks/pretrain.py', ['--batch', '0'], 'parse_args',
      'argument --batch: at least 1, got 0'),
-    ('benchmark_pretrain.py', ['--steps', '-1'], 'parse_args',
+    ('speed_benchmarks/pretrain.py', ['--steps', '-1'], 'parse_args',
      'argument --steps: at least 1, got -1'),
-    ('benchmark_attention.py', ['--repeats', '0'], 'main',
+    ('speed_benchmarks/attention.py', ['--repeats', '0'], 'main',
      'argument --repeats: at least 1, got 0'),
-    ('benchmark_unigrad.py', ['--tokens', '0'], 'main',
+    ('speed_benchmarks/unigrad.py', ['--tokens', '0'], 'main',
      'argument --tokens: at least 1, got 0'),
-    ('benchmark_pipeline.py', ['--images', '0'], 'main',
+    ('speed_benchmarks/pipeline.py', ['--images', '0'], 'main',
      'argument --images: at least 1, got 0'),
-    ('benchmarks/knn_eval.py', [PROBE, '--train-samples', '0'], 'main',
+    ('evaluation/knn_eval.py', [PROBE, '--train-samples', '0'], 'main',
      '--train-samples 0: at least 1 (leave it out for the whole training '
      'set)'),
-    ('benchmarks/knn_eval.py', [PROBE, '--k', '0'
+    ('evaluation/knn_eval.py', [PROBE, '--k', '0'
                                 ], 'main', '--k 0: at least 1'),
 ])
 def test_counts_below_one_are_refused_naming_the_option(
@@ -64,11 +64,12 @@ def test_counts_below_one_are_refused_naming_the_option(
     'patches, or an unknown arch: refused naming the '
     'option (exit 2)')
 @pytest.mark.parametrize('tool, argv, entry, words', [
-    ('benchmark_pretrain.py', ['--img-size', '100'], 'parse_args',
+    ('speed_benchmarks/pretrain.py', ['--img-size', '100'], 'parse_args',
      '--img-size 100: a multiple of the patch size 16 was expected'),
-    ('benchmark_attention.py', ['--img-size', '64', '--patch-size', '12'],
-     'main', '--img-size 64: a multiple of the patch size 12 was expected'),
-    ('benchmark_pretrain.py', ['--arch', 't'], 'parse_args',
+    ('speed_benchmarks/attention.py', [
+        '--img-size', '64', '--patch-size', '12'
+    ], 'main', '--img-size 64: a multiple of the patch size 12 was expected'),
+    ('speed_benchmarks/pretrain.py', ['--arch', 't'], 'parse_args',
      "argument --arch: invalid choice: 't'"),
 ])
 def test_a_model_shape_that_cannot_be_built_is_refused(capsys, tool, argv,
@@ -112,13 +113,13 @@ def test_a_bad_pretrain_json_is_named(tmp_path, fault, content):
         step_rate_from_json(str(path))
     assert str(exit_.value.code).startswith(
         f'--pretrain-json {path}: no siameseim images_per_s in a '
-        'tools/benchmark_pretrain.py --json output (')
+        'tools/speed_benchmarks/pretrain.py --json output (')
     assert snapshot(tmp_path) == before
 
 
 def test_a_missing_pipeline_config_is_named(capsys, tmp_path):
     assert f'--config {tmp_path}/x.py: no such file' in _usage_error(
-        capsys, 'benchmark_pipeline.py',
+        capsys, 'speed_benchmarks/pipeline.py',
         ['--config', str(tmp_path / 'x.py')])
 
 
@@ -158,7 +159,7 @@ def test_knn_eval_refuses_a_checkpoint_it_cannot_use(tmp_path, dims, nan,
     _probe_checkpoint(ckpt, dims, nan)
     before = snapshot(tmp_path)
     with pytest.raises(SystemExit) as exit_:
-        load_tool('benchmarks/knn_eval.py').main([
+        load_tool('evaluation/knn_eval.py').main([
             PROBE, '--checkpoint',
             str(ckpt), '--out',
             str(tmp_path / 'res.json')
@@ -185,7 +186,7 @@ def test_a_kill_while_writing_out_keeps_the_earlier_file(
         str(config), '--train-samples', '20', '--k', '50', '--out',
         str(out)
     ]
-    main = load_tool('benchmarks/knn_eval.py').main
+    main = load_tool('evaluation/knn_eval.py').main
     main(argv)
     result = json.loads(out.read_text())
     # fewer training images than k: all of them voted, and it says so

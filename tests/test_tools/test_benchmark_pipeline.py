@@ -6,22 +6,22 @@ import sys
 
 import pytest
 
-from mmsiameseim_lab.benchmark import pipeline as P
-from mmsiameseim_lab.benchmark.pipeline import step_rate_from_json
 from mmsiameseim_lab.results import read_results, table_renderers
+from mmsiameseim_lab.speed import pipeline as P
+from mmsiameseim_lab.speed.pipeline import step_rate_from_json
 from tests.helpers import load_tool
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, 'tools', 'benchmark_pipeline.py')
+TOOL = os.path.join(ROOT, 'tools', 'speed_benchmarks', 'pipeline.py')
 
 
 def _tool():
-    return load_tool('benchmark_pipeline.py')
+    return load_tool('speed_benchmarks/pipeline.py')
 
 
 def test_tiny_run_with_profile_workers_and_step_rate_from_json(tmp_path):
-    # the format tools/benchmark_pretrain.py --json prints
+    # the format tools/speed_benchmarks/pretrain.py --json prints
     pretrain = tmp_path / 'pretrain.json'
     pretrain.write_text(
         json.dumps(

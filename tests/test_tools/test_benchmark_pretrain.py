@@ -7,7 +7,7 @@ import pytest
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, 'tools', 'benchmark_pretrain.py')
+TOOL = os.path.join(ROOT, 'tools', 'speed_benchmarks', 'pretrain.py')
 
 # one thread: tiny steps are all thread start-up and barriers; this
 # checkout's package first

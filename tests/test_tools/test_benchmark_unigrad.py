@@ -9,11 +9,11 @@ from tests.helpers import load_tool
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, 'tools', 'benchmark_unigrad.py')
+TOOL = os.path.join(ROOT, 'tools', 'speed_benchmarks', 'unigrad.py')
 
 
 def _tool():
-    return load_tool('benchmark_unigrad.py')
+    return load_tool('speed_benchmarks/unigrad.py')
 
 
 def test_tiny_run_gives_rows_and_table():

@@ -1,6 +1,6 @@
-"""tools/claim_study.py end to end on tiny subsets (the full study is
-`python tools/claim_study.py`): every stage runs, the results file and the
-charts are written after each run, a rerun continues instead of starting
+"""tools/studies/claim_study.py end to end on tiny subsets (the full study is
+`python tools/studies/claim_study.py`): every stage runs, the results file and
+the charts are written after each run, a rerun continues instead of starting
 over, and held-out scoring keeps away from the test images."""
 import json
 import os
@@ -17,9 +17,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def run(monkeypatch, capsys):
-    # what `python tools/claim_study.py` has on sys.path; main() moves to
-    # the repository root, monkeypatch moves back
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools'))
+    # what `python tools/studies/claim_study.py` has on sys.path; main() moves
+    # to the repository root, monkeypatch moves back
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
     monkeypatch.chdir(ROOT)
     import claim_study
 

@@ -13,7 +13,7 @@ ENV = dict(os.environ, PYTHONPATH=ROOT)
 TOOLS = sorted(
     glob.glob(os.path.join(ROOT, 'tools', 'dataset_converters', '*.py')) +
     glob.glob(os.path.join(ROOT, 'tools', 'model_converters', '*.py')) +
-    [os.path.join(ROOT, 'tools', 'make_official_vitb_fixture.py')])
+    [os.path.join(ROOT, 'tools', 'misc', 'make_official_vitb_fixture.py')])
 
 
 def run(tool, *args):

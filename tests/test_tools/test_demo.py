@@ -20,7 +20,8 @@ DEMO_CONSOLE_LINES = 80
 def _demo(work_dir, *extra):
     return subprocess.run([
         sys.executable,
-        os.path.join(ROOT, 'tools', 'demo.py'), '--smoke', '--work-dir',
+        os.path.join(ROOT, 'tools', 'studies', 'demo.py'), '--smoke',
+        '--work-dir',
         str(work_dir), *extra
     ],
                           capture_output=True,
@@ -90,7 +91,7 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     assert 'every 2 iterations' in text
     # the results file: in the work dir; docs/results not touched ...
     demo = json.loads((tmp_path / 'demo.json').read_text())
-    assert demo['meta']['command'].startswith('tools/demo.py --smoke')
+    assert demo['meta']['command'].startswith('tools/studies/demo.py --smoke')
     assert demo['data']['smoke'] is True
     assert [r['method'] for r in demo['data']['rows']][0] == 'siameseim'
     assert f'results file: {tmp_path / "demo.json"}' in out.stdout
@@ -165,7 +166,7 @@ def test_a_misspelt_demo_option_is_refused(tmp_path):
     'or non-numeric knn / linear / fewshot setting is named with the '
     'nearest valid keys')
 def test_the_protocol_names_misspelt_settings(tmp_path):
-    from mmsiameseim.evaluation import FrozenBackboneProtocol
+    from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
     probe = os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
                          'vit-tiny-p4_linear-probe-10e_fashionmnist.py')
     with pytest.raises(ValueError) as refused:
@@ -202,8 +203,8 @@ def test_a_rerun_with_other_evaluation_settings_is_refused(
         tmp_path, monkeypatch):
     """Before: the results of k=20 were reported as those of k=5."""
     from tests.user_files import snapshot
-    monkeypatch.chdir(ROOT)  # as tools/demo.py runs
-    demo = load_tool('demo.py')
+    monkeypatch.chdir(ROOT)  # as tools/studies/demo.py runs
+    demo = load_tool('studies/demo.py')
     tiny = [
         'evaluation.knn.train_samples=100',
         'evaluation.linear.train_samples=100',
@@ -240,7 +241,7 @@ def _run_cfg(demo, tmp_path, method, argv=()):
 
 @pytest.mark.parametrize('method', ['siameseim', 'mae', 'mocov3'])
 def test_seed_and_fp32_options_reach_the_pretraining_config(tmp_path, method):
-    demo = load_tool('demo.py')
+    demo = load_tool('studies/demo.py')
     default = _run_cfg(demo, tmp_path, method)
     assert default.randomness.seed == 0
     assert default.work_dir == str(tmp_path / method)
@@ -257,7 +258,7 @@ def test_seed_and_fp32_options_reach_the_pretraining_config(tmp_path, method):
 
 
 def test_smoke_settings_come_from_the_smoke_config(tmp_path):
-    demo = load_tool('demo.py')
+    demo = load_tool('studies/demo.py')
     cfg = _run_cfg(demo, tmp_path, 'siameseim', ['--smoke'])
     assert cfg.train_dataloader.dataset.indices == 256
     assert cfg.train_dataloader.batch_size == 64
@@ -274,7 +275,7 @@ def test_pretraining_resumes_exactly_from_iteration_checkpoints(
         tmp_path, method):
     """An interrupted demo continues from its last iteration checkpoint with
     the exact-resume loop (tests/test_engine/test_exact_resume_loop.py)."""
-    cfg = _run_cfg(load_tool('demo.py'), tmp_path, method)
+    cfg = _run_cfg(load_tool('studies/demo.py'), tmp_path, method)
     assert cfg.train_cfg.type == 'ExactResumeEpochBasedTrainLoop'
     iteration_ckpts = [
         h for h in cfg.custom_hooks

@@ -1,5 +1,5 @@
-"""`tools/demo.py --compare` runs any config of the mix catalogue (or any
-pretraining config path) under the demo's budget and evaluation."""
+"""`tools/studies/demo.py --compare` runs any config of the mix catalogue (or
+any pretraining config path) under the demo's budget and evaluation."""
 import glob
 import os
 
@@ -19,7 +19,7 @@ MIX = sorted(
 
 @pytest.fixture
 def demo():
-    return load_tool('demo.py')
+    return load_tool('studies/demo.py')
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""tools/evaluate_folder.py: kNN and few-shot accuracy of a checkpoint on a
-labelled folder of real photographs, equal to the evaluation API's
-functions on the same embeddings; a damaged file named, not dropped
+"""tools/evaluation/evaluate_folder.py: kNN and few-shot accuracy of a
+checkpoint on a labelled folder of real photographs, equal to the evaluation
+API's functions on the same embeddings; a damaged file named, not dropped
 silently."""
 import json
 import os
@@ -29,7 +29,7 @@ def photos(tmp_path):
 def test_knn_and_fewshot_on_a_labelled_photo_folder(photos, tmp_path, capsys):
     ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
     work = tmp_path / 'work'
-    tool = load_tool('evaluate_folder.py')
+    tool = load_tool('evaluation/evaluate_folder.py')
     results = tool.main([
         ckpt, '--data-root',
         str(photos), '--work-dir',
@@ -79,7 +79,7 @@ def test_knn_and_fewshot_on_a_labelled_photo_folder(photos, tmp_path, capsys):
 
 
 def test_bad_options_are_refused(tmp_path, capsys):
-    tool = load_tool('evaluate_folder.py')
+    tool = load_tool('evaluation/evaluate_folder.py')
     for args in (['--fraction', '0'], ['--fraction',
                                        '2'], ['--k', '0'], ['--folds', '1']):
         with pytest.raises(SystemExit):
@@ -97,7 +97,7 @@ def test_bad_options_are_refused(tmp_path, capsys):
     'kNN score reported and written')
 def test_defaults_adapt_to_a_small_folder(photos, tmp_path, capsys):
     ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
-    tool = load_tool('evaluate_folder.py')
+    tool = load_tool('evaluation/evaluate_folder.py')
     results = tool.main(
         [ckpt, '--data-root',
          str(photos), '--work-dir',
@@ -136,7 +136,7 @@ def test_a_failing_fewshot_keeps_the_knn_score(photos, tmp_path, monkeypatch):
                         refuse)
     ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
     with pytest.raises(SystemExit) as stop:
-        load_tool('evaluate_folder.py').main([
+        load_tool('evaluation/evaluate_folder.py').main([
             ckpt, '--data-root',
             str(photos), '--work-dir',
             str(tmp_path / 'w')

@@ -1,6 +1,7 @@
-"""tools/extract_features.py: a folder of images of every kind embedded in
-order, damaged files named and listed (never dropped silently), features
-equal to the backbone's own, a killed run continued, and the 2-D map."""
+"""tools/evaluation/extract_features.py: a folder of images of every kind
+embedded in order, damaged files named and listed (never dropped silently),
+features equal to the backbone's own, a killed run continued, and the 2-D
+map."""
 import os
 
 import numpy as np
@@ -41,7 +42,7 @@ def folder(tmp_path):
 
 def _tool():
     import sys
-    sys.path.insert(0, os.path.join(ROOT, 'tools'))
+    sys.path.insert(0, os.path.join(ROOT, 'tools', 'evaluation'))
     import extract_features
     return extract_features
 

@@ -11,7 +11,7 @@ from tests.helpers import load_tool, make_tiny_imagenet, tiny_siameseim_cfg
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, 'tools', 'benchmarks', 'fewshot_eval.py')
+TOOL = os.path.join(ROOT, 'tools', 'evaluation', 'fewshot_eval.py')
 CONFIG = os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
                       'vit-base-p16_siameseim-pre_1percent-logreg_in1k.py')
 
@@ -54,7 +54,7 @@ test_dataloader = dict(dataset=dict(metainfo=dict(classes=classes),
 
 
 def _tool_main():
-    return load_tool('benchmarks/fewshot_eval.py').main
+    return load_tool('evaluation/fewshot_eval.py').main
 
 
 def test_extracts_once_then_sweeps_c_from_the_cache(setup, monkeypatch,

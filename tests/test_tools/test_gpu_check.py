@@ -1,5 +1,5 @@
-"""tools/gpu_check.py on a CPU: as far as it honestly goes without a GPU
-(the no-CUDA exit, the plan and its dry run, the budget and time boxes of
+"""tools/studies/gpu_check.py on a CPU: as far as it honestly goes without a
+GPU (the no-CUDA exit, the plan and its dry run, the budget and time boxes of
 the job runner on trivial commands).
 
 Nothing here is a measurement.
@@ -11,14 +11,15 @@ import sys
 import pytest
 import torch
 
-from mmsiameseim_lab.preflight import gpu_check, shipped_configs
+from mmsiameseim_lab import gpu_check
+from mmsiameseim_lab.preflight import shipped_configs
 from tests.helpers import ROOT, load_tool
 
 
 def test_without_cuda_it_says_so_and_measures_nothing(tmp_path, capsys,
                                                       monkeypatch):
     monkeypatch.setattr(torch.cuda, 'is_available', lambda: False)
-    tool = load_tool('gpu_check.py')
+    tool = load_tool('studies/gpu_check.py')
     assert tool.main(['--results-dir', str(tmp_path)]) == 0
     assert 'no CUDA device' in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
@@ -26,7 +27,7 @@ def test_without_cuda_it_says_so_and_measures_nothing(tmp_path, capsys,
 
 def test_dry_run_lists_every_job_for_two_gpus(capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, 'is_available', lambda: False)
-    tool = load_tool('gpu_check.py')
+    tool = load_tool('studies/gpu_check.py')
     assert tool.main(['--dry-run', '--gpus', '2']) == 0
     out = capsys.readouterr().out
     assert 'dry run: nothing is run' in out
@@ -38,7 +39,7 @@ def test_dry_run_lists_every_job_for_two_gpus(capsys, monkeypatch):
     assert ('siameseim_vit-base-p16_16xb256-amp-coslr-1600e_in1k.py '
             '--iters 3 --batch-size 256') in out
     assert 'lsj-100e_coco.py --iters 3 --batch-size 4' in out
-    assert 'mmsiameseim_lab.benchmark.device_augment --device cuda' in out
+    assert 'mmsiameseim_lab.speed.device_augment --device cuda' in out
 
 
 def test_plan_orders_main_jobs_first_and_needs_two_gpus_for_ddp():

@@ -1,6 +1,6 @@
-"""Preflight (tools/preflight.py, mmsiameseim_lab.preflight): every shipped
-config at its real size, quick ones here, heavy ones in the slow tier; and
-the checks themselves (they must catch what they are for)."""
+"""Preflight (tools/analysis_tools/preflight.py and mmsiameseim_lab.preflight)
+of every shipped config at its real size, quick ones here, heavy ones in the
+slow tier; and the checks themselves (they must catch what they are for)."""
 import glob
 import json
 import os
@@ -240,7 +240,7 @@ def test_data_paths_are_re_rooted():
     'preflight', 'missing', 'exit status 1, the missing file named on stderr '
     'and in the JSON line')
 def test_tool_fails_clearly_without_the_data(tmp_path, capsys):
-    tool = load_tool('preflight.py')
+    tool = load_tool('analysis_tools/preflight.py')
     config = 'configs/pretrain/siameseim_vit-tiny-p4_1xb64-fp32-coslr-1e_' \
              'fashionmnist.py'
     code = tool.main([
@@ -256,7 +256,7 @@ def test_tool_fails_clearly_without_the_data(tmp_path, capsys):
 
 
 def test_tool_refuses_bad_options():
-    tool = load_tool('preflight.py')
+    tool = load_tool('analysis_tools/preflight.py')
     with pytest.raises(SystemExit):
         tool.parse_args(['x.py', '--iters', '0'])
     with pytest.raises(SystemExit):

@@ -36,7 +36,7 @@ def photo_folder(root, count):
 
 
 def run_tool(capsys, *argv):
-    code = load_tool('preflight.py').main([*argv])
+    code = load_tool('analysis_tools/preflight.py').main([*argv])
     out, err = capsys.readouterr()
     return code, json.loads(out.strip().splitlines()[-1]), out, err
 

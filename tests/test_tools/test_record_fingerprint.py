@@ -1,4 +1,4 @@
-"""tools/record_fingerprint.py: a fingerprint recorded with results taken
+"""tools/docs/record_fingerprint.py: a fingerprint recorded with results taken
 at this commit is current; results of an earlier commit are compared with
 that commit's fingerprint or recorded with a note; results taken with
 uncommitted code get the note that their fingerprint is unknown."""
@@ -36,7 +36,7 @@ def probe(monkeypatch, tmp_path):
 def test_results_of_this_commit_are_recorded_as_current(probe, capsys):
     head, results, rdir = probe
     results(head)
-    tool = load_tool('record_fingerprint.py')
+    tool = load_tool('docs/record_fingerprint.py')
     assert tool.main(['probe', '--results-dir', rdir]) == 0
     entry = fp.load(rdir)['probe']
     assert entry['results_commit'] == head and entry['changed'] is None
@@ -52,7 +52,7 @@ def test_earlier_results_need_evidence_or_a_note(probe, capsys):
                             capture_output=True,
                             text=True).stdout.strip()
     results(parent)
-    tool = load_tool('record_fingerprint.py')
+    tool = load_tool('docs/record_fingerprint.py')
     assert tool.main(['probe', '--results-dir', rdir]) == 1
     assert 'pass --against-results-commit or --changed' in \
         capsys.readouterr().out
@@ -64,8 +64,8 @@ def test_earlier_results_need_evidence_or_a_note(probe, capsys):
 
     # taken with uncommitted code: no commit holds it, so no comparison
     results(parent, [
-        'mmsiameseim/models/losses/unigrad_loss.py', 'tools/demo.py', 'a.md',
-        'docs/results/demo.json'
+        'mmsiameseim/models/losses/unigrad_loss.py', 'tools/studies/demo.py',
+        'a.md', 'docs/results/demo.json'
     ])
     assert tool.main(
         ['probe', '--results-dir', rdir, '--against-results-commit']) == 0

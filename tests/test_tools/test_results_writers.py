@@ -53,16 +53,17 @@ def _render(name, results):
 ])
 def test_benchmark_writes_its_results_file_when_asked(tmp_path, name, argv,
                                                       first_row):
-    out = _tool(f'{name}.py', *argv, '--results-dir', str(tmp_path))
+    tool = f'speed_benchmarks/{name.replace("benchmark_", "")}.py'
+    out = _tool(tool, *argv, '--results-dir', str(tmp_path))
     assert f'results file: {tmp_path / (name + ".json")}' in out.stderr
     results = read_results(name, str(tmp_path))
-    _check_meta(results, f'tools/{name}.py --')
+    _check_meta(results, f'tools/{tool} --')
     table = _render(name, results)
     assert first_row in table
     # the rendered table is the one the tool prints
     assert table.splitlines()[-1] in out.stdout
     # without --results-dir nothing is written
-    _tool(f'{name}.py', *argv)
+    _tool(tool, *argv)
     assert sorted(os.listdir(tmp_path)) == [f'{name}.json']
 
 
@@ -70,7 +71,7 @@ def test_benchmark_writes_its_results_file_when_asked(tmp_path, name, argv,
 # test_benchmark_pretrain.py covers the tool's tiny runs in the quick tier
 def test_benchmark_pretrain_writes_its_results_file(tmp_path):
     out = _tool(
-        'benchmark_pretrain.py',
+        'speed_benchmarks/pretrain.py',
         '--arch',
         'deit-t',
         '--batch',
@@ -89,7 +90,7 @@ def test_benchmark_pretrain_writes_its_results_file(tmp_path):
         str(tmp_path),
         timeout=600)
     results = read_results('benchmark_pretrain', str(tmp_path))
-    _check_meta(results, 'tools/benchmark_pretrain.py --arch deit-t')
+    _check_meta(results, 'tools/speed_benchmarks/pretrain.py --arch deit-t')
     assert {r['model']
             for r in results['data']['rows']} == {'siameseim', 'mae', 'gemm'}
     table = _render('benchmark_pretrain', results)
@@ -137,7 +138,7 @@ def test_the_collection_alone_writes_the_fault_matrix(tmp_path):
     assert {(c['entry'], c['fault']) for c in cells} == {('demo', 'signal')}
     table = _render('fault_matrix', matrix)
     assert table.splitlines()[2].startswith(
-        '| `make demo` (`tools/demo.py`) | a signal or kill')
+        '| `make demo` (`tools/studies/demo.py`) | a signal or kill')
     assert cells[0]['test'] in table
 
 

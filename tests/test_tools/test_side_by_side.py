@@ -1,5 +1,5 @@
-"""tools/side_by_side.py: the shared settings, the training subset and the
-table.
+"""tools/studies/side_by_side.py: the shared settings, the training subset and
+the table.
 
 (Training the authors' side needs a clone of their code; the tool was run
 against one for the README's table.)
@@ -22,8 +22,8 @@ OURS_CFG = os.path.join(
 
 @pytest.fixture
 def tools(monkeypatch):
-    # what `python tools/side_by_side.py` has on sys.path
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools'))
+    # what `python tools/studies/side_by_side.py` has on sys.path
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
     import side_by_side
     import side_by_side_authors
     return side_by_side, side_by_side_authors
@@ -91,7 +91,8 @@ def test_table_gives_mean_spread_and_every_run():
 def test_a_folder_without_their_code_is_refused(tmp_path):
     out = subprocess.run([
         sys.executable,
-        os.path.join(ROOT, 'tools', 'side_by_side.py'), '--official-repo',
+        os.path.join(ROOT, 'tools', 'studies', 'side_by_side.py'),
+        '--official-repo',
         str(tmp_path)
     ],
                          capture_output=True,

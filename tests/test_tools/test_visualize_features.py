@@ -1,6 +1,6 @@
-"""tools/visualize_features.py: every picture from checkpoints that carry
-their config (as mmengine's Runner saves them), on Fashion-MNIST and the
-sample photos; a checkpoint without a config is refused by name."""
+"""tools/visualization/visualize_features.py: every picture from checkpoints
+that carry their config (as mmengine's Runner saves them), on Fashion-MNIST and
+the sample photos; a checkpoint without a config is refused by name."""
 import os
 
 import pytest
@@ -8,7 +8,8 @@ import torch
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-from mmsiameseim.evaluation import checkpoint_config, pca_rgb
+from mmsiameseim.evaluation import checkpoint_config
+from mmsiameseim_lab.evaluation import pca_rgb
 from tests.helpers import ROOT
 
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
@@ -82,7 +83,7 @@ def test_pca_colours_are_shared_and_in_range():
     not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 def test_every_picture_of_two_checkpoints(tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools'))
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'visualization'))
     monkeypatch.chdir(ROOT)
     import visualize_features
     sim = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)

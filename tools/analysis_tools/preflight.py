@@ -1,7 +1,7 @@
 """Preflight of a config at its real size before it is sent to a cluster.
 
-    python tools/preflight.py CONFIG [--iters N] [--batch-size B]
-        [--data-root DIR] [--work-dir DIR] [--images-per-s X]
+    python tools/analysis_tools/preflight.py CONFIG [--iters N]
+        [--batch-size B] [--data-root DIR] [--work-dir DIR] [--images-per-s X]
         [--num-workers W] [--cache-dir DIR] [--json] [--save]
         [--cfg-options KEY=VALUE ...]
 

@@ -8,7 +8,7 @@ links are only checked for their syntax: CI cannot reach the internet, so
 Sphinx's ``linkcheck`` is not used. Fenced code blocks and inline code are
 not read. Run by ``make docs``::
 
-    python tools/check_links.py [--root DIR]
+    python tools/docs/check_links.py [--root DIR]
 
 Exit status 1 and one ``file:line: problem`` per broken link when any is.
 """
@@ -21,7 +21,7 @@ import sys
 from typing import Dict, Iterator, List, Set, Tuple
 from urllib.parse import unquote, urlparse
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 # Sphinx's output and the pages docs/conf.py generates from configs/.
 GENERATED = ('docs/_build/', 'docs/model_zoo/')
 

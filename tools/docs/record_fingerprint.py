@@ -1,6 +1,6 @@
 """Record the smoke fingerprint of published results files at this code.
 
-    python tools/record_fingerprint.py NAME [NAME ...] | --all
+    python tools/docs/record_fingerprint.py NAME [NAME ...] | --all
         [--against-results-commit | --changed TEXT] [--results-dir DIR]
 
 A study's results file (docs/results/NAME.json) is current while its
@@ -20,7 +20,7 @@ docs/results/fingerprints.json:
 * ``--changed TEXT`` records it with TEXT as that note (what changed since
   the results were taken), when the study is not retaken yet.
 
-Then ``python tools/render_results.py`` renders the blocks. Exit status 1
+Then ``python tools/docs/render_results.py`` renders the blocks. Exit status 1
 when a results file was left unrecorded.
 """
 import argparse
@@ -28,7 +28,7 @@ import os.path as osp
 import sys
 import tempfile
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def parse_args(argv=None):

@@ -1,12 +1,12 @@
 """Fill the results and model-zoo tables of the markdown from their sources.
 
-    python tools/render_results.py [--check] [--root DIR]
+    python tools/docs/render_results.py [--check] [--root DIR]
 
 Rewrites every ``<!-- results:NAME -->`` ... ``<!-- /results:NAME -->``
 block of README.md, docs/**/*.md and configs/**/README.md from
 ``docs/results/NAME.json`` (with a provenance footer, which says when a
 study's smoke fingerprint notes a change since its results were taken:
-``tools/record_fingerprint.py``) and every
+``tools/docs/record_fingerprint.py``) and every
 ``<!-- metafile:PATH -->`` ... ``<!-- /metafile -->`` block from that
 ``metafile.yml`` (``mmsiameseim_lab.docs_render``).
 
@@ -19,7 +19,7 @@ import argparse
 import os.path as osp
 import sys
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def main(argv=None):

@@ -1,27 +1,27 @@
 """kNN and few-shot accuracy of a pretrained backbone on your own labelled
 images.
 
-    python tools/evaluate_folder.py CHECKPOINT --data-root DIR
+    python tools/evaluation/evaluate_folder.py CHECKPOINT --data-root DIR
         [--work-dir DIR] [--config PRETRAIN_CONFIG] [--train-split train]
         [--val-split val] [--feature cls_token|avg_featmap] [--final-norm]
         [--size N] [--k 20] [--temperature 0.07]
         [--fraction 0.01 | --no-fewshot] [--folds 3] [--seed 0]
         [--batch-size 64] [--out FILE.json]
 
-DIR holds one folder per split, each with one sub-folder per class (the
-classes of the training split number both: ``LabelledImageFolder``). Both
-splits are embedded (frozen backbone, centre crop, as
-``tools/extract_features.py``; resumable, written to the work dir), then the
-validation split is scored by weighted kNN over the training split (k=20,
-T=0.07) and by an L2-regularised logistic regression fitted on a
-class-balanced ``--fraction`` of the training split (1 %, at least 2 images
-per class; strength by cross-validation on those images only; skipped, with
-a note, when a class has a single training image). CHECKPOINT is
-a SiameseIM or mmpretrain ViT checkpoint (its pretraining config is read
-from it unless ``--config`` gives it); a config file (``.py``) instead scores
-the random initial weights (a floor). Prints a table; writes the numbers as
-JSON (default: WORK_DIR/results.json), the kNN score as soon as it is known
-(kept if few-shot then fails).
+DIR holds one folder per split, each with one sub-folder per class (the classes
+of the training split number both: ``LabelledImageFolder``). Both splits are
+embedded (frozen backbone, centre crop, as
+``tools/evaluation/extract_features.py``; resumable, written to the work dir),
+then the validation split is scored by weighted kNN over the training split
+(k=20, T=0.07) and by an L2-regularised logistic regression fitted on a
+class-balanced ``--fraction`` of the training split (1 %, at least 2 images per
+class; strength by cross-validation on those images only; skipped, with a note,
+when a class has a single training image). CHECKPOINT is a SiameseIM or
+mmpretrain ViT checkpoint (its pretraining config is read from it unless
+``--config`` gives it); a config file (``.py``) instead scores the random
+initial weights (a floor). Prints a table; writes the numbers as JSON (default:
+WORK_DIR/results.json), the kNN score as soon as it is known (kept if few-shot
+then fails).
 """
 import argparse
 import json

@@ -1,6 +1,7 @@
 """Embed every image of a folder with a pretrained backbone.
 
-    python tools/extract_features.py CHECKPOINT --images DIR --out FILE
+    python tools/evaluation/extract_features.py CHECKPOINT --images DIR \
+        --out FILE
         [--config PRETRAIN_CONFIG] [--feature cls_token|avg_featmap|
         patch_tokens] [--size N] [--crop-fraction 0.875] [--batch-size 64]
         [--float16] [--final-norm] [--plot]

@@ -1,6 +1,6 @@
 """1 % few-shot: L2-regularised logistic regression on frozen features.
 
-    python tools/benchmarks/fewshot_eval.py CONFIG --checkpoint CKPT
+    python tools/evaluation/fewshot_eval.py CONFIG --checkpoint CKPT
         [--data-root data/imagenet] [--subset-list data/imagenet/1percent.txt]
         [--cache-dir work_dirs/fewshot_features] [--c-grid 1,10,100]
         [--cv-folds 3] [--batch-size 128] [--device cuda]

@@ -1,6 +1,6 @@
 """Weighted k-NN (k=20, T=0.07, as in DINO) on frozen backbone features.
 
-    python tools/benchmarks/knn_eval.py CONFIG [--checkpoint CKPT]
+    python tools/evaluation/knn_eval.py CONFIG [--checkpoint CKPT]
         [--train-samples N] [--k 20] [--temperature 0.07]
         [--precision fp32|bf16|fp16] [--out result.json]
 

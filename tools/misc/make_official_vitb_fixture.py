@@ -1,6 +1,6 @@
 """Record one ViT-B/16 training step of the authors' SiameseIM, small.
 
-    python tools/make_official_vitb_fixture.py --official-repo PATH \\
+    python tools/misc/make_official_vitb_fixture.py --official-repo PATH \\
         [--out tests/data/official_parity_vitb.pt] [--seed 0]
 
 The step runs their ``SiameseIMViT`` (from your clone of
@@ -37,7 +37,8 @@ import torch
 from mmsiameseim_lab.parity_fixture import (FIXED, crops, official_weights,
                                             views)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG = dict(
     img_size=224,
     patch_size=16,
@@ -67,8 +68,8 @@ def main(argv=None):
         default=os.path.join(ROOT, 'tests', 'data', 'official_parity_vitb.pt'))
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
-    import authors_siameseim as authors  # tools/, the script's folder
     from mmsiameseim.models.utils.geometry import build_rows_first_sincos_embed
+    from mmsiameseim_lab import authors
     cfg = dict(CONFIG, seed=args.seed)
     torch.manual_seed(args.seed)
     model = authors.build_model(

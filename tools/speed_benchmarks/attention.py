@@ -1,6 +1,6 @@
 """Attention kernels under CPU bf16 autocast, at SiameseIM's shapes.
 
-    python tools/benchmark_attention.py [--arch b] [--batch 8]
+    python tools/speed_benchmarks/attention.py [--arch b] [--batch 8]
         [--img-size 224] [--patch-size 16] [--masked 118] [--repeats 5]
         [--json] [--results-dir docs/results]
 
@@ -26,11 +26,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from mmsiameseim.models.backbones.siameseim_vit import \
     fp32_attention_under_cpu_autocast
-from mmsiameseim_lab.benchmark import arch_settings, decoder_heads
-from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
-from mmsiameseim_lab.benchmark.report import \
-    format_attention_table as format_table
 from mmsiameseim_lab.results import write_results
+from mmsiameseim_lab.speed import arch_settings, decoder_heads
+from mmsiameseim_lab.speed.options import check_patch_grid, positive_int
+from mmsiameseim_lab.speed.report import format_attention_table as format_table
 
 VARIANTS = ('bf16 fused', 'bf16 math', 'fp32 fused')
 

@@ -1,21 +1,21 @@
 """Activation checkpointing's memory saving and time cost at ViT-B and
 ViT-L, and the preflight's memory model against a measured step.
 
-    python tools/benchmark_checkpointing.py [--archs b,l] [--batch 8,4]
+    python tools/speed_benchmarks/checkpointing.py [--archs b,l] [--batch 8,4]
         [--steps 5] [--results-dir docs/results]
 
 Each (arch, checkpointing off / on) runs in a fresh process, one at a time
 (run it alone on the machine): the first training step's growth of the
 resident set (fp32, AdamW), the median of ``--steps`` more steps, and the
 memory model fitted from the saved-tensor bytes at batches 1 and 2
-(``mmsiameseim_lab/benchmark/checkpointing.py``). Prints a table and writes
+(``mmsiameseim_lab/speed/checkpointing.py``). Prints a table and writes
 the results file ``benchmark_checkpointing``.
 """
 import argparse
 import json
 
-from mmsiameseim_lab.benchmark.checkpointing import run, savings, table
 from mmsiameseim_lab.results import write_results
+from mmsiameseim_lab.speed.checkpointing import run, savings, table
 
 
 def parse_args(argv=None):

@@ -1,6 +1,6 @@
 """Throughput of the two-view data pipeline per worker process.
 
-    python tools/benchmark_pipeline.py [--images 64] [--large 4]
+    python tools/speed_benchmarks/pipeline.py [--images 64] [--large 4]
         [--repeats 3] [--image-size 500 375] [--config PATH]
         [--official-repo /tmp/sim-official]
         [--step-images-per-s X | --pretrain-json FILE] [--profile]
@@ -12,7 +12,7 @@ Over the same JPEG files, in turns (every pass of every pipeline sees the
 same machine load), it times:
 
 * ``before``: the ImageNet ``train_pipeline`` as it was before the Pillow
-  rewrite (``mmsiameseim_lab.benchmark.pipeline.BEFORE_PIPELINE``);
+  rewrite (``mmsiameseim_lab.speed.pipeline.BEFORE_PIPELINE``);
 * ``after``: the ``train_pipeline`` of ``--config`` (default
   configs/pretrain/_base_/imagenet_two_view_masked.py);
 * ``deviceaug-cpu``: the CPU part of the accelerator option
@@ -20,9 +20,9 @@ same machine load), it times:
   pack; flips and colour then run batched on the device, not timed here);
 * ``authors``: the authors' ``DataAugmentationForSIM`` and their
   ``MaskingGenerator`` from ``--official-repo`` (a clone of
-  OpenGVLab/Siamese-Image-Modeling, imported with tools/authors_siameseim.py's
-  shims), behind their ImageFolder loader; left out, with a note, when the
-  clone is missing;
+  OpenGVLab/Siamese-Image-Modeling, imported with
+  mmsiameseim_lab/authors/code.py's shims), behind their ImageFolder loader;
+  left out, with a note, when the clone is missing;
 * ``torchvision``: the same augmentations written with torchvision.
 
 The JPEGs (quality 90) are cut from real photographs (scikit-learn's and
@@ -30,7 +30,7 @@ matplotlib's sample photos): ``--images`` of ``--image-size`` (ImageNet's
 typical 500 x 375) and ``--large`` of ``--large-size``. Reports the median
 over ``--repeats`` passes of images/s and ms/image, and, given the GPU step
 rate (``--step-images-per-s``, or the ``siameseim`` row of a
-``tools/benchmark_pretrain.py --json`` output given by
+``tools/speed_benchmarks/pretrain.py --json`` output given by
 ``--pretrain-json``), the workers per GPU: ceil(step rate / per-worker
 rate). ``--profile`` adds the time of each transform of our pipelines;
 ``--workers N ...`` the images/s of a DataLoader over ``after`` with N
@@ -41,8 +41,8 @@ import json
 import os
 import sys
 
-from mmsiameseim_lab.benchmark import pipeline as P
-from mmsiameseim_lab.benchmark.options import positive_int
+from mmsiameseim_lab.speed import pipeline as P
+from mmsiameseim_lab.speed.options import positive_int
 
 DEFAULT_OFFICIAL = '/tmp/sim-official'
 
@@ -52,7 +52,7 @@ def build_authors_pipeline(repo):
     -> sample`` callable (as their ImagenetWithMask does)."""
     import types
 
-    import authors_siameseim as authors
+    from mmsiameseim_lab import authors
     try:  # their main_pretrain imports tensorboard's SummaryWriter
         import torch.utils.tensorboard  # noqa: F401
     except ImportError:
@@ -109,7 +109,7 @@ def main(argv=None):
         help='GPU training throughput of the model')
     parser.add_argument(
         '--pretrain-json',
-        help='tools/benchmark_pretrain.py --json output; '
+        help='tools/speed_benchmarks/pretrain.py --json output; '
         'its siameseim images_per_s is the step rate')
     parser.add_argument(
         '--step-rate-source',
@@ -149,7 +149,7 @@ def main(argv=None):
         step_rate = P.step_rate_from_json(args.pretrain_json)
         source = f'siameseim row of {args.pretrain_json}'
 
-    import authors_siameseim
+    from mmsiameseim_lab import authors as authors_siameseim
     problem = authors_siameseim.checkout_problem(args.official_repo) \
         if args.official_repo else 'not asked for (--official-repo "")'
     authors = problem or build_authors_pipeline(args.official_repo)

@@ -1,7 +1,8 @@
 """Training-step speed of SiameseIM next to mmpretrain's MAE, same backbone,
 against the machine's GEMM peak measured in the same run.
 
-    python tools/benchmark_pretrain.py [--arch b] [--batch 8] [--img-size 224]
+    python tools/speed_benchmarks/pretrain.py [--arch b] [--batch 8]
+        [--img-size 224]
         [--steps 5] [--warmup 2] [--precision fp32[,bf16[,fp16]]]
         [--device cpu] [--models siameseim,siameseim-lowres,mae,official]
         [--compile] [--adamw fused|foreach] [--gemm-size 4096]
@@ -11,7 +12,7 @@ against the machine's GEMM peak measured in the same run.
 Every (model, precision) pair, and a ``gemm`` row per precision (one
 ``--gemm-size``-cubed matrix product in fp32, or in the autocast dtype: the
 machine's peak), gets its own worker process of
-:mod:`mmsiameseim_lab.benchmark`; the workers take their timed steps in turns
+:mod:`mmsiameseim_lab.speed`; the workers take their timed steps in turns
 (all see the same machine noise), as many at once as the memory holds.
 
 A step is forward + backward + AdamW step (+ the momentum update for
@@ -30,17 +31,17 @@ and the peak memory (CPU: the worker's peak resident set; CUDA:
 low-resolution target (``siameseim-lowres``: view b at ``--target-size``)
 over the default, and ours over the authors' (``official``: a clone of
 OpenGVLab/Siamese-Image-Modeling at ``--official-repo``, see
-``tools/authors_siameseim.py``).
+``mmsiameseim_lab/authors/code.py``).
 """
 import argparse
 import json
 import sys
 
 from mmsiameseim.precision import precision_from_flag
-from mmsiameseim_lab.benchmark import (GEMM, arch_settings, format_table,
-                                       ratios, run, synthetic_geometry)
-from mmsiameseim_lab.benchmark.options import check_patch_grid, positive_int
 from mmsiameseim_lab.results import write_results
+from mmsiameseim_lab.speed import (GEMM, arch_settings, format_table, ratios,
+                                   run, synthetic_geometry)
+from mmsiameseim_lab.speed.options import check_patch_grid, positive_int
 
 MODELS = ('siameseim', 'siameseim-lowres', 'mae', 'official')
 PATCH_SIZE = 16  # of the ViT-B/16 configs the models are built from
@@ -48,7 +49,7 @@ PATCH_SIZE = 16  # of the ViT-B/16 configs the models are built from
 
 def build_official(args):
     """The authors' model and inputs (a worker runs this)."""
-    import authors_siameseim
+    from mmsiameseim_lab import authors as authors_siameseim
     s = arch_settings(args.arch)
     model = authors_siameseim.build(args.official_repo, s['embed_dims'],
                                     s['num_layers'], s['num_heads'],
@@ -155,7 +156,7 @@ def parse_args(argv=None):
     elif args.max_workers < 1:
         parser.error('--max-workers: at least 1')
     if 'official' in args.models.split(','):
-        from authors_siameseim import checkout_problem
+        from mmsiameseim_lab.authors import checkout_problem
         problem = checkout_problem(args.official_repo)
         if problem:
             parser.error(f'--models official needs --official-repo: {problem}')

@@ -1,6 +1,6 @@
 """Time and memory of the UniGrad loss, chunked path vs plain autograd.
 
-    python tools/benchmark_unigrad.py [--batch 32] [--tokens 196]
+    python tools/speed_benchmarks/unigrad.py [--batch 32] [--tokens 196]
         [--channels 768] [--repeats 7] [--dtype fp32|bf16] [--device cpu]
         [--step-seconds S | --measure-step] [--json]
         [--results-dir docs/results]
@@ -29,7 +29,7 @@ in turns. Extra memory: what forward + backward needs beyond its inputs
   call, minus the gradient's size.
 
 With ``--step-seconds S`` (a SiameseIM training step at the same batch, e.g.
-from tools/benchmark_pretrain.py) or ``--measure-step`` (times one ViT-B
+from tools/speed_benchmarks/pretrain.py) or ``--measure-step`` (times one ViT-B
 SiameseIM step at ``--batch`` with that tool's model and batch builders)
 the loss time is also given as a percentage of the step.
 """
@@ -41,13 +41,12 @@ import sys
 
 import torch
 
-from mmsiameseim_lab.benchmark.options import positive_int
-from mmsiameseim_lab.benchmark.report import \
-    format_unigrad_table as format_table
-from mmsiameseim_lab.benchmark.unigrad import (DTYPES, VARIANTS, build_loss,
-                                               fwd_bwd, make_inputs,
-                                               memory_child, timed_rows)
 from mmsiameseim_lab.results import write_results
+from mmsiameseim_lab.speed.options import positive_int
+from mmsiameseim_lab.speed.report import format_unigrad_table as format_table
+from mmsiameseim_lab.speed.unigrad import (DTYPES, VARIANTS, build_loss,
+                                           fwd_bwd, make_inputs, memory_child,
+                                           timed_rows)
 
 
 def extra_memory_mb(args, variant):

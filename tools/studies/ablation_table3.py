@@ -1,7 +1,8 @@
 """Table 3 of the paper in miniature: every ablation row on Fashion-MNIST.
 
-    python tools/ablation_table3.py [--work-dir work_dirs/ablation_table3]
-        [--rows a,b,...] [--seed S] [--smoke]
+    python tools/studies/ablation_table3.py
+        [--work-dir work_dirs/ablation_table3] [--rows a,b,...] [--seed S]
+        [--smoke]
         [--config configs/demo/table3_miniature.py] [--cfg-options K=V ...]
         [--results-dir docs/results]
 

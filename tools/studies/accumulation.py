@@ -1,15 +1,15 @@
 """How far exact (``micro_batches``) and plain (``accumulative_counts``)
 gradient accumulation are from the gradient of one whole batch.
 
-    python tools/benchmark_accumulation.py [--results-dir docs/results]
+    python tools/studies/accumulation.py [--results-dir docs/results]
 
-On the demo's model (``mmsiameseim_lab/benchmark/accumulation.py``), with
+On the demo's model (``mmsiameseim_lab/accumulation/gradients.py``), with
 the recipe's token BatchNorm and with LayerNorm in the neck; prints a table
 and writes the results file ``accumulation``.
 """
 import argparse
 
-from mmsiameseim_lab.benchmark.accumulation import measure, table
+from mmsiameseim_lab.accumulation.gradients import measure, table
 from mmsiameseim_lab.results import write_results
 
 CASES = ((16, 4), (64, 4), (256, 4), (256, 16))

@@ -1,6 +1,6 @@
 """The paper's claim in miniature: SiameseIM, MAE and MoCo-v3 on Fashion-MNIST.
 
-    python tools/claim_study.py [--only table|curve] [--methods a,b]
+    python tools/studies/claim_study.py [--only table|curve] [--methods a,b]
         [--max-runs N] [--work-dir work_dirs/claim] [--holdout N] [--smoke]
         [--config configs/demo/claim_study.py] [--cfg-options K=V ...]
         [--results-dir docs/results]
@@ -11,7 +11,7 @@ demo's frozen-backbone protocol (kNN, linear probe, 1 % few-shot; the curve
 skips the linear probe) and the dense probe on mosaics, the table runs also
 at their own initial weights; raw pixels are the other floor. After every
 run the results file ``claim.json`` is rewritten (``--results-dir``:
-docs/results, rendered by tools/render_results.py; ``--smoke`` or
+docs/results, rendered by tools/docs/render_results.py; ``--smoke`` or
 ``--holdout``: the work dir) with the charts in ``--figures-dir``. A rerun
 skips the runs recorded in the results file under the same settings, and a
 killed pretraining resumes, so the study may span sessions: ``--max-runs``
@@ -24,8 +24,8 @@ choosing settings without the test images. A ``--results-name`` of its own
 keeps its evaluations apart too (``WORK_DIR[/holdoutN]/NAME``), e.g. the
 curve scored with another feature::
 
-    python tools/claim_study.py --only curve --results-name claim_token_map \
-        --cfg-options features.siameseim=featmap
+    python tools/studies/claim_study.py --only curve \
+        --results-name claim_token_map --cfg-options features.siameseim=featmap
 """
 import argparse
 import os
@@ -43,15 +43,15 @@ SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
 
 def run(args):
     from mmsiameseim.atomic_io import load_json
-    from mmsiameseim.evaluation import MosaicDenseProbe
     from mmsiameseim_lab.claim import (check_features, check_study,
                                        claim_results_data, describe,
-                                       figures_dir, pending, results_file,
-                                       reusable_records, run_config, run_once,
-                                       selected_runs, study_settings)
+                                       figures_dir, pending, plot_claim,
+                                       results_file, reusable_records,
+                                       run_config, run_once, selected_runs,
+                                       study_settings)
     from mmsiameseim_lab.demo import describe_pretraining
+    from mmsiameseim_lab.evaluation import MosaicDenseProbe
     from mmsiameseim_lab.results import write_results
-    from mmsiameseim_lab.visualization import plot_claim
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
     study = Config.fromfile(

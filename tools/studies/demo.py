@@ -1,10 +1,10 @@
 """The main job: pretrain and evaluate SiameseIM on Fashion-MNIST, on a CPU.
 
-    python tools/demo.py [--work-dir work_dirs/demo] [--compare mae,mocov3]
-                         [--smoke] [--seed S] [--epochs E] [--fp32]
-                         [--publish] [--results-dir DIR]
-                         [--config configs/demo/fashionmnist_demo.py]
-                         [--cfg-options KEY=VALUE ...]
+    python tools/studies/demo.py [--work-dir work_dirs/demo]
+        [--compare mae,mocov3] [--smoke] [--seed S] [--epochs E] [--fp32]
+        [--publish] [--results-dir DIR]
+        [--config configs/demo/fashionmnist_demo.py]
+        [--cfg-options KEY=VALUE ...]
 
 Stages (each is reused when a rerun finds it finished; pretraining resumes
 from its last checkpoint):
@@ -15,7 +15,7 @@ from its last checkpoint):
    ``SaveInitialWeightsHook`` before step 1: the floor of what pretraining
    adds), a separately initialised mmpretrain ViT of the same architecture
    (for reference) and the optional peers: the frozen-backbone protocol of
-   ``mmsiameseim.evaluation.FrozenBackboneProtocol`` (kNN, linear probe,
+   ``mmsiameseim_lab.evaluation.FrozenBackboneProtocol`` (kNN, linear probe,
    few-shot), plus kNN on raw pixels;
 3. ``WORK_DIR/report.md`` with a results table and PNG figures
    (``figures/``: training_curves, knn_curve, accuracy, two_view_sample),

@@ -1,10 +1,10 @@
 """Every GPU figure the README lacks, in one command (``make gpu-check``).
 
-    python tools/gpu_check.py [--budget-min 30] [--dry-run [--gpus N]]
+    python tools/studies/gpu_check.py [--budget-min 30] [--dry-run [--gpus N]]
         [--kinds preflight,...] [--keep EARLIER.json]
         [--configs A.py,B.py] [--results-dir DIR]
 
-On a machine with CUDA: runs the plan of mmsiameseim_lab.preflight.gpu_check
+On a machine with CUDA: runs the plan of mmsiameseim_lab.gpu_check
 inside the device-time budget (default 30 minutes; each job has its own
 time box, what does not fit is recorded as skipped): the pretraining
 benchmark (SiameseIM and MAE, fp16 and bf16, eager and compiled, against
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
-    from mmsiameseim_lab.preflight import gpu_check
+    from mmsiameseim_lab import gpu_check
     from mmsiameseim_lab.results import results_path, write_results
     seen = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if not args.dry_run and not seen:

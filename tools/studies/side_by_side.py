@@ -1,6 +1,6 @@
 """Train the authors' SiameseIM and ours side by side on Fashion-MNIST.
 
-    python tools/side_by_side.py --official-repo PATH [--seeds 0,1,2]
+    python tools/studies/side_by_side.py --official-repo PATH [--seeds 0,1,2]
         [--train-images 12800] [--epochs 1] [--knn-train 10000]
         [--probe-train 10000] [--probe-epochs 3] [--fewshot-fraction 0.01]
         [--test-images 10000] [--work-dir work_dirs/side_by_side] [--fp32]
@@ -10,14 +10,14 @@ For each seed, both implementations pretrain on the same training images
 (``--train-images`` drawn once, seed 0, from the 60k) with the settings of
 configs/pretrain/siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py,
 then both are evaluated by the demo's protocol
-(``mmsiameseim.evaluation.FrozenBackboneProtocol`` with the evaluation of
+(``mmsiameseim_lab.evaluation.FrozenBackboneProtocol`` with the evaluation of
 configs/demo/fashionmnist_demo.py and the subset sizes above; a fixed
 subset of ``--test-images`` when fewer than 10k).
 
 * Ours: that config through mmengine's Runner (``pretrain_once``).
 * The authors': their code from a clone at ``--official-repo`` (nothing of
-  it is shipped), in a child process (tools/side_by_side_authors.py says
-  what of theirs runs and which settings are shared); their weights are
+  it is shipped), in a child process (tools/studies/side_by_side_authors.py
+  says what of theirs runs and which settings are shared); their weights are
   converted with ``mmsiameseim.apis.build_from_official``.
 
 images/s: batch / median iteration time (data and step), as mmengine logs
@@ -36,7 +36,7 @@ import sys
 
 from mmengine.config import Config
 
-from authors_siameseim import checkout_problem
+from mmsiameseim_lab.authors import checkout_problem
 from mmsiameseim_lab.demo.cli import (CONFIG, ROOT, build_protocol,
                                       check_dataset, say)
 from mmsiameseim_lab.side_by_side import (demo_overrides, format_table,
@@ -76,7 +76,8 @@ def run_authors(args, seed, run_dir, settings_, indices):
         with open(osp.join(out_dir, 'train.log'), 'w') as log:
             proc = subprocess.run([
                 sys.executable,
-                osp.join(ROOT, 'tools', 'side_by_side_authors.py'), opts_path
+                osp.join(ROOT, 'tools', 'studies', 'side_by_side_authors.py'),
+                opts_path
             ],
                                   stdout=log,
                                   stderr=subprocess.STDOUT,

@@ -1,7 +1,7 @@
 """The authors' SiameseIM pretraining on Fashion-MNIST, for
-tools/side_by_side.py (which starts it in a child process per run).
+tools/studies/side_by_side.py (which starts it in a child process per run).
 
-    python tools/side_by_side_authors.py OPTS_JSON
+    python tools/studies/side_by_side_authors.py OPTS_JSON
 
 OPTS_JSON holds ``repo`` (a clone of OpenGVLab/Siamese-Image-Modeling),
 ``seed``, ``settings`` (``mmsiameseim_lab.side_by_side.settings`` of our
@@ -9,7 +9,7 @@ config), ``indices`` of the training images, ``epochs``, ``fp32``,
 ``data_root`` and ``checkpoint`` (where their weights go). Their model,
 augmentation, mask generator, optimizer groups, scaler and loop
 ``engine_pretrain.train_one_epoch`` run as in their ``main``; the shims their
-code needs on a current stack live in tools/authors_siameseim.py. Writes
+code needs on a current stack live in mmsiameseim_lab/authors/code.py. Writes
 ``child.json`` (wall time, images/s, last loss) beside OPTS_JSON.
 
 Shared with ours (read off our config): the images zero-padded to 32 px
@@ -38,7 +38,7 @@ def authors_child(opts):
 
     import torch
 
-    import authors_siameseim as authors
+    from mmsiameseim_lab import authors
     s = opts['settings']
     dtype = None if opts['fp32'] else torch.bfloat16
     authors.install_training_shims(opts['repo'], dtype or torch.bfloat16)

@@ -1,7 +1,8 @@
 """Pictures of what pretrained backbones learned, side by side.
 
-    python tools/visualize_features.py CHECKPOINT [CHECKPOINT ...]
-        [--names a,b,...] [--config PRETRAIN_CONFIG] [--out DIR]
+    python tools/visualization/visualize_features.py CHECKPOINT
+        [CHECKPOINT ...] [--names a,b,...] [--config PRETRAIN_CONFIG]
+        [--out DIR]
         [--study configs/demo/claim_study.py] [--data-root DIR]
         [--images FILE_OR_DIR ...] [--photo-size 128] [--count 6]
         [--initial-weights]
@@ -38,7 +39,7 @@ import argparse
 import os
 import os.path as osp
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def parse_args(argv=None):

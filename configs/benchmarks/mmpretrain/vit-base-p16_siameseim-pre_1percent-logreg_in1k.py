@@ -2,7 +2,7 @@
 # 1% Data", following MSN): frozen ViT-B/16 features of the SimCLR 1 %
 # subset of the training set (~13 images per class) and of the validation
 # set, then L2-regularised logistic regression. Not a Runner config: run
-#   python tools/benchmarks/fewshot_eval.py THIS_CONFIG --checkpoint CKPT
+#   python tools/evaluation/fewshot_eval.py THIS_CONFIG --checkpoint CKPT
 # (see docs/fewshot_1percent.md). Features: the cls token of the last block,
 # no final norm (SiameseIM pretrains without one), as MSN's protocol uses
 # the cls token; images resized to 256 (short side) and centre-cropped to

@@ -1,5 +1,6 @@
 # mmpretrain's own MAE under the SiameseIM Fashion-MNIST budget (peer for
-# `tools/demo.py --compare mae`): 75 % random masking, normalised-pixel target.
+# `tools/studies/demo.py --compare mae`): 75 % random masking, normalised-pixel
+# target.
 _base_ = ['../_base_/fashionmnist_budget.py']
 
 model = dict(

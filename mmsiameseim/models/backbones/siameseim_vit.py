@@ -217,10 +217,10 @@ def fp32_attention_under_cpu_autocast(query: torch.Tensor, key: torch.Tensor,
     autocast and returns the autocast dtype; unchanged elsewhere.
 
     On CPUs torch's bf16 attention kernels are slower than its fp32 fused
-    kernel over a SiameseIM step's attention calls: the fused bf16 kernel
-    is slow on short sequences, the matmul-softmax path on long ones
-    (``tools/benchmark_attention.py`` prints the table). Only the attention
-    core runs in fp32; the projections around it stay in bf16.
+    kernel over a SiameseIM step's attention calls: the fused bf16 kernel is
+    slow on short sequences, the matmul-softmax path on long ones
+    (``tools/speed_benchmarks/attention.py`` prints the table). Only the
+    attention core runs in fp32; the projections around it stay in bf16.
     """
     if query.device.type != 'cpu' or not torch.is_autocast_enabled('cpu'):
         return F.scaled_dot_product_attention(query, key, value, *args,

@@ -57,7 +57,9 @@ def test_a_run_refused_by_the_lock_records_no_invocation(tmp_path):
             pretrain_once(_cfg(tmp_path))
         assert not (tmp_path / 'pretrain_wall_time.json').exists()
         with pytest.raises(SystemExit, match='pid'):
-            load_tool('demo.py').main(['--smoke', '--work-dir', str(tmp_path)])
+            load_tool('studies/demo.py').main(
+                ['--smoke', '--work-dir',
+                 str(tmp_path)])
         assert not (tmp_path / 'wall_time.json').exists()
     finally:
         lock.release()

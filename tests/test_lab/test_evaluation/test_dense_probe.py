@@ -8,13 +8,13 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from mmsiameseim.evaluation import (FrozenBackboneProtocol, MosaicDenseProbe,
-                                    dense_probe_scores, fit_linear_classifier,
-                                    make_mosaics, patch_labels, patch_tokens,
-                                    raw_patch_pixels, segmentation_scores)
+from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol,
+                                        MosaicDenseProbe, dense_probe_scores,
+                                        fit_linear_classifier, make_mosaics,
+                                        patch_labels, patch_tokens,
+                                        raw_patch_pixels, segmentation_scores)
+from tests.helpers import ROOT
 
-ROOT = os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
 needs_data = pytest.mark.skipif(
     not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),

@@ -6,11 +6,9 @@ import os
 import pytest
 from mmengine.config import Config
 
-from mmsiameseim.evaluation import FrozenBackboneProtocol
+from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
 from mmsiameseim_lab.visualization import plot_knn_curve, read_knn_scalars
-
-ROOT = os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.helpers import ROOT
 
 
 def test_protocol_text_is_written_from_its_settings(tmp_path):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mmsiameseim_lab.benchmark import device_augment
+from mmsiameseim_lab.speed import device_augment
 
 
 def test_times_the_deviceaug_configs_preprocessor_on_a_small_batch():

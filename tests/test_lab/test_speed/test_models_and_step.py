@@ -4,9 +4,9 @@ import pytest
 import torch
 from mmpretrain.models import VisionTransformer
 
-from mmsiameseim_lab.benchmark import (GemmStep, arch_settings, build_step,
-                                       mae_model_cfg, precision_context,
-                                       siameseim_model_cfg)
+from mmsiameseim_lab.speed import (GemmStep, arch_settings, build_step,
+                                   mae_model_cfg, precision_context,
+                                   siameseim_model_cfg)
 
 
 def test_arch_sizes_are_mmpretrains():

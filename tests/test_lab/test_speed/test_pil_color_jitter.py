@@ -3,7 +3,7 @@ import pytest
 from mmpretrain.registry import TRANSFORMS
 
 import mmsiameseim  # noqa: F401
-import mmsiameseim_lab.benchmark.pil_color_jitter  # noqa: F401
+import mmsiameseim_lab.speed.pil_color_jitter  # noqa: F401
 from tests.helpers import photo_crops
 
 JITTER = dict(brightness=0.4, contrast=0.4, saturation=0.2, hue=0.1)

@@ -1,4 +1,4 @@
-from mmsiameseim_lab.benchmark.pipeline import write_jpegs
+from mmsiameseim_lab.speed.pipeline import write_jpegs
 
 
 def test_jpegs_are_real_photo_crops_of_the_requested_size(tmp_path):

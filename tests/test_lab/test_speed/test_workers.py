@@ -1,7 +1,7 @@
 import argparse
 
-from mmsiameseim_lab.benchmark import (memory, room_for_another, start_group,
-                                       workers)
+from mmsiameseim_lab.speed import (memory, room_for_another, start_group,
+                                   workers)
 
 
 def test_another_worker_starts_only_while_memory_holds_it(monkeypatch):

@@ -1,4 +1,4 @@
-"""tools/authors_siameseim.py: the authors' step behind our benchmark.
+"""mmsiameseim_lab/authors: the authors' step behind our benchmark.
 
 Their code is not shipped; a stand-in checkout (their module layout, their
 constructor and forward signatures, and the three imports that broke on today's
@@ -13,8 +13,6 @@ import textwrap
 import numpy as np
 import pytest
 import torch
-
-from tests.helpers import load_tool
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -81,7 +79,8 @@ def stand_in_repo(tmp_path):
 
 
 def _tool():
-    return load_tool('authors_siameseim.py')
+    from mmsiameseim_lab import authors
+    return authors
 
 
 def test_rel_pos_is_their_tuple_for_the_parity_fixture(parity_fixture):
@@ -111,10 +110,11 @@ def test_a_folder_without_their_code_is_named(tmp_path):
 def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
     out = subprocess.run([
         sys.executable,
-        os.path.join(TOOLS, 'benchmark_pretrain.py'), '--arch', 'deit-t',
-        '--img-size', '32', '--batch', '2', '--steps', '1', '--warmup', '1',
-        '--gemm-size', '256', '--models', 'siameseim,official',
-        '--official-repo', stand_in_repo, '--precision', 'fp32,bf16', '--json'
+        os.path.join(TOOLS, 'speed_benchmarks',
+                     'pretrain.py'), '--arch', 'deit-t', '--img-size', '32',
+        '--batch', '2', '--steps', '1', '--warmup', '1', '--gemm-size', '256',
+        '--models', 'siameseim,official', '--official-repo', stand_in_repo,
+        '--precision', 'fp32,bf16', '--json'
     ],
                          capture_output=True,
                          text=True,
@@ -139,7 +139,7 @@ def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
 def test_official_without_a_checkout_is_refused(tmp_path):
     out = subprocess.run([
         sys.executable,
-        os.path.join(TOOLS, 'benchmark_pretrain.py'), '--models',
+        os.path.join(TOOLS, 'speed_benchmarks', 'pretrain.py'), '--models',
         'siameseim,official', '--official-repo',
         str(tmp_path)
     ],

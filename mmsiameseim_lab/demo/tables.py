@@ -1,0 +1,40 @@
+"""The demo's published table (docs/results/demo.json): ``make demo``'s
+rows, and the model-zoo cell of a demo row."""
+from ..metrics import PROTOCOL_METRICS, headings
+from ..results import results_cell, results_table, smoke_note
+
+
+@results_table('demo')
+def demo_table(results: dict) -> str:
+    """``make demo``: kNN, linear probe and 1 % few-shot top-1 per row,
+    pretraining wall time and images/s, raw pixels, the total time."""
+    data = results['data']
+    head = ('method', *headings(PROTOCOL_METRICS), 'pretraining wall time',
+            'images/s')
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for r in data['rows']:
+        wall = '-' if r.get('pretrain_wall_s') is None else \
+            f'{r["pretrain_wall_s"] / 60:.1f} min' + \
+            ' (resumed)' * bool(r.get('resumed'))
+        ips = '-' if not r.get('images_per_s') else \
+            f'{r["images_per_s"]:.0f}'
+        lines.append(f'| {r["method"]} | {r["knn"]:.2f} | {r["linear"]:.2f} '
+                     f'| {r["fewshot"]:.2f} | {wall} | {ips} |')
+    lines.append(f'| raw pixels (mean-centred) | {data["pixel_knn"]:.2f} | '
+                 '- | - | - | - |')
+    lines += [
+        '', f'Whole demo: {data["wall_s"] / 60:.1f} min (pretraining '
+        'and evaluation).'
+    ] + smoke_note(data)
+    return '\n'.join(lines)
+
+
+@results_cell('demo')
+def demo_cell(results: dict, key: str) -> str:
+    """KNN / linear / few-shot of the demo row ``key``."""
+    rows = {r['method']: r for r in results['data']['rows']}
+    if key not in rows:
+        raise KeyError(f'demo results: no row {key!r} (rows: {sorted(rows)})')
+    r = rows[key]
+    return (f'Fashion-MNIST (demo): kNN {r["knn"]:.2f}, linear '
+            f'{r["linear"]:.2f}, 1 % few-shot {r["fewshot"]:.2f}')

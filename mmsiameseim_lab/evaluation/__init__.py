@@ -1,0 +1,20 @@
+"""The studies' evaluation, built on the package's (``mmsiameseim.evaluation``:
+
+kNN, linear probe, few-shot, frozen features): the frozen-backbone protocol
+every study scores its runs with, the dense probe on Fashion-MNIST mosaics, the
+stored per-checkpoint results that let a study continue, and the PCA pictures
+of patch features.
+"""
+from .dense_probe import (dense_probe_scores, fit_linear_classifier,
+                          patch_tokens, raw_patch_pixels, segmentation_scores)
+from .feature_pca import nearest_neighbours, pca_rgb
+from .mosaic_probe import MosaicDenseProbe
+from .mosaics import make_mosaics, patch_labels
+from .protocol import FrozenBackboneProtocol, raw_images
+
+__all__ = [
+    'FrozenBackboneProtocol', 'raw_images', 'MosaicDenseProbe', 'make_mosaics',
+    'patch_labels', 'patch_tokens', 'fit_linear_classifier',
+    'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
+    'nearest_neighbours', 'pca_rgb'
+]

@@ -1,0 +1,15 @@
+"""Deprecated: ``python tools/benchmarks/fewshot_eval.py`` is now ``python
+tools/evaluation/fewshot_eval.py``, with the same options; this alias prints
+a note naming the new path, runs it and will be removed."""
+import os.path as osp
+import runpy
+import sys
+
+OLD = 'tools/benchmarks/fewshot_eval.py'
+NEW = 'tools/evaluation/fewshot_eval.py'
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+if __name__ == '__main__':
+    print(f'{OLD} is deprecated: run {NEW} (same options)', file=sys.stderr)
+    sys.argv[0] = osp.join(ROOT, NEW)
+    runpy.run_path(sys.argv[0], run_name='__main__')
