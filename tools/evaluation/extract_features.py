@@ -99,8 +99,7 @@ def main(argv=None):
           (f'; {len(skipped)} skipped (not readable images): ' +
            ', '.join(skipped[:5, 0]) if len(skipped) else ''))
     if args.plot:
-        from mmsiameseim_lab.visualization.embedding_map import \
-            plot_embedding_map
+        from mmsiameseim.evaluation.embedding_map import plot_embedding_map
         names, classes = folder_classes(result['files'].tolist())
         feats = result['features']
         feats = feats.mean(1) if feats.ndim == 3 else feats
