@@ -9,18 +9,30 @@ markers, so every cell names the test that proves it.
 """
 
 ENTRIES = {
-    'train': 'training (`mim train mmpretrain`, mmpretrain `tools/train.py`)',
-    'resume': '`--resume` / `resume=True`',
-    'launch': 'multi-process launch (`--launcher pytorch`, slurm)',
-    'demo': '`make demo` (`tools/demo.py`)',
-    'converters': 'checkpoint converters (`tools/model_converters/`)',
-    'evaluation': 'evaluation API (`mmsiameseim.evaluation`)',
-    'knn_hook': '`OnlineKNNHook`',
-    'datasets': 'datasets and image loading',
-    'benchmarks': 'benchmark tools (`tools/benchmark_*.py`)',
-    'preflight': 'preflight (`tools/preflight.py`)',
-    'detection': '`mim train|test mmdet` (configs/benchmarks/mmdet)',
-    'segmentation': '`mim train|test mmseg` (configs/benchmarks/mmseg)',
+    'train':
+    'training (`mim train mmpretrain`, mmpretrain `tools/train.py`)',
+    'resume':
+    '`--resume` / `resume=True`',
+    'launch':
+    'multi-process launch (`--launcher pytorch`, slurm)',
+    'demo':
+    '`make demo` (`tools/demo.py`)',
+    'converters':
+    'checkpoint converters (`tools/model_converters/`)',
+    'evaluation':
+    'evaluation API (`mmsiameseim.evaluation`)',
+    'knn_hook':
+    '`OnlineKNNHook`',
+    'datasets':
+    'datasets and image loading',
+    'benchmarks':
+    'benchmark tools (`tools/benchmark_*.py`)',
+    'preflight':
+    'preflight (`tools/preflight.py`)',
+    'detection':
+    '`mim train|test mmdet` (configs/benchmarks/mmdet)',
+    'segmentation':
+    '`mim train|test mmseg` (configs/benchmarks/mmseg)',
     'folder_tools': ('folder tools (`tools/evaluate_folder.py`, '
                      '`tools/extract_features.py`)'),
 }
