@@ -19,7 +19,6 @@ __all__ = [
     'nonfinite_tensors', 'describe_keys', 'group_keys', 'short_list',
     'strip_prefix', 'STATE_DICT_KEYS', 'CheckpointState', 'read_checkpoint',
     'read_checkpoint_state', 'read_state_dict', 'StrictPretrainedInit',
-    'init_weights_quietly',
-    'KeyReport', 'adapt_in_channels', 'adapt_vit_checkpoint', 'grid_side',
-    'resize_pos_embed_to'
+    'init_weights_quietly', 'KeyReport', 'adapt_in_channels',
+    'adapt_vit_checkpoint', 'grid_side', 'resize_pos_embed_to'
 ]

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import shutil
+import uuid
 
 import pytest
 import torch
@@ -67,6 +68,10 @@ def _tiny(path, work_dir, data_root=None):
     images a batch, fp32, one process."""
     cfg = Config.fromfile(path)
     cfg.work_dir = str(work_dir)
+    # mmengine keys its logger and visualizer by experiment name (config
+    # name and second): two runners of one config in the same second would
+    # share the first one's, and log into its folder
+    cfg.experiment_name = f'{os.path.basename(path)}_{uuid.uuid4().hex[:8]}'
     cfg.model = tiny_siameseim_cfg()
     cfg.model.data_preprocessor.to_rgb = True  # the loader gives BGR
     loader = cfg.train_dataloader
