@@ -5,7 +5,8 @@ own deprecation notes, and a message repeated word for word (each
 checkpoint hook announces the same folder). The run's log file keeps every
 record; the config is also written into the work dir. A data loader's
 ``pin_memory`` is left off without a GPU, where torch ignores it with a
-warning per loader (:func:`without_pin_memory_on_cpu`)."""
+warning per loader (:func:`without_pin_memory_on_cpu`). A refusal prints
+its message without a traceback (:func:`print_refusals_plainly`)."""
 import logging
 import sys
 from typing import Any

@@ -233,6 +233,8 @@ class FaultTolerantRunner(Runner):
                         meta: Optional[dict] = None,
                         by_epoch: bool = True,
                         backend_args: Optional[dict] = None) -> None:
+        """The checkpoint of mmengine's ``save_checkpoint``, written under
+        a temporary name and renamed when complete (atomic_checkpoints.py)."""
         if not by_epoch and isinstance(self._train_loop, BaseLoop):
             warn_overrun(self.logger, self._train_loop, self.iter + 1,
                          f'{filename} is inside an epoch: ')
