@@ -9,29 +9,18 @@ from mmengine.registry import RUNNERS
 from mmengine.runner import BaseLoop, Runner
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
-from ...models.utils.pipeline_check import check_train_loop
-from ..hooks.preemption_checkpoint_hook import add_preemption_hook
-from .atomic_checkpoints import (atomic_hook, remove_partial_files,
-                                 save_atomically)
-from .config_checks import ConfigMistake, checked_config
-from .console_filter import (filter_console, print_refusals_plainly,
-                             without_pin_memory_on_cpu)
-from .dead_ranks import (is_collective_failure, rank_processes,
-                         report_dead_ranks)
-from .distributed_env import default_wrapper_cfg, setup_cpu_process_group
-from .loaded_checkpoint import auto_resume_path, read_checkpoint
-from .overwrite_refusal import refuse_overwrite
-from .refused_run import existing_work_dir, remove_own_files
-from .resume_checks import check_resume
-from .resume_exactness import build_exact_train_loop, warn_overrun
+from ...models.utils import pipeline_check
+from ..hooks import preemption_checkpoint_hook as preemption
+from . import (atomic_checkpoints, config_checks, console_filter, dead_ranks,
+               distributed_env, loaded_checkpoint, overwrite_refusal,
+               refused_run, resume_checks, resume_exactness, schedule_replan,
+               scoped_collate, work_dir_lock)
 from .run_refused import RunRefused
-from .schedule_replan import config_schedule, follow_config_schedule
-from .scoped_collate import scoped_collate_fn
-from .work_dir_lock import WorkDirLocked, lock_work_dir, unlock_work_dir
 
 __all__ = ['FaultTolerantRunner', 'RunRefused']
 
-print_refusals_plainly(ConfigMistake, RunRefused, WorkDirLocked)
+console_filter.print_refusals_plainly(config_checks.ConfigMistake, RunRefused,
+                                      work_dir_lock.WorkDirLocked)
 
 
 # Registered in mmengine's root registry: mmpretrain's, mmdet's and mmseg's
@@ -83,10 +72,10 @@ class FaultTolerantRunner(Runner):
 
     @classmethod
     def from_cfg(cls, cfg: Config) -> 'FaultTolerantRunner':
-        return super().from_cfg(checked_config(cfg))
+        return super().from_cfg(config_checks.checked_config(cfg))
 
     def __init__(self, *args, **kwargs) -> None:
-        self._work_dir_existed = existing_work_dir(args, kwargs)
+        self._work_dir_existed = refused_run.existing_work_dir(args, kwargs)
         self._log_dir_existed = True
         self._dump_held = True
         self._checks_passed = self._resuming = self._training = False
@@ -96,43 +85,47 @@ class FaultTolerantRunner(Runner):
             super().__init__(*args, **kwargs)
         except Exception:  # a part refusing its settings, say
             if hasattr(self, '_log_dir'):
-                remove_own_files(self)
+                refused_run.remove_own_files(self)
             raise
 
     def build_logger(self, *args, **kwargs):
-        return filter_console(super().build_logger(*args, **kwargs))
+        return console_filter.filter_console(super().build_logger(
+            *args, **kwargs))
 
     @staticmethod
     def build_dataloader(dataloader, seed=None, diff_rank_seed=False):
         return Runner.build_dataloader(
-            scoped_collate_fn(without_pin_memory_on_cpu(dataloader)), seed,
+            scoped_collate.scoped_collate_fn(
+                console_filter.without_pin_memory_on_cpu(dataloader)), seed,
             diff_rank_seed)
 
     def setup_env(self, env_cfg: dict) -> None:
-        setup_cpu_process_group(self, env_cfg)
+        distributed_env.setup_cpu_process_group(self, env_cfg)
         super().setup_env(env_cfg)
         self._log_dir_existed = osp.isdir(
             osp.join(self._work_dir, self._timestamp))
         if self.distributed:
-            self._rank_processes = rank_processes()
+            self._rank_processes = dead_ranks.rank_processes()
 
     def wrap_model(self, model_wrapper_cfg: Optional[dict], model):
         micro = getattr(model, 'micro_batches', 1) > 1
         if self.distributed and model_wrapper_cfg is None:
-            model_wrapper_cfg = default_wrapper_cfg(micro, self.cfg)
+            model_wrapper_cfg = distributed_env.default_wrapper_cfg(
+                micro, self.cfg)
         return super().wrap_model(model_wrapper_cfg, model)
 
     def register_hook(self, hook, priority=None) -> None:
-        super().register_hook(atomic_hook(hook), priority)
+        super().register_hook(atomic_checkpoints.atomic_hook(hook), priority)
 
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
         super().register_hooks(default_hooks, custom_hooks)
-        add_preemption_hook(self)
+        preemption.add_preemption_hook(self)
 
     def build_train_loop(self, loop):
-        loop = build_exact_train_loop(self.logger,
-                                      super().build_train_loop, loop)
-        check_train_loop(self.model, loop)
+        loop = resume_exactness.build_exact_train_loop(
+            self.logger,
+            super().build_train_loop, loop)
+        pipeline_check.check_train_loop(self.model, loop)
         return loop
 
     def dump_config(self) -> None:
@@ -151,13 +144,13 @@ class FaultTolerantRunner(Runner):
             return super().train()
         except Exception as error:
             if not self._checks_passed:
-                unlock_work_dir(self)
-                remove_own_files(self)
-            elif self.distributed and is_collective_failure(error):
-                report_dead_ranks(self, error)
+                work_dir_lock.unlock_work_dir(self)
+                refused_run.remove_own_files(self)
+            elif self.distributed and dead_ranks.is_collective_failure(error):
+                dead_ranks.report_dead_ranks(self, error)
             raise
         finally:
-            unlock_work_dir(self)
+            work_dir_lock.unlock_work_dir(self)
 
     def val(self) -> dict:
         self._release_config_dump()
@@ -171,30 +164,32 @@ class FaultTolerantRunner(Runner):
         if self._has_loaded:
             return
         if self._training:
-            lock_work_dir(self)
+            work_dir_lock.lock_work_dir(self)
         resume_from = None
         if self._resume:
-            resume_from = self._load_from or auto_resume_path(
-                self.work_dir, self.logger)
+            resume_from = self._load_from or \
+                loaded_checkpoint.auto_resume_path(self.work_dir, self.logger)
         if resume_from is None and self._training:
-            refuse_overwrite(self.work_dir, self.cfg.get('overwrite', False))
+            overwrite_refusal.refuse_overwrite(
+                self.work_dir, self.cfg.get('overwrite', False))
         if resume_from is not None:
             self.resume(resume_from)
         elif self._load_from is not None:
             self.load_checkpoint(self._load_from)
         self._has_loaded = self._checks_passed = True
         self._release_config_dump()
-        remove_partial_files(self.work_dir, self.logger)
+        atomic_checkpoints.remove_partial_files(self.work_dir, self.logger)
 
     def load_checkpoint(self,
                         filename: str,
                         map_location='cpu',
                         strict: bool = False,
                         revise_keys: list = [(r'^module.', '')]):
-        checkpoint = read_checkpoint(filename, map_location, self.work_dir,
-                                     self._resuming)
+        checkpoint = loaded_checkpoint.read_checkpoint(filename, map_location,
+                                                       self.work_dir,
+                                                       self._resuming)
         if self._resuming:
-            check_resume(self, checkpoint, filename, revise_keys)
+            resume_checks.check_resume(self, checkpoint, filename, revise_keys)
             self._resumed_checkpoint = checkpoint
         self.call_hook('after_load_checkpoint', checkpoint=checkpoint)
         model = self.model.module if is_model_wrapper(
@@ -210,8 +205,8 @@ class FaultTolerantRunner(Runner):
                resume_optimizer: bool = True,
                resume_param_scheduler: bool = True,
                map_location='default') -> None:
-        config_plan = config_schedule(self.param_schedulers,
-                                      self.optim_wrapper)
+        config_plan = schedule_replan.config_schedule(self.param_schedulers,
+                                                      self.optim_wrapper)
         self._resuming = True
         try:
             super().resume(filename, resume_optimizer, resume_param_scheduler,
@@ -219,9 +214,10 @@ class FaultTolerantRunner(Runner):
         finally:
             self._resuming = False
         checkpoint, self._resumed_checkpoint = self._resumed_checkpoint, None
-        warn_overrun(self.logger, self.train_loop, self.iter)
+        resume_exactness.warn_overrun(self.logger, self.train_loop, self.iter)
         if resume_param_scheduler and config_plan is not None:
-            follow_config_schedule(self, config_plan, checkpoint)
+            schedule_replan.follow_config_schedule(self, config_plan,
+                                                   checkpoint)
 
     @master_only
     def save_checkpoint(self,
@@ -236,9 +232,10 @@ class FaultTolerantRunner(Runner):
         """The checkpoint of mmengine's ``save_checkpoint``, written under
         a temporary name and renamed when complete (atomic_checkpoints.py)."""
         if not by_epoch and isinstance(self._train_loop, BaseLoop):
-            warn_overrun(self.logger, self._train_loop, self.iter + 1,
-                         f'{filename} is inside an epoch: ')
-        save_atomically(super().save_checkpoint, out_dir, filename,
-                        (file_client_args, save_optimizer,
-                         save_param_scheduler, meta, by_epoch, backend_args),
-                        self.work_dir)
+            resume_exactness.warn_overrun(self.logger, self._train_loop,
+                                          self.iter + 1,
+                                          f'{filename} is inside an epoch: ')
+        atomic_checkpoints.save_atomically(
+            super().save_checkpoint, out_dir, filename,
+            (file_client_args, save_optimizer, save_param_scheduler, meta,
+             by_epoch, backend_args), self.work_dir)
