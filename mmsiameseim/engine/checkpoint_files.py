@@ -26,6 +26,14 @@ def checkpoint_files(work_dir: str) -> List[str]:
     return sorted(paths, key=lambda p: (osp.getmtime(p), p), reverse=True)
 
 
+def checkpoint_names(paths: List[str], shown: int = 5) -> str:
+    """The file names of ``paths`` for a message: the first ``shown``,
+    then how many more."""
+    names = [osp.basename(p) for p in paths]
+    more = f' and {len(names) - shown} more' if len(names) > shown else ''
+    return ', '.join(names[:shown]) + more
+
+
 def partial_files(work_dir: str) -> List[str]:
     """Temporary files of checkpoint writes that did not finish."""
     return sorted(glob.glob(osp.join(work_dir, f'.*{PARTIAL_SUFFIX}')))

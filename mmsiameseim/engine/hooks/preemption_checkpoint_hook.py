@@ -207,3 +207,13 @@ def _is_python(pid: int) -> bool:
     except OSError:
         return False
     return exe.startswith('python') or exe.startswith('pypy')
+
+
+def add_preemption_hook(runner) -> None:
+    """Register a :class:`PreemptionCheckpointHook` with the config's
+    ``preemption`` settings (a dict of its arguments, default ``dict()``;
+    None leaves it out) when ``runner`` has none yet."""
+    settings = runner.cfg.get('preemption', dict())
+    if settings is not None and not any(
+            isinstance(h, PreemptionCheckpointHook) for h in runner.hooks):
+        runner.register_hook(PreemptionCheckpointHook(**settings))

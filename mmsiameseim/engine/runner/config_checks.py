@@ -17,6 +17,7 @@ A GPU config on a machine without a GPU (mmengine's CUDA-only
 route: the config key ``precision`` ('float32' or 'bfloat16'), which
 :func:`apply_precision` turns into a CPU-ready optimizer wrapper.
 """
+import copy
 import difflib
 import inspect
 import re
@@ -37,6 +38,19 @@ _CPU_PRECISIONS = ('float32', 'bfloat16')
 
 class ConfigMistake(ValueError):
     """A config key or value that the class it builds does not take."""
+
+
+def checked_config(cfg: Config) -> Config:
+    """A copy of ``cfg`` with its ``precision`` applied
+    (:func:`apply_precision`), refused (:class:`ConfigMistake`) for a GPU
+    setting without a GPU, a misspelt key or a text given for a number,
+    or ``model.micro_batches`` larger than the batch."""
+    cfg = copy.deepcopy(cfg)
+    apply_precision(cfg)
+    check_gpu_config(cfg)
+    check_config_keys(cfg)
+    check_micro_batches_fit(cfg)
+    return cfg
 
 
 def apply_precision(cfg: Config) -> None:

@@ -3,9 +3,15 @@ environment and hook table dumps (hundreds of lines before the first
 iteration), per-parameter lines that a person does not read, mmengine's
 own deprecation notes, and a message repeated word for word (each
 checkpoint hook announces the same folder). The run's log file keeps every
-record; the config is also written into the work dir."""
+record; the config is also written into the work dir. A data loader's
+``pin_memory`` is left off without a GPU, where torch ignores it with a
+warning per loader (:func:`without_pin_memory_on_cpu`). A refusal prints
+its message without a traceback (:func:`print_refusals_plainly`)."""
 import logging
 import sys
+from typing import Any
+
+import torch
 
 #: (a text the message contains, what it is): file only
 FILE_ONLY = (
@@ -39,13 +45,14 @@ class ConsoleFilter(logging.Filter):
         return True
 
 
-def filter_console(logger: logging.Logger) -> None:
-    """Add :class:`ConsoleFilter` to ``logger``'s console handlers (not
-    to its file handlers)."""
+def filter_console(logger: logging.Logger) -> logging.Logger:
+    """``logger`` with :class:`ConsoleFilter` added to its console handlers
+    (not to its file handlers)."""
     for handler in logger.handlers:
         if type(handler) is logging.StreamHandler and not any(
                 isinstance(f, ConsoleFilter) for f in handler.filters):
             handler.addFilter(ConsoleFilter())
+    return logger
 
 
 def print_refusals_plainly(*refusals: type) -> None:
@@ -65,3 +72,12 @@ def print_refusals_plainly(*refusals: type) -> None:
             previous(kind, error, traceback)
 
     sys.excepthook = hook
+
+
+def without_pin_memory_on_cpu(dataloader: Any) -> Any:
+    """A data loader config with ``pin_memory`` left off when no GPU is
+    available (torch would ignore it with a warning)."""
+    if isinstance(dataloader, dict) and dataloader.get('pin_memory') \
+            and not torch.cuda.is_available():
+        return dict(dataloader, pin_memory=False)
+    return dataloader

@@ -1,25 +1,37 @@
-"""Multi-process training on machines without a GPU, and naming a rank
-that died.
+"""How a multi-process run is set up where mmengine's defaults do not
+fit: the process group on a machine without a GPU, and the model wrapper a
+config that names none gets.
 
 mmengine's ``init_dist`` calls ``torch.cuda.set_device(local_rank)`` for
 every launcher before creating the process group, and its ``wrap_model``
 passes ``device_ids=[local_rank]`` to ``DistributedDataParallel``: both fail
 on a CPU-only machine ("Found no NVIDIA driver").
-:func:`init_cpu_process_group` creates the gloo process group from the
-launcher's environment instead;
-``FaultTolerantRunner`` calls it from ``setup_env`` and wraps the model
-without device ids.
+:func:`setup_cpu_process_group` creates the gloo process group from the
+launcher's environment instead (``env_cfg.dist_cfg``: its ``timeout``
+bounds how long a rank waits for one that stopped answering), and
+:func:`default_wrapper_cfg` wraps the model without device ids. A
+SiameseIM trained in micro-batches (``model.micro_batches`` > 1) gets the
+wrapper that runs its exact accumulation,
+``SiameseIMDistributedDataParallel``.
 """
 import datetime
 import os
-import socket
-import time
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional
 
+import torch
 import torch.distributed as torch_dist
+from mmengine.dist import is_distributed
 from mmengine.logging import print_log
 
-RankProcess = Tuple[str, int]  # (host name, process id)
+
+def setup_cpu_process_group(runner, env_cfg: dict) -> None:
+    """Create the gloo process group of a multi-process ``runner`` on a
+    machine without a GPU, before mmengine's ``setup_env`` would try CUDA
+    (nothing to do with a GPU or an existing process group)."""
+    if (runner.distributed and not is_distributed()
+            and not torch.cuda.is_available()):
+        init_cpu_process_group(runner.launcher,
+                               dict(env_cfg.get('dist_cfg', {})))
 
 
 def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
@@ -65,50 +77,23 @@ def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
         **kwargs)
 
 
-def rank_processes() -> List[RankProcess]:
-    """(host, pid) of every rank, gathered from all of them (a
-    collective: every rank must call it)."""
-    from mmengine.dist import all_gather_object
-    return all_gather_object((socket.gethostname(), os.getpid()))
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a killed process the launcher has not reaped
-    yet, a zombie, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f'/proc/{pid}/stat') as f:
-            return f.read().rsplit(')', 1)[1].split()[0] not in ('Z', 'X')
-    except (OSError, IndexError):
-        return True
-
-
-def dead_ranks(processes: Optional[Sequence[RankProcess]],
-               rank: int,
-               wait_s: float = 2.) -> List[Tuple[int, int]]:
-    """(rank, pid) of the other ranks on this host whose process is gone.
-
-    A collective fails as soon as a peer's connection closes, which can be
-    a moment before its process is gone: look again for up to ``wait_s``
-    seconds before answering that none died.
+def default_wrapper_cfg(micro: bool, cfg) -> Optional[dict]:
+    """The model wrapper of a multi-process run whose config names none:
+    SiameseIM's exact-accumulation DDP for a model trained in micro-batches
+    (``micro``), mmengine's DDP without device ids without a GPU; None
+    (mmengine's default) otherwise.
 
     Args:
-        processes (Sequence[tuple], optional): :func:`rank_processes`.
-        rank (int): This process's rank.
-        wait_s (float): How long to look. Defaults to 2.
+        micro (bool): Whether the model trains in micro-batches.
+        cfg (Config): The runner's config (``find_unused_parameters``).
     """
-    if not processes:
-        return []
-    host = socket.gethostname()
-    deadline = time.monotonic() + wait_s
-    while True:
-        dead = [(r, pid) for r, (h, pid) in enumerate(processes)
-                if r != rank and h == host and not _alive(pid)]
-        if dead or time.monotonic() >= deadline:
-            return dead
-        time.sleep(0.1)
+    if not micro and torch.cuda.is_available():
+        return None
+    wrapper = dict(
+        type='SiameseIMDistributedDataParallel'
+        if micro else 'MMDistributedDataParallel',
+        broadcast_buffers=False,
+        find_unused_parameters=cfg.get('find_unused_parameters', False))
+    if not torch.cuda.is_available():
+        wrapper['device_ids'] = None
+    return wrapper

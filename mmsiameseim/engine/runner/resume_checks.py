@@ -1,15 +1,27 @@
-"""What a resume compares between a checkpoint and the model and optimizer
-it resumes into.
+"""What a resume checks about the run it resumes into, before any state is
+loaded: refused, naming keys and shapes, are missing or extra weights,
+weights or optimizer state of another shape, another number or size of
+optimizer param groups, another epoch length (batch size, number of
+processes or dataset changed), a finished run resumed without a longer
+schedule, and a longer run whose lr schedule stays where the old run ended
+(its ``end`` pinned in the config).
 
-Each function returns lines that name what differs (empty when nothing
-does); ``FaultTolerantRunner`` refuses the resume with them before any
-state is loaded.
+:func:`check_resume` is what ``FaultTolerantRunner.load_checkpoint`` calls
+when it reads the checkpoint of a resume; the ``*_mismatches`` functions
+return lines that name what differs (empty when nothing does).
 """
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
+from mmengine.model import is_model_wrapper
+from mmengine.optim import OptimWrapper
+from mmengine.runner import EpochBasedTrainLoop
+
+from .exact_resume_loop import finished_run_message
+from .run_refused import RESUME_DOCS, RunRefused
+from .schedule_replan import pinned_schedule, saved_run_length
 
 _SHOWN = 8  # lines of a list shown before "... and N more"
 
@@ -91,3 +103,80 @@ def optimizer_mismatches(optimizer: torch.optim.Optimizer, saved: dict,
                         f'{names.get(id(param), f"group {i}")}: checkpoint '
                         f'{shape}, parameter {tuple(param.shape)}')
     return _some(lines, 'optimizer tensors of another shape')
+
+
+def check_resume(runner, checkpoint: dict, filename: str, revise_keys) -> None:
+    """Refuse, naming what differs, a checkpoint ``runner`` cannot
+    continue: another model or optimizer (:func:`state_dict_mismatches`,
+    :func:`optimizer_mismatches`), then another run length
+    (:func:`check_run_length`).
+
+    Args:
+        runner (Runner): The runner resuming (model, optimizer, loop and
+            schedulers built).
+        checkpoint (dict): The checkpoint read from ``filename``.
+        filename (str): The checkpoint's path, for messages.
+        revise_keys (list): The ``(pattern, replacement)`` pairs the
+            weights' keys are loaded with.
+    """
+    model = runner.model.module if is_model_wrapper(
+        runner.model) else runner.model
+    problems = state_dict_mismatches(model,
+                                     checkpoint.get('state_dict', checkpoint),
+                                     revise_keys)
+    saved_optim = checkpoint.get('optimizer')
+    if isinstance(runner.optim_wrapper, OptimWrapper) and isinstance(
+            saved_optim, dict) and 'param_groups' in saved_optim:
+        names = {id(p): n for n, p in model.named_parameters()}
+        problems += optimizer_mismatches(runner.optim_wrapper.optimizer,
+                                         saved_optim, names)
+    if problems:
+        raise RunRefused(
+            f'cannot resume from {filename}: the checkpoint is of '
+            'another model than this config builds:\n  ' +
+            '\n  '.join(problems) +
+            '\nResume with the config that wrote it, or start a new '
+            'run from its weights in another --work-dir with '
+            f'--cfg-options load_from={filename}.')
+    check_run_length(runner, checkpoint, filename)
+
+
+def check_run_length(runner, checkpoint: dict, filename: str) -> None:
+    """Refuse a checkpoint of another epoch length, of a run as long as
+    this one (finished), or whose lr schedule is pinned to its old length
+    (:func:`~.schedule_replan.pinned_schedule`)."""
+    loop = runner.train_loop
+    meta = checkpoint.get('meta', {})
+    saved_epochs, saved_iters = saved_run_length(checkpoint)
+    by_epoch = isinstance(loop, EpochBasedTrainLoop)
+    max_epochs = loop.max_epochs if by_epoch else None
+    saved_length = length = 1
+    if by_epoch and saved_epochs and saved_iters:
+        saved_length = saved_iters // saved_epochs
+        length = loop.max_iters // max_epochs
+        if saved_length != length:
+            raise RunRefused(
+                f'cannot resume from {filename}: its run had epochs of '
+                f'{saved_length} iterations, this one has {length} '
+                '(batch size, number of processes or dataset changed), '
+                'so its iteration count and schedule do not map onto '
+                'this run. Resume with the batch size, processes and '
+                'dataset it was written with, or start a new run from '
+                'its weights in another --work-dir with --cfg-options '
+                f'load_from={filename}.')
+    done = meta.get('iter', 0)
+    if done >= loop.max_iters:
+        raise RunRefused(
+            finished_run_message(
+                filename,
+                meta.get('epoch'),
+                max_epochs,
+                done,
+                loop.max_iters,
+                replans=True))
+    problem = pinned_schedule(
+        checkpoint.get('param_schedulers'), saved_iters,
+        runner.param_schedulers, runner.max_iters, length)
+    if problem:
+        raise RunRefused(f'cannot resume from {filename} into a longer '
+                         f'run: {problem} ({RESUME_DOCS})')

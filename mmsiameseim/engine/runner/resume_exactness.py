@@ -10,7 +10,8 @@ done batches twice and ends past its plan (iteration 643 of 640).
 loop that skips them.
 """
 import copy
-from typing import Optional, Tuple, Union
+from logging import Logger
+from typing import Callable, Optional, Tuple, Union
 
 from mmengine.registry import LOOPS
 from mmengine.runner import BaseLoop, EpochBasedTrainLoop, IterBasedTrainLoop
@@ -94,3 +95,30 @@ def overrun_note(loop: BaseLoop, iteration: int) -> str:
             f'{type(loop).__name__} trains that epoch\'s first {replayed} '
             f'batches again and ends at iteration {loop.max_iters + replayed}'
             f' of a planned {loop.max_iters}; use {EXACT} to resume exactly')
+
+
+def build_exact_train_loop(logger: Logger, build: Callable,
+                           loop: Union[BaseLoop, dict]) -> BaseLoop:
+    """``build(loop)`` (mmengine's ``Runner.build_train_loop``) with the
+    plain epoch loop run as the exact-resume one (:func:`exact_loop_cfg`,
+    logged), and a built loop that would replay an interrupted epoch named
+    in a warning (:func:`replay_warning`)."""
+    loop, note = exact_loop_cfg(loop)
+    if note:
+        logger.info(note)
+    loop = build(loop)
+    warning = replay_warning(loop)
+    if warning:
+        logger.warning(warning)
+    return loop
+
+
+def warn_overrun(logger: Logger,
+                 loop: BaseLoop,
+                 iteration: int,
+                 where: str = '') -> None:
+    """Warn, after ``where``, when a resume at ``iteration`` under ``loop``
+    is not exact (:func:`overrun_note`)."""
+    overrun = overrun_note(loop, iteration)
+    if overrun:
+        logger.warning(where + overrun)

@@ -126,12 +126,11 @@ def pinned_schedule(saved_states, saved_iters: Optional[int], schedulers,
             f'param_scheduler.{last}.end=... param_scheduler.{last}.T_max=...')
 
 
-def follow_config_schedule(runner, config: dict,
-                           checkpoint: dict) -> Optional[str]:
+def follow_config_schedule(runner, config: dict, checkpoint: dict) -> None:
     """When the config plans another schedule than the checkpoint's,
     rebuild the runner's param schedulers from the config and step them to
-    the resumed iteration (as ``ParamSchedulerHook`` would have); returns
-    the log message, or None when the plans are the same.
+    the resumed iteration (as ``ParamSchedulerHook`` would have); the log
+    says what changed.
 
     Args:
         runner (Runner): The resumed runner (checkpoint state loaded).
@@ -140,11 +139,11 @@ def follow_config_schedule(runner, config: dict,
     """
     saved = checkpoint.get('param_schedulers')
     if not isinstance(saved, list):
-        return None
+        return
     changes = plan_changes(
         schedule_plan(saved), config['plan'], config['types'])
     if not changes:
-        return None
+        return
     groups = runner.optim_wrapper.param_groups
     before = groups[0]['lr']
     # the chained mmengine schedulers start from the base values
@@ -165,11 +164,12 @@ def follow_config_schedule(runner, config: dict,
     runner.param_schedulers = schedulers
     saved_epochs, saved_iters = saved_run_length(checkpoint)
     max_epochs = getattr(runner.train_loop, 'max_epochs', None)
-    return ("the schedule differs from the checkpoint's (run length "
-            f'{saved_iters} -> {runner.max_iters} iterations, max_epochs '
-            f'{saved_epochs} -> {max_epochs}):\n  ' + '\n  '.join(changes) +
-            '\nthe param schedulers were rebuilt from the config and stepped '
-            f'to iteration {runner.iter}: lr {before:.3e} -> '
-            f'{groups[0]["lr"]:.3e}; the target momentum follows the new '
-            'length too. From here on, lr and momentum are those of a run '
-            'planned at the new length from the start.')
+    runner.logger.info(
+        "the schedule differs from the checkpoint's (run length "
+        f'{saved_iters} -> {runner.max_iters} iterations, max_epochs '
+        f'{saved_epochs} -> {max_epochs}):\n  ' + '\n  '.join(changes) +
+        '\nthe param schedulers were rebuilt from the config and stepped '
+        f'to iteration {runner.iter}: lr {before:.3e} -> '
+        f'{groups[0]["lr"]:.3e}; the target momentum follows the new '
+        'length too. From here on, lr and momentum are those of a run '
+        'planned at the new length from the start.')

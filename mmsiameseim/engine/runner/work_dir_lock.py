@@ -10,6 +10,10 @@ A lock left by a run that died is not stuck: on the same host it is stale
 as soon as its pid is gone; from another host (the file system is shared)
 once its heartbeat is older than ``stale_after_s``. A stale lock is taken
 over and the log says whose it was.
+
+``FaultTolerantRunner`` takes the lock (:func:`lock_work_dir`; settings:
+the config's ``work_dir_lock = dict(...)``, None to leave it out) before it
+looks at the work dir's checkpoints, and releases it when training ends.
 """
 import json
 import os
@@ -19,6 +23,10 @@ import sys
 import threading
 import time
 from typing import Optional
+
+from mmengine.dist import broadcast_object_list
+
+from .run_refused import RunRefused
 
 LOCK_NAME = '.train.lock'
 
@@ -174,3 +182,34 @@ class WorkDirLock:
                 os.utime(self.path)
             except OSError:
                 pass  # the next beat retries
+
+
+def lock_work_dir(runner) -> None:
+    """Take ``runner``'s work dir lock on rank 0 (settings: the config's
+    ``work_dir_lock``; held as ``runner._lock`` until
+    :func:`unlock_work_dir`); every rank stops, with :class:`RunRefused`,
+    when a live run holds it."""
+    settings = runner.cfg.get('work_dir_lock', dict())
+    if settings is None:
+        return
+    refusal = [None]
+    if runner.rank == 0:
+        runner._lock = WorkDirLock(runner.work_dir, **settings)
+        try:
+            note = runner._lock.acquire()
+            if note:
+                runner.logger.warning(note)
+        except WorkDirLocked as error:
+            runner._lock = None
+            refusal = [str(error)]
+    if runner.distributed:
+        broadcast_object_list(refusal, src=0)
+    if refusal[0]:
+        raise RunRefused(refusal[0])
+
+
+def unlock_work_dir(runner) -> None:
+    """Release the lock :func:`lock_work_dir` took, if any."""
+    if runner._lock is not None:
+        runner._lock.release()
+        runner._lock = None

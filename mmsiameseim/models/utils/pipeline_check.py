@@ -4,8 +4,10 @@ loop, through ``SiameseIM.check_train_pipeline``; the benchmarks).
 
 :func:`~.geometry.check_batch_grid` checks each batch.
 """
+from functools import partial
 from typing import Optional, Sequence, Tuple
 
+from mmengine.model import is_model_wrapper
 from mmengine.utils import to_2tuple
 
 from .geometry import SAME_GRID_HINT, PatchGrid
@@ -105,3 +107,19 @@ def check_mask_grid(backbone, transforms: Sequence) -> None:
             f'backbone {type(backbone).__name__} ({grid[0]}x{grid[1]} '
             f'patches: its img_size over its patch size): {want}, and '
             'num_masking_patches to the share of those patches to mask')
+
+
+def check_train_loop(model, loop) -> None:
+    """The model's check of a built training loop's pipeline, before any
+    data is loaded: a model's own ``check_train_pipeline`` (SiameseIM's
+    refuses a crop or mask generator off its patch grid, naming the
+    options); for any other model, :func:`check_mask_grid` against its
+    backbone. ``model`` may be wrapped (DDP)."""
+    model = model.module if is_model_wrapper(model) else model
+    check = getattr(model, 'check_train_pipeline', None)
+    if check is None:
+        check = partial(check_mask_grid, getattr(model, 'backbone', None))
+    dataset = getattr(getattr(loop, 'dataloader', None), 'dataset', None)
+    pipeline = getattr(dataset, 'pipeline', None)
+    if pipeline is not None:
+        check(getattr(pipeline, 'transforms', []))
