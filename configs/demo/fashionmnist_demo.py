@@ -31,6 +31,9 @@ evaluation = dict(
     probe_config='configs/benchmarks/mmpretrain/'
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py',
     knn=dict(k=20, temperature=0.07, train_samples=20000),
-    linear=dict(train_samples=20000, epochs=3),
+    # engine='cached': the probe trains on frozen features extracted once
+    # (both flips of each training image); 'runner': through mmengine's
+    # Runner, the backbone again in every epoch
+    linear=dict(train_samples=20000, epochs=3, engine='cached'),
     fewshot=dict(fraction=0.01, folds=3),
     test_samples=None)

@@ -10,6 +10,8 @@ import numpy as np
 import torch
 from mmengine.config import Config, ConfigDict
 
+from mmsiameseim.evaluation.cached_linear_probe import (
+    check_cached_probe_config, extract_probe_views, train_probe_on_features)
 from mmsiameseim.evaluation.feature_cache import (cache_digest,
                                                   cached_features,
                                                   file_identity)
@@ -37,10 +39,17 @@ def raw_images(dataset_cfg: dict,
             np.array([int(i['gt_label']) for i in infos]))
 
 
+#: how the linear probe trains: on features cached once per view, or
+#: through mmengine's Runner (the frozen backbone again in every epoch)
+LINEAR_ENGINES = ('cached', 'runner')
+
+
 class FrozenBackboneProtocol:
     """Frozen-backbone evaluation of pretrained checkpoints: weighted kNN,
-    a linear probe trained through an mmpretrain config, and few-shot
-    logistic regression, all scored on the same test images.
+    a linear probe of an mmpretrain config (trained on frozen features
+    extracted once per view, both flips of its training images, or through
+    mmengine's Runner: ``linear['engine']``), and few-shot logistic
+    regression, all scored on the same test images.
 
     Every checkpoint is evaluated on the same sample subsets, drawn once
     (seed 0) and stored in ``{work_dir}/subsets.npz``; each result is
@@ -63,7 +72,14 @@ class FrozenBackboneProtocol:
         work_dir (str): Where subsets, results and probe runs go.
         knn (dict): ``k``, ``temperature`` and ``train_samples`` (random
             training images forming the bank).
-        linear (dict): ``train_samples`` and ``epochs`` of the probe.
+        linear (dict): ``train_samples`` and ``epochs`` of the probe, and
+            its ``engine``: 'cached' (default; the probe config's neck,
+            head, optimizer and schedule trained on frozen features
+            extracted once per view, both flips of each training image:
+            see :mod:`mmsiameseim.evaluation.cached_linear_probe`, which
+            refuses, by key, probe settings it cannot reproduce) or
+            'runner' (mmengine's Runner, the frozen backbone again in
+            every epoch). The engine is one of the stored settings.
         fewshot (dict): ``fraction`` of the training labels (class-balanced)
             and cross-validation ``folds``.
         test_samples (int, optional): Score on this many test images (the
@@ -127,6 +143,7 @@ class FrozenBackboneProtocol:
         self.work_dir = osp.abspath(work_dir)
         self.knn = dict(knn)
         self.linear = dict(linear)
+        self.linear.setdefault('engine', 'cached')
         self.fewshot = dict(fewshot)
         self.test_samples = test_samples
         self.test_seed = test_seed
@@ -139,12 +156,14 @@ class FrozenBackboneProtocol:
         self.final_norm = bool(final_norm)
         self.holdout = holdout
         self._check_counts()
+        if self.linear['engine'] == 'cached':
+            check_cached_probe_config(self.config())
         os.makedirs(osp.join(self.work_dir, 'results'), exist_ok=True)
 
     # the keys each metric's settings take (required, optional)
     SETTING_KEYS = dict(
         knn=(('k', 'temperature', 'train_samples'), ()),
-        linear=(('train_samples', 'epochs'), ()),
+        linear=(('train_samples', 'epochs'), ('engine', )),
         fewshot=(('fraction', ), ('folds', )))
 
     def _check_keys(self) -> None:
@@ -155,7 +174,11 @@ class FrozenBackboneProtocol:
             given = getattr(self, name)
             valid = required + optional
             for key, value in given.items():
-                if key not in valid:
+                if (name, key) == ('linear', 'engine'):
+                    if value not in LINEAR_ENGINES:
+                        problems.append(f'linear.engine={value!r}: choose '
+                                        f'one of {LINEAR_ENGINES}')
+                elif key not in valid:
                     near = difflib.get_close_matches(key, valid, 2, 0.6)
                     hint = (f"did you mean {' or '.join(map(repr, near))}? "
                             if near else '')
@@ -248,7 +271,12 @@ class FrozenBackboneProtocol:
         return dict(
             self.subset_settings(),
             knn=self.knn,
-            linear=self.linear,
+            # results stored before the engine existed are the Runner's
+            linear={
+                k: v
+                for k, v in self.linear.items() if (k, v) != ('engine',
+                                                            'runner')
+            },
             fewshot=self.fewshot,
             precision=self.precision,
             **self._new_settings())
@@ -342,9 +370,12 @@ class FrozenBackboneProtocol:
                  model: torch.nn.Module,
                  cfg: Config,
                  name: str,
-                 key: Optional[dict] = None) -> Dict[str, tuple]:
+                 key: Optional[dict] = None,
+                 only: Sequence[str] = ('knn', 'few', 'test')
+                 ) -> Dict[str, tuple]:
         """(features, labels) of the kNN bank, the few-shot images and the
-        test images; cached under ``key`` when given."""
+        test images (or the splits named in ``only``); cached under ``key``
+        when given."""
         subsets = self.subsets()
         pipeline = cfg.test_dataloader.dataset.pipeline
         splits = dict(
@@ -353,6 +384,8 @@ class FrozenBackboneProtocol:
             test=(self.test_dataset(cfg), subsets.get('test')))
         out = {}
         for split, (dataset, idx) in splits.items():
+            if split not in only:
+                continue
 
             def extract(dataset=dataset, idx=idx, split=split):
                 return extract_features(
@@ -389,7 +422,7 @@ class FrozenBackboneProtocol:
                 config whose backbone the checkpoint holds.
             cache_key (dict, optional): Identity of the features for the
                 feature cache.
-            linear (bool): Also train the linear probe (the slow part);
+            linear (bool): Also train the linear probe;
                 False gives kNN and few-shot only.
 
         Returns:
@@ -413,6 +446,7 @@ class FrozenBackboneProtocol:
                 dict(pretrain_model)))
         result = load_result(out_path, settings)
         cfg = self.config(pretrain_model if checkpoint else None)
+        model, f = None, {}
         if 'knn' not in result or 'fewshot' not in result:
             torch.manual_seed(0)
             model = build_frozen_backbone_model(cfg, checkpoint)
@@ -437,16 +471,35 @@ class FrozenBackboneProtocol:
                 f'{name}: linear probe ({self.linear["epochs"]} epochs on '
                 f'{len(subsets["probe"])} training images)',
                 flush=True)
-            probe_cfg = copy.deepcopy(cfg)
-            probe_cfg.test_dataloader.dataset = self.test_dataset(cfg)
-            result['linear'] = linear_probe_accuracy(
-                probe_cfg,
-                checkpoint,
-                osp.join(self.work_dir, name, 'linear_probe'),
-                subsets['probe'],
-                subsets.get('test'),
-                epochs=self.linear['epochs'],
-                precision=self.precision)
+            if self.linear['engine'] == 'cached':
+                if model is None:
+                    torch.manual_seed(0)
+                    model = build_frozen_backbone_model(cfg, checkpoint)
+                if 'test' not in f:
+                    f = self.features(model, cfg, name, cache_key, ['test'])
+                views, flip = extract_probe_views(model, cfg,
+                                                  subsets['probe'],
+                                                  self.precision,
+                                                  self.cache_dir, cache_key,
+                                                  name)
+                result['linear'] = train_probe_on_features(
+                    cfg, [v[0] for v in views],
+                    views[0][1],
+                    *f['test'],
+                    flip,
+                    epochs=self.linear['epochs'],
+                    precision=self.precision)
+            else:
+                probe_cfg = copy.deepcopy(cfg)
+                probe_cfg.test_dataloader.dataset = self.test_dataset(cfg)
+                result['linear'] = linear_probe_accuracy(
+                    probe_cfg,
+                    checkpoint,
+                    osp.join(self.work_dir, name, 'linear_probe'),
+                    subsets['probe'],
+                    subsets.get('test'),
+                    epochs=self.linear['epochs'],
+                    precision=self.precision)
             save_result(out_path, settings, result)
             print(f'{name}: linear probe {result["linear"]:.2f} %', flush=True)
         return result
@@ -510,7 +563,10 @@ class FrozenBackboneProtocol:
             f'{self.knn["train_samples"]} random training images.',
             f'* Linear probe: `{probe}` (frozen backbone, BatchNorm without '
             f'affine, linear head), {self.linear["epochs"]} epoch(s) on '
-            f'{self.linear["train_samples"]} training images.',
+            f'{self.linear["train_samples"]} training images, ' +
+            ('trained on their frozen features, both flips cached once'
+             if self.linear['engine'] == 'cached' else
+             'trained through mmengine\'s Runner') + '.',
             f'* Few-shot: {self.fewshot["fraction"]:.1%} of the training '
             'labels (class-balanced), L2-regularised logistic regression on '
             'l2-normalised frozen features, strength chosen by '
