@@ -10,6 +10,10 @@ import importlib
 import warnings
 
 from ..precision import autocast, native_bf16, set_training_precision
+from .cached_linear_probe import (cached_linear_probe_accuracy,
+                                  check_cached_probe_config,
+                                  extract_probe_views, probe_view_pipelines,
+                                  train_probe_on_features)
 from .checkpoint_backbone import (checkpoint_config, checkpoint_or_config,
                                   frozen_vit)
 from .class_subset_accuracy import ClassSubsetAccuracy
@@ -37,7 +41,9 @@ __all__ = [
     'set_training_precision', 'VIT_FEATURES', 'set_vit_feature',
     'checkpoint_config', 'checkpoint_or_config', 'frozen_vit', 'pool_tokens',
     'EMBEDDING_FEATURES', 'embed_folder', 'embed_images', 'load_centre_crop',
-    'embed_split', 'evaluate_labelled_folder'
+    'embed_split', 'evaluate_labelled_folder', 'cached_linear_probe_accuracy',
+    'check_cached_probe_config', 'extract_probe_views', 'probe_view_pipelines',
+    'train_probe_on_features'
 ]
 
 # moved to mmsiameseim_lab.evaluation; resolved on first use only,

@@ -26,8 +26,8 @@ from .linear_probe import set_probe_epochs
 
 #: training-pipeline transforms that give an image the same result on
 #: every pass (a RandomFlip is the one random transform handled)
-DETERMINISTIC_TRANSFORMS = ('LoadImageFromFile', 'Pad', 'Resize',
-                            'ResizeEdge', 'CenterCrop', 'PackInputs')
+DETERMINISTIC_TRANSFORMS = ('LoadImageFromFile', 'Pad', 'Resize', 'ResizeEdge',
+                            'CenterCrop', 'PackInputs')
 #: necks that read the cached (N, D) feature as the Runner's backbone
 #: output; GlobalAveragePooling is the feature extraction's own average
 NECKS = ('ClsBatchNormNeck', 'GlobalAveragePooling')
@@ -98,45 +98,43 @@ def check_cached_probe_config(cfg: Config) -> None:
             :func:`probe_view_pipelines`).
     """
     model = cfg.model
+    neck = model.get('neck')
     loop = cfg.get('train_cfg') or {}
     sampler = cfg.train_dataloader.get('sampler') or {}
-    problems = [
-        (model.get('type') != 'ImageClassifier', 'model.type',
-         model.get('type')),
-        (model.get('neck') is not None
-         and _type_name(model.neck) not in NECKS, 'model.neck.type',
-         model.get('neck') and _type_name(model.neck)),
-        (bool((model.get('train_cfg') or {}).get('augments')),
-         'model.train_cfg.augments', (model.get('train_cfg')
-                                      or {}).get('augments')),
-        (bool((model.get('data_preprocessor') or {}).get('batch_augments')),
-         'model.data_preprocessor.batch_augments',
-         (model.get('data_preprocessor') or {}).get('batch_augments')),
-        (loop.get('type', 'EpochBasedTrainLoop') != 'EpochBasedTrainLoop'
-         or not loop.get('by_epoch', True), 'train_cfg', dict(loop)),
-        (sampler.get('type', 'DefaultSampler') != 'DefaultSampler',
-         'train_dataloader.sampler.type', sampler.get('type')),
-        (bool((cfg.get('auto_scale_lr') or {}).get('enable')),
-         'auto_scale_lr.enable', True),
-        (bool(cfg.get('custom_hooks')), 'custom_hooks',
-         cfg.get('custom_hooks')),
-        (not isinstance(cfg.get('param_scheduler') or [], (list, dict))
-         or isinstance(cfg.get('param_scheduler'), dict)
-         and 'type' not in cfg.param_scheduler, 'param_scheduler',
-         'one scheduler per optimizer'),
-    ]
-    for bad, key, value in problems:
-        if bad:
-            raise ValueError(
-                f'{key}={value!r}: the cached linear probe does not '
-                'reproduce this setting; train through the Runner (linear '
-                "engine='runner')")
+    scheds = cfg.get('param_scheduler') or []
+    found = dict()  # key -> the value refused
+    if model.get('type') != 'ImageClassifier':
+        found['model.type'] = model.get('type')
+    if neck is not None and _type_name(neck) not in NECKS:
+        found['model.neck.type'] = _type_name(neck)
+    for key in ('train_cfg.augments', 'data_preprocessor.batch_augments'):
+        part, name = key.split('.')
+        if (model.get(part) or {}).get(name):
+            found[f'model.{key}'] = model[part][name]
+    if loop.get('type', 'EpochBasedTrainLoop') != 'EpochBasedTrainLoop' \
+            or not loop.get('by_epoch', True):
+        found['train_cfg'] = dict(loop)
+    if sampler.get('type', 'DefaultSampler') != 'DefaultSampler':
+        found['train_dataloader.sampler.type'] = sampler.get('type')
+    if (cfg.get('auto_scale_lr') or {}).get('enable'):
+        found['auto_scale_lr.enable'] = True
+    if cfg.get('custom_hooks'):
+        found['custom_hooks'] = cfg.custom_hooks
+    if isinstance(scheds, dict) and 'type' not in scheds:
+        found['param_scheduler'] = 'one list per optimizer'
+    if found:
+        raise ValueError(
+            '; '.join(f'{k}={v!r}' for k, v in found.items()) +
+            ': the cached linear probe does not reproduce this; train '
+            "through the Runner (linear engine='runner')")
     probe_view_pipelines(cfg)
 
 
 def _check_frozen(model: torch.nn.Module) -> None:
     """Refuse a backbone that learns or is random in training mode."""
-    learns = [n for n, p in model.backbone.named_parameters() if p.requires_grad]
+    learns = [
+        n for n, p in model.backbone.named_parameters() if p.requires_grad
+    ]
     if learns:
         raise ValueError(
             f'model.backbone.frozen_stages: {learns[0]} (and '
@@ -221,8 +219,8 @@ def _train_probe(cfg, views, labels, test_features, test_labels, flip_prob,
     batch = int(loader.batch_size)
     shuffle = (loader.get('sampler') or {}).get('shuffle', True)
     n = len(labels)
-    steps = n // batch if loader.get('drop_last', False) else math.ceil(
-        n / batch)
+    steps = n // batch if loader.get('drop_last', False) else math.ceil(n /
+                                                                        batch)
     max_epochs = int(cfg.train_cfg.max_epochs)
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     scheds = cfg.get('param_scheduler') or []
@@ -257,17 +255,18 @@ def _train_probe(cfg, views, labels, test_features, test_labels, flip_prob,
         for s in schedulers:
             if s.by_epoch:
                 s.step()
-        print(f'cached linear probe: epoch {epoch + 1}/{max_epochs}, loss '
-              f'{loss.item():.4f}, lr {optim_wrapper.get_lr()["lr"][0]:.4g}',
-              flush=True)
+        print(
+            f'cached linear probe: epoch {epoch + 1}/{max_epochs}, loss '
+            f'{loss.item():.4f}, lr {optim_wrapper.get_lr()["lr"][0]:.4g}',
+            flush=True)
     model.eval()
     correct = 0
     with torch.no_grad(), autocast('cpu', precision):
         for start in range(0, len(test_labels), 1000):
             x = test_features[start:start + 1000]
             scores = model.head(neck((x, )))
-            correct += (scores.argmax(1) == test_labels[start:start + 1000]
-                        ).sum().item()
+            correct += (scores.argmax(1) == test_labels[start:start +
+                                                        1000]).sum().item()
     return 100.0 * correct / max(len(test_labels), 1)
 
 
@@ -354,13 +353,12 @@ def cached_linear_probe_accuracy(cfg: Config,
             pipeline=test_pipeline,
             dataset=cfg.test_dataloader.dataset,
             indices=None if test_indices is None else
-            [int(i) for i in test_indices]),
-        lambda: extract_features(
-            model,
-            cfg.test_dataloader.dataset,
-            test_pipeline,
-            test_indices,
-            desc='probe test features',
-            precision=precision))
+            [int(i) for i in test_indices]), lambda: extract_features(
+                model,
+                cfg.test_dataloader.dataset,
+                test_pipeline,
+                test_indices,
+                desc='probe test features',
+                precision=precision))
     return train_probe_on_features(cfg, [v[0] for v in views], views[0][1],
                                    *test, prob, epochs, seed, precision)

@@ -274,8 +274,8 @@ class FrozenBackboneProtocol:
             # results stored before the engine existed are the Runner's
             linear={
                 k: v
-                for k, v in self.linear.items() if (k, v) != ('engine',
-                                                            'runner')
+                for k, v in self.linear.items()
+                if (k, v) != ('engine', 'runner')
             },
             fewshot=self.fewshot,
             precision=self.precision,
@@ -366,13 +366,14 @@ class FrozenBackboneProtocol:
         os.replace(path + '.tmp.npz', path)
         return out
 
-    def features(self,
-                 model: torch.nn.Module,
-                 cfg: Config,
-                 name: str,
-                 key: Optional[dict] = None,
-                 only: Sequence[str] = ('knn', 'few', 'test')
-                 ) -> Dict[str, tuple]:
+    def features(
+        self,
+        model: torch.nn.Module,
+        cfg: Config,
+        name: str,
+        key: Optional[dict] = None,
+        only: Sequence[str] = ('knn', 'few', 'test')
+    ) -> Dict[str, tuple]:
         """(features, labels) of the kNN bank, the few-shot images and the
         test images (or the splits named in ``only``); cached under ``key``
         when given."""
@@ -477,8 +478,7 @@ class FrozenBackboneProtocol:
                     model = build_frozen_backbone_model(cfg, checkpoint)
                 if 'test' not in f:
                     f = self.features(model, cfg, name, cache_key, ['test'])
-                views, flip = extract_probe_views(model, cfg,
-                                                  subsets['probe'],
+                views, flip = extract_probe_views(model, cfg, subsets['probe'],
                                                   self.precision,
                                                   self.cache_dir, cache_key,
                                                   name)

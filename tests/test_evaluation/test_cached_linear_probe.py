@@ -8,7 +8,6 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
-from mmengine.config import Config
 
 import mmsiameseim  # noqa: F401
 from mmsiameseim.evaluation import (build_frozen_backbone_model,
@@ -49,8 +48,8 @@ def test_both_flips_are_cached_as_the_backbone_encodes_them():
     cfg = _cfg()
     torch.manual_seed(0)
     model = build_frozen_backbone_model(cfg, None)
-    (plain, labels), (flipped, labels2) = extract_probe_views(
-        model, cfg, [3, 5, 8])[0]
+    (plain, labels), (flipped,
+                      labels2) = extract_probe_views(model, cfg, [3, 5, 8])[0]
     assert torch.equal(labels, labels2)
     # the padded image flipped by hand, through the same backbone
     from mmpretrain.registry import DATASETS
@@ -148,15 +147,17 @@ REFUSED = [
      dict(type='RandomResizedCrop', scale=32),
      r'train_dataloader\.dataset\.pipeline\[1\]\.type=.RandomResizedCrop'),
     ('train_dataloader.dataset.pipeline.1',
-     dict(type='RandomFlip', prob=[0.3, 0.3], direction=['horizontal',
-                                                         'vertical']),
+     dict(
+         type='RandomFlip',
+         prob=[0.3, 0.3],
+         direction=['horizontal', 'vertical']),
      r'train_dataloader\.dataset\.pipeline\[1\]: RandomFlip'),
-    ('model.neck', dict(type='LinearNeck', in_channels=128, out_channels=128),
-     r'model\.neck\.type'),
+    ('model.neck', dict(type='LinearNeck', in_channels=128,
+                        out_channels=128), r'model\.neck\.type'),
     ('model.train_cfg', dict(augments=dict(type='Mixup', alpha=0.8)),
      r'model\.train_cfg\.augments'),
-    ('auto_scale_lr', dict(base_batch_size=256, enable=True),
-     r'auto_scale_lr\.enable'),
+    ('auto_scale_lr', dict(base_batch_size=256,
+                           enable=True), r'auto_scale_lr\.enable'),
     ('custom_hooks', [dict(type='EMAHook')], r'custom_hooks'),
     ('train_cfg', dict(type='IterBasedTrainLoop', max_iters=10), r'train_cfg'),
     ('train_dataloader.sampler', dict(type='RepeatAugSampler'),
@@ -207,7 +208,9 @@ def test_the_engine_is_a_stored_setting(tmp_path):
         knn=dict(k=5, temperature=0.07, train_samples=10),
         fewshot=dict(fraction=0.01))
     cached = FrozenBackboneProtocol(
-        PROBE, str(tmp_path), linear=dict(train_samples=10, epochs=1),
+        PROBE,
+        str(tmp_path),
+        linear=dict(train_samples=10, epochs=1),
         **kwargs)
     runner = FrozenBackboneProtocol(
         PROBE,
@@ -256,9 +259,13 @@ def test_the_cached_probe_scores_as_the_runners(tmp_path):
     ]
     runner = [
         linear_probe_accuracy(
-            cfg, checkpoint, str(tmp_path / f'runner{seed}'), train, test,
-            epochs=2, seed=seed) for seed in (0, 1)
+            cfg,
+            checkpoint,
+            str(tmp_path / f'runner{seed}'),
+            train,
+            test,
+            epochs=2,
+            seed=seed) for seed in (0, 1)
     ]
-    assert abs(np.mean(cached) - np.mean(runner)) < TOLERANCE, (cached,
-                                                                 runner)
+    assert abs(np.mean(cached) - np.mean(runner)) < TOLERANCE, (cached, runner)
     assert len(list((tmp_path / 'cache').iterdir())) == 3  # 2 views, test
