@@ -231,10 +231,14 @@ def test_the_engine_is_a_stored_setting(tmp_path):
             **kwargs)
 
 
-# The Runner probe's spread over seeds 0-4 on this budget (500 training
-# images, 300 test images, 2 epochs, the fixed random backbone below) was
-# measured at ... (sd ...); the cached probe's mean is within ...
-TOLERANCE = 5.0
+# Measured on this budget (500 training images, 300 test images, 2 epochs,
+# fp32, the fixed random backbone below), seeds 0-4: the Runner's probe
+# 26.9 +- 2.0 % (sd), the cached probe 28.8 +- 3.4 % (Welch: the gap is
+# 1.1 standard errors). With three seeds a side the gap of the means has
+# an sd of about sqrt((2.0**2 + 3.4**2) / 3) = 2.3: the tolerance is three
+# of them. (At 2000 / 1000 images and 3 epochs, seeds 0-3: 44.6 +- 1.5
+# against 44.1 +- 1.4.)
+TOLERANCE = 7.0
 
 
 @needs_data
@@ -255,7 +259,7 @@ def test_the_cached_probe_scores_as_the_runners(tmp_path):
             test,
             epochs=2,
             seed=seed,
-            cache_dir=str(tmp_path / 'cache')) for seed in (0, 1)
+            cache_dir=str(tmp_path / 'cache')) for seed in (0, 1, 2)
     ]
     runner = [
         linear_probe_accuracy(
@@ -265,7 +269,7 @@ def test_the_cached_probe_scores_as_the_runners(tmp_path):
             train,
             test,
             epochs=2,
-            seed=seed) for seed in (0, 1)
+            seed=seed) for seed in (0, 1, 2)
     ]
     assert abs(np.mean(cached) - np.mean(runner)) < TOLERANCE, (cached, runner)
     assert len(list((tmp_path / 'cache').iterdir())) == 3  # 2 views, test
