@@ -4,7 +4,7 @@ from typing import Optional, Sequence, Tuple
 
 import torch
 from mmengine.config import Config
-from mmengine.dataset import pseudo_collate
+from mmengine.dataset import BaseDataset, pseudo_collate
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import DATASETS, MODELS
@@ -218,6 +218,12 @@ def extract_features(
     """
     cfg = copy.deepcopy(dataset_cfg)
     cfg['pipeline'] = list(pipeline)
+    kind = cfg.get('type')
+    kind = DATASETS.get(kind) if isinstance(kind, str) else kind
+    if inspect.isclass(kind) and issubclass(kind, BaseDataset):
+        # no worker processes to share the list with: pickling 60k
+        # samples would cost more than encoding a few thousand of them
+        cfg.setdefault('serialize_data', False)
     dataset = DATASETS.build(cfg)
     indices = list(range(len(dataset))) if indices is None else list(indices)
     feats, labels = [], []
