@@ -219,8 +219,8 @@ def _train_probe(cfg, views, labels, test_features, test_labels, flip_prob,
     batch = int(loader.batch_size)
     shuffle = (loader.get('sampler') or {}).get('shuffle', True)
     n = len(labels)
-    steps = n // batch if loader.get('drop_last', False) else math.ceil(n /
-                                                                        batch)
+    drop_last = loader.get('drop_last', False)
+    steps = n // batch if drop_last else math.ceil(n / batch)
     max_epochs = int(cfg.train_cfg.max_epochs)
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     scheds = cfg.get('param_scheduler') or []
@@ -262,11 +262,9 @@ def _train_probe(cfg, views, labels, test_features, test_labels, flip_prob,
     model.eval()
     correct = 0
     with torch.no_grad(), autocast('cpu', precision):
-        for start in range(0, len(test_labels), 1000):
-            x = test_features[start:start + 1000]
+        for x, y in zip(test_features.split(1000), test_labels.split(1000)):
             scores = model.head(neck((x, )))
-            correct += (scores.argmax(1) == test_labels[start:start +
-                                                        1000]).sum().item()
+            correct += (scores.argmax(1) == y).sum().item()
     return 100.0 * correct / max(len(test_labels), 1)
 
 
