@@ -146,3 +146,110 @@ def run_phases(study: Config, records: List[dict], scorer: Scorer, args,
             say(f'{r["key"]} recorded in {path} '
                 f'({(time.time() - t0) / 60:.1f} min so far)')
     return new
+
+
+def current_records(study: Config, records: List[dict], scorer: Scorer,
+                    root: str) -> List[dict]:
+    """The records of a results file that the current settings still
+    plan, phase by phase (a later phase is planned from the earlier ones'
+    kept records): records of other settings are dropped, never mixed in."""
+    kept: List[dict] = []
+    for phase in PHASES:
+        while True:
+            runs = phase_runs(phase, study, kept)
+            if runs is None:
+                return kept
+            keys = fresh_keys(runs, records, study, scorer, root)
+            have = {r['key'] for r in kept}
+            add = [r for r in records if r['key'] in keys - have]
+            if not add:
+                break
+            kept += add
+    return kept
+
+
+class StudyInputs:
+    """What every results file of a study is written from: the scorer, the
+    pixel floors and each method's settings, built once per invocation.
+
+    Args:
+        study (Config): The study settings (checked here).
+        root (str): The checkout.
+        eval_dir (str): Where evaluations go.
+        data_root (str): The dataset folder.
+        work_dir (str): Where pretrainings go.
+        data_prefix (str): The dataset folder, absolute with a slash.
+        precision (str, optional): Pretraining precision override.
+        holdout (int, optional): Score on held-out training images.
+    """
+
+    def __init__(self, study: Config, root: str, eval_dir: str,
+                 data_root: str, work_dir: str, data_prefix: str,
+                 precision: Optional[str], holdout: Optional[int]) -> None:
+        from mmsiameseim_lab.demo import describe_pretraining
+        from mmsiameseim_lab.evaluation import PixelFloors
+        from .data import method_settings
+        check_study(study)
+        study.base_settings = base_settings(study, root)
+        self.study = study
+        search = study.get('search') or {}
+        self.scorer = Scorer(study.evaluation, eval_dir, data_root,
+                             study.get('dense'), holdout,
+                             search.get('holdout'))
+        floors = dict(study.get('pixel_floors') or {})
+        floors.setdefault('projection_dim', None)
+        if floors['projection_dim'] is None:
+            floors['projection_dim'] = projection_dim(study, root)
+        self.floors = PixelFloors(self.scorer.protocol(None), **floors)
+        self.floor_scores = dict(
+            self.floors.evaluate(), dense=self.scorer.dense.raw_pixels())
+        self.methods = {}
+        self.pretraining = {}
+        for m in study.methods:
+            run = dict(
+                key=f'{m}_described',
+                method=m,
+                seed=study.seeds[0],
+                epochs=study.epochs,
+                kind='table',
+                lr=study.base_settings[m][0],
+                weight_decay=study.base_settings[m][1])
+            cfg = run_config(study, run, work_dir, data_prefix, precision,
+                             root)
+            self.methods[m] = method_settings(cfg)
+            self.pretraining[m] = describe_pretraining(cfg)
+        self.settings = dict(
+            evaluation=study.evaluation,
+            dense=study.get('dense'),
+            search=study.get('search'),
+            pixel_floors=self.floors.settings(),
+            pretrain_overrides=study.pretrain_overrides,
+            hook_overrides=study.hook_overrides)
+
+    def data(self, records: List[dict], protocol: List[str], smoke: bool,
+             holdout: Optional[int]) -> dict:
+        from .data import claim_data
+        return claim_data(self.study, records, self.floor_scores, self.methods,
+                          self.settings, protocol, self.pretraining, smoke,
+                          holdout)
+
+
+def study_inputs(*args, **kwargs) -> StudyInputs:
+    return StudyInputs(*args, **kwargs)
+
+
+def describe_study(inputs: StudyInputs) -> List[str]:
+    """Markdown bullets of the evaluation: the protocol (its feature lines
+    left out: the features are chosen per method, in the results file),
+    the pixel floors and the dense probe."""
+    p = inputs.scorer.protocol(None)
+    floors = inputs.floor_scores
+    lines = [x for x in p.describe() if not x.startswith('* Feature:')]
+    lines.append(
+        f'* Pixel floors: the {floors["raw"]["dim"]} raw pixel values of '
+        'each image, and a fixed random projection of them (Gaussian, seed '
+        f'{floors["projection"]["seed"]}) to {floors["projection"]["dim"]} '
+        'values (the token map\'s width), through the same kNN, linear '
+        'probe and few-shot as the features, neither centred nor scaled '
+        'beforehand (as the features are not).')
+    return lines + inputs.scorer.dense.describe()
