@@ -206,7 +206,7 @@ TOKEN_MAP_NAMES = dict(
 FLOOR_NAMES = dict(
     raw='raw pixels',
     projection='the random projection of the pixels',
-    dense='raw pixels (dense)')
+    dense='raw pixels')
 
 
 def _v2_main_rows(data: dict) -> list:
@@ -231,7 +231,7 @@ def _v2_main_rows(data: dict) -> list:
     for key, label in (('raw', 'raw pixels'),
                        ('projection', 'random projection of the pixels')):
         f = floors[key]
-        cells = [f'{f["knn"]:.2f}', f'{f["linear"]:.2f}', f'{f["fewshot"]:.2f}']
+        cells = [f'{f[k]:.2f}' for k in ('knn', 'linear', 'fewshot')]
         dense = [f'{floors["dense"]["miou"]:.2f}',
                  f'{floors["dense"]["accuracy"]:.2f}'] if key == 'raw' else \
             ['-', '-']
@@ -404,20 +404,22 @@ def claim_setup(results: dict) -> str:
             f'{len(search["pooled"])} pooled and {len(search["token_map"])}'
             ' token-map variants, by the same criterion.')
     for m, c in chosen.items():
+        norm = 'with' if c['token_map']['final_norm'] else 'without'
         lines.append(
             f'* {m}: lr {c["lr"]:g}, weight decay {c["weight_decay"]:g}; '
             f'pooled feature: {_variant_text(c["pooled"])}; token map '
-            f'{_variant_text(c["token_map"])[len("the token map (every patch token, flattened)"):].lstrip(", ")}.'  # noqa: E501
-        )
+            f'{norm} the final LayerNorm.')
     if not search:
         lines.append('* No search: each method at its config\'s settings '
                      'and own feature.')
-    lines.append(
-        f'* Dimensions: pooled features '
-        f'{", ".join(f"{m} {d}" for m, d in dims["pooled"].items())}; '
-        f'token maps {", ".join(f"{m} {d}" for m, d in dims["token_map"].items())}; '  # noqa: E501
-        f'raw pixels {dims["pixels"]}; their random projection '
-        f'{dims["projection"]}.')
+
+    def each(d):
+        return ', '.join(f'{m} {v}' for m, v in d.items())
+
+    lines.append(f'* Dimensions: pooled features {each(dims["pooled"])}; '
+                 f'token maps {each(dims["token_map"])}; raw pixels '
+                 f'{dims["pixels"]}; their random projection '
+                 f'{dims["projection"]}.')
     eq = data.get('equal_time')
     if eq:
         lines.append(
@@ -439,15 +441,24 @@ def claim_search(results: dict) -> str:
     if not search:
         return 'No search in this study.' + '\n'.join(smoke_note(data))
     rows = [r for r in data['records'] if r.get('kind') == 'search']
-    lines = [
-        f'Held-out top-1 ({search["holdout"]} training images), seed '
-        f'{search["seed"]}:', '',
-        '| method | lr | weight decay | feature | kNN | 1 % few-shot |',
-        '|---|---|---|---|---|---|'
-    ]
-    for r in sorted(rows, key=lambda r: (data['methods'].index(r[
-            'method']), r['lr'], r['weight_decay'], r['key'])):
-        lines.append(f'| {r["method"]} | {r["lr"]:g} | '
-                     f'{r["weight_decay"]:g} | {variant_name(r["variant"])} '
-                     f'| {r["knn"]:.2f} | {r["fewshot"]:.2f} |')
+    lines = []
+    for title, grid in (('the grid, each method\'s own feature', True),
+                        ('the features, at each method\'s chosen setting',
+                         False)):
+        part = [r for r in rows if r['key'].endswith('@holdout') == grid]
+        lines += [
+            f'Held-out top-1 ({search["holdout"]} training images, seed '
+            f'{search["seed"]}), {title}:', '',
+            '| method | lr | weight decay | feature | kNN | 1 % few-shot |',
+            '|---|---|---|---|---|---|'
+        ]
+        for r in sorted(part, key=lambda r: (data['methods'].index(r[
+                'method']), r['lr'], r['weight_decay'], r['key'])):
+            lines.append(f'| {r["method"]} | {r["lr"]:g} | '
+                         f'{r["weight_decay"]:g} | '
+                         f'{variant_name(r["variant"])} | {r["knn"]:.2f} | '
+                         f'{r["fewshot"]:.2f} |')
+        lines.append('')
+    lines.append(f'Criterion: held-out {METRIC_NAMES[search["criterion"]]}, '
+                 'the highest chosen.')
     return '\n'.join(lines + smoke_note(data))
