@@ -187,6 +187,19 @@ def _v2(data: dict) -> bool:
     return data.get('format') == 2
 
 
+def _v1_note(data: dict) -> str:
+    """What a first-format file holds of the study's setup: its seeds and
+    the features it was scored with (it has no search)."""
+    feature = [x for x in data['protocol'] if x.startswith('* Feature:')]
+    return '\n'.join([
+        'This results file predates the search on held-out images (no '
+        'choices, augmentations or dimensions recorded); run '
+        '`python tools/studies/claim_study.py` to replace it.', '',
+        f'* Seeds: {", ".join(map(str, data["seeds"]))}; '
+        f'{data["epochs"]} epoch(s) per table run.'
+    ] + feature + smoke_note(data))
+
+
 def _variant_text(v: dict) -> str:
     text = dict(
         cls_token='the cls token',
@@ -376,6 +389,8 @@ def claim_setup(results: dict) -> str:
     decay, pooled feature and token map, final norm included), the
     dimensions and the equal-time budget."""
     data = results['data']
+    if not _v2(data):
+        return _v1_note(data)
     dims = data['dims']
     search = data.get('search') or {}
     chosen = search.get('chosen') or {}
@@ -437,6 +452,8 @@ def claim_search(results: dict) -> str:
     """The search's held-out scores: the grid per method, then the feature
     variants of its best setting."""
     data = results['data']
+    if not _v2(data):
+        return _v1_note(data)
     search = data.get('search')
     if not search:
         return 'No search in this study.' + '\n'.join(smoke_note(data))
