@@ -149,7 +149,7 @@ def claim_table(results: dict) -> str:
         '', 'ours: difference of the means ± its standard error over the '
         'seeds; "holds" / "reversed": a two-sided Welch t-test at 95 % '
         'finds the difference, with the paper\'s sign / the other sign '
-        '(with two seeds a side, only large gaps pass it).'
+        f'(with {len(data["seeds"])} seeds a side, only large gaps pass it).'
     ]
     curve = [r for r in data['records'] if r['curve']]
     if curve:
@@ -435,6 +435,7 @@ def claim_setup(results: dict) -> str:
                  f'token maps {each(dims["token_map"])}; raw pixels '
                  f'{dims["pixels"]}; their random projection '
                  f'{dims["projection"]}.')
+    lines += data['protocol']  # the evaluation, from its settings
     eq = data.get('equal_time')
     if eq:
         lines.append(
