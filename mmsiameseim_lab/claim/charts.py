@@ -74,8 +74,7 @@ def plot_claim_table(data: dict, path: str) -> None:
 def plot_learning_curve(data: dict, path: str) -> None:
     """kNN and dense mIoU against pretraining epochs (the epoch checkpoints
     of each method's curve runs, the mean over the seeds scored at each;
-    the token map's kNN dashed where recorded), raw pixels as a line (PNG).
-    """
+    the token map's kNN dashed where recorded), raw pixels as a line (PNG)."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     seeds = data.get('curve_seeds', [data.get('curve_seed', 0)])

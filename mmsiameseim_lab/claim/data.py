@@ -47,9 +47,9 @@ def describe_pipeline(pipeline: List[dict]) -> str:
                 parts.append(f'{n} views, each: ' +
                              ', '.join(_params(x) for x in views[0]))
             else:
-                parts.append('; '.join(
-                    f'view {i + 1}: ' + ', '.join(_params(x) for x in v)
-                    for i, v in enumerate(views)))
+                parts.append('; '.join(f'view {i + 1}: ' +
+                                       ', '.join(_params(x) for x in v)
+                                       for i, v in enumerate(views)))
         else:
             parts.append(_params(t))
     return '; '.join(parts)
@@ -109,8 +109,10 @@ def claim_data(study: Config,
         methods=names,
         seeds=list(study.seeds),
         epochs=study.epochs,
-        curve={k: list(v)
-               for k, v in study.get('curve', {}).items()},
+        curve={
+            k: list(v)
+            for k, v in study.get('curve', {}).items()
+        },
         curve_seeds=list(study.get('curve_seeds', [0])),
         curve_key_epochs=list(study.get('curve_key_epochs', [])),
         records=records,
@@ -129,12 +131,13 @@ def claim_data(study: Config,
             alpha=ALPHA,
             table=table_comparisons(records, names, floors),
             curve=curve_comparisons(records, names, floors,
-                                    list(study.get('curve_key_epochs',
-                                                   [])))),
+                                    list(study.get('curve_key_epochs', [])))),
         method_settings=methods,
         dims=dict(
-            pooled={m: s['width']
-                    for m, s in methods.items()},
+            pooled={
+                m: s['width']
+                for m, s in methods.items()
+            },
             token_map=tm_dim,
             pixels=floors['raw']['dim'],
             projection=floors['projection']['dim']),

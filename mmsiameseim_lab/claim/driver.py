@@ -24,11 +24,15 @@ def phase_runs(phase: str, study: Config,
     if chosen is None:
         return None
     if phase == 'table':
-        return [dict(r, chosen=chosen[r['method']])
-                for r in table_runs(study, chosen)]
+        return [
+            dict(r, chosen=chosen[r['method']])
+            for r in table_runs(study, chosen)
+        ]
     if phase == 'curve':
-        return [dict(r, chosen=chosen[r['method']])
-                for r in curve_runs(study, chosen)]
+        return [
+            dict(r, chosen=chosen[r['method']])
+            for r in curve_runs(study, chosen)
+        ]
     if not study.get('equal_time'):
         return []
     budget = equal_time(study, records)
@@ -57,7 +61,8 @@ def expected_digests(study: Config, run: dict, scorer: Scorer,
         variants = run.get('variants') or [None]
         return {
             record_key(run, 0, v):
-            digest([pre, scorer.settings(v or run_variant(study, run), held)])
+            digest([pre,
+                    scorer.settings(v or run_variant(study, run), held)])
             for v in variants
         }
     sha = digest([pre, scorer.settings(run['chosen'])])
@@ -105,8 +110,10 @@ def run_phases(study: Config, records: List[dict], scorer: Scorer, args,
                say: Callable[[str], None]) -> int:
     """Run what is not recorded, phase by phase (``args.only``: that phase
     alone, ``args.methods``: those methods, ``args.max_runs``: at most that
-    many runs); ``write(records)`` after each run. Returns the number of
-    runs made."""
+    many runs); ``write(records)`` after each run.
+
+    Returns the number of runs made.
+    """
     new = 0
     t0 = time.time()
     for phase in PHASES:
@@ -183,9 +190,9 @@ class StudyInputs:
         holdout (int, optional): Score on held-out training images.
     """
 
-    def __init__(self, study: Config, root: str, eval_dir: str,
-                 data_root: str, work_dir: str, data_prefix: str,
-                 precision: Optional[str], holdout: Optional[int]) -> None:
+    def __init__(self, study: Config, root: str, eval_dir: str, data_root: str,
+                 work_dir: str, data_prefix: str, precision: Optional[str],
+                 holdout: Optional[int]) -> None:
         from mmsiameseim_lab.demo import describe_pretraining
         from mmsiameseim_lab.evaluation import PixelFloors
         from .data import method_settings

@@ -41,8 +41,8 @@ def record_key(run: dict, epoch: int, variant: Optional[dict] = None) -> str:
     curve run at ``epoch`` (0: its initial weights), a search run on
     held-out images (and a feature ``variant`` of the chosen one)."""
     if run['kind'] == 'search':
-        return run['key'] + '@holdout' + (
-            f':{variant_name(variant)}' if variant else '')
+        return run['key'] + '@holdout' + (f':{variant_name(variant)}'
+                                          if variant else '')
     if run['kind'] == 'curve':
         return f'{run["key"]}@{epoch}'
     return run['key'] if run['kind'] == 'table' else run['key'] + '@time'
@@ -87,12 +87,16 @@ def criterion(record: dict, name: str) -> float:
 def choices(study: Config, records: List[dict]) -> Optional[Dict[str, dict]]:
     """Method -> ``lr``, ``weight_decay``, ``pooled`` and ``token_map``
     (feature variants) chosen on held-out images; None while a search
-    record is missing. Without ``search``: the pretraining configs'
-    setting, ``features`` and the token map without final norm."""
+    record is missing.
+
+    Without ``search``: the pretraining configs'
+    setting, ``features`` and the token map without final norm.
+    """
     search = study.get('search')
     if not search:
         return {
-            m: dict(
+            m:
+            dict(
                 lr=base_setting(study, m)[0],
                 weight_decay=base_setting(study, m)[1],
                 pooled=dict(feature=study.features[m], final_norm=False),
@@ -108,8 +112,7 @@ def choices(study: Config, records: List[dict]) -> Optional[Dict[str, dict]]:
         if any(s is None for s in scored):
             return None
         best_run, best = max(
-            zip(grid, scored),
-            key=lambda x: criterion(x[1], search.criterion))
+            zip(grid, scored), key=lambda x: criterion(x[1], search.criterion))
         chosen = dict(
             lr=best_run['lr'],
             weight_decay=best_run['weight_decay'],
@@ -122,8 +125,8 @@ def choices(study: Config, records: List[dict]) -> Optional[Dict[str, dict]]:
                 return None
             v, _ = max(
                 variants, key=lambda x: criterion(x[1], search.criterion))
-            chosen[part] = dict(feature=v['feature'],
-                                final_norm=bool(v.get('final_norm')))
+            chosen[part] = dict(
+                feature=v['feature'], final_norm=bool(v.get('final_norm')))
         out[method] = chosen
     return out
 
@@ -142,11 +145,11 @@ def feature_runs(study: Config, records: List[dict]) -> List[dict]:
         if any(s is None for s in scored):
             return []
         best_run, _ = max(
-            zip(grid, scored),
-            key=lambda x: criterion(x[1], search.criterion))
+            zip(grid, scored), key=lambda x: criterion(x[1], search.criterion))
         out.append(
-            dict(best_run, variants=list(search.pooled) +
-                 list(search.token_map)))
+            dict(
+                best_run,
+                variants=list(search.pooled) + list(search.token_map)))
     return out
 
 
@@ -160,10 +163,12 @@ def table_runs(study: Config, chosen: Dict[str, dict]) -> List[dict]:
 
 def equal_time(study: Config, records: List[dict]) -> Optional[dict]:
     """The equal-wall-time budget of each method, from the table records:
+
     the reference's median pretraining wall time over its seeds, divided
     by the method's median wall time per epoch, rounded to whole epochs (at
     least one); None while a table record is missing or without
-    ``equal_time``."""
+    ``equal_time``.
+    """
     cfg = study.get('equal_time')
     if not cfg:
         return None
@@ -211,9 +216,10 @@ def curve_runs(study: Config, chosen: Dict[str, dict]) -> List[dict]:
             at = at if n == 0 else [e for e in at if e in key_epochs]
             if at:
                 out.append(
-                    _run(study, method, seed, epochs, 'curve',
-                         (chosen[method]['lr'],
-                          chosen[method]['weight_decay']), [0] + at))
+                    _run(
+                        study, method, seed, epochs, 'curve',
+                        (chosen[method]['lr'], chosen[method]['weight_decay']),
+                        [0] + at))
     return out
 
 
@@ -256,8 +262,9 @@ def check_study(study: Config) -> None:
             raise ValueError(
                 f'claim study: search.criterion={search.criterion!r}; '
                 "choose 'knn' or 'fewshot' (held-out top-1)")
-        if any(v['feature'] == 'featmap' for v in search.pooled) or any(
-                v['feature'] != 'featmap' for v in search.token_map):
+        if any(v['feature'] == 'featmap'
+               for v in search.pooled) or any(v['feature'] != 'featmap'
+                                              for v in search.token_map):
             raise ValueError(
                 'claim study: search.pooled takes cls_token / avg_featmap '
                 "variants, search.token_map 'featmap' ones")

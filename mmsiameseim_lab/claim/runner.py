@@ -20,9 +20,8 @@ TOKEN_MAP_METRICS = ('token_map_knn', 'token_map_fewshot')
 
 
 def digest(obj) -> str:
-    return hashlib.sha1(
-        json.dumps(obj, sort_keys=True,
-                   default=str).encode()).hexdigest()[:16]
+    return hashlib.sha1(json.dumps(obj, sort_keys=True,
+                                   default=str).encode()).hexdigest()[:16]
 
 
 def build_dense_probe(protocol, cfg: Optional[dict]):
@@ -123,8 +122,8 @@ class Scorer:
             return {k: v for k, v in d.items() if k != 'data_prefix'}
 
         if held:
-            return dict(protocol=portable(self.protocol(chosen,
-                                                        held).settings()))
+            return dict(
+                protocol=portable(self.protocol(chosen, held).settings()))
         return dict(
             pooled=portable(self.protocol(chosen['pooled']).settings()),
             token_map=portable(self.protocol(chosen['token_map']).settings()),
@@ -153,8 +152,10 @@ def run_config(study: Config, run: dict, work_dir: str, data_prefix: str,
     from mmsiameseim_lab.demo import prepare_pretrain_cfg
     overrides = Config(copy.deepcopy(dict(study.pretrain_overrides)))
     overrides.merge_from_dict({
-        'optim_wrapper.optimizer.lr': run['lr'],
-        'optim_wrapper.optimizer.weight_decay': run['weight_decay']
+        'optim_wrapper.optimizer.lr':
+        run['lr'],
+        'optim_wrapper.optimizer.weight_decay':
+        run['weight_decay']
     })
     cfg = prepare_pretrain_cfg(
         Config.fromfile(osp.join(root, study.pretrain_configs[run['method']])),
@@ -173,9 +174,12 @@ def run_config(study: Config, run: dict, work_dir: str, data_prefix: str,
 def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
              epochs: List[int], pretrain: dict) -> List[dict]:
     """Pretrain (or reuse) one run and score its checkpoints of ``epochs``
-    (0: its initial weights). A search run is scored on held-out images
+    (0: its initial weights).
+
+    A search run is scored on held-out images
     with ``chosen`` (a feature variant; ``run['variants']``: each of
-    them); a table run also at its initial weights."""
+    them); a table run also at its initial weights.
+    """
     from mmsiameseim_lab.demo import initial_weights, pretrain_once
     from mmsiameseim_lab.results import git_output
     t0 = time.time()
@@ -212,8 +216,7 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
                     knn=r['knn'],
                     fewshot=r['fewshot'],
                     settings_sha1=digest(
-                        [pretrain,
-                         scorer.settings(variant, held)])))
+                        [pretrain, scorer.settings(variant, held)])))
         return records
     sha = digest([pretrain, scorer.settings(chosen)])
     for epoch in epochs:
@@ -225,10 +228,10 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
             common,
             key=key,
             epochs=epoch,
-            features=dict(pooled=chosen['pooled'],
-                          token_map=chosen['token_map']),
-            **scorer.score(key, ckpt, cfg.model, chosen,
-                           linear=run['kind'] != 'curve'),
+            features=dict(
+                pooled=chosen['pooled'], token_map=chosen['token_map']),
+            **scorer.score(
+                key, ckpt, cfg.model, chosen, linear=run['kind'] != 'curve'),
             settings_sha1=sha)
         if run['table']:
             floor = scorer.score(f'{key}_initial_weights',

@@ -28,8 +28,11 @@ def _t_two_sided(t: float, df: float) -> float:
 
 def welch_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
     """Two-sided Welch t-test p of mean(a) != mean(b); None with fewer than
-    two values a side. Two constant samples: 0 if their means differ, else
-    1."""
+    two values a side.
+
+    Two constant samples: 0 if their means differ, else
+    1.
+    """
     if len(a) < 2 or len(b) < 2:
         return None
     va = statistics.variance(a) / len(a)
@@ -61,9 +64,11 @@ def paired_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
 
 
 def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
-    """Holm's step-down adjusted p-values, in the input order (None stays
+    """Holm's step-down adjusted p-values, in the input order (None stays.
+
     None and does not count): the i-th smallest of m is multiplied by
-    m - i (i from 0), then made non-decreasing, capped at 1."""
+    m - i (i from 0), then made non-decreasing, capped at 1.
+    """
     known = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
     m = len(known)
     out: List[Optional[float]] = [None] * len(p_values)
@@ -74,7 +79,9 @@ def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
     return out
 
 
-def verdict(diff: float, p_adjusted: Optional[float], expected_sign: int,
+def verdict(diff: float,
+            p_adjusted: Optional[float],
+            expected_sign: int,
             alpha: float = ALPHA) -> str:
     """'holds' / 'reversed' when ``p_adjusted`` < ``alpha`` and ``diff``
     has / has not the ``expected_sign`` (+1 or -1), else 'undecided'."""

@@ -304,8 +304,8 @@ def _v2_curve(data: dict) -> list:
         f'others at epochs {data["curve_key_epochs"]}), each schedule ending '
         'at its last epoch, epoch 0 its initial weights; mean over the '
         'seeds scored (their number) of kNN top-1 / token-map kNN top-1 / '
-        'dense mIoU:', '', '| method | ' +
-        ' | '.join(f'{e} ep.' for e in epochs) + ' |',
+        'dense mIoU:', '',
+        '| method | ' + ' | '.join(f'{e} ep.' for e in epochs) + ' |',
         '|---|' + '---|' * len(epochs)
     ]
     for m in data['methods']:
@@ -355,16 +355,20 @@ def v2_reading(data: dict, short: bool = False) -> list:
         else:
             what = f'{c["method"]} above {FLOOR_NAMES[c["floor"]]} on ' \
                 f'{_name(c["metric"])}'
-        by.setdefault((c['kind'], c['verdict']), []).append(
-            f'{what} ({c["diff"]:+.2f}, p {format_p(c["p"])}, Holm '
-            f'{format_p(c["p_holm"])})')
+        by.setdefault(
+            (c['kind'], c['verdict']),
+            []).append(f'{what} ({c["diff"]:+.2f}, p {format_p(c["p"])}, Holm '
+                       f'{format_p(c["p_holm"])})')
     heads = dict(
         ordering='The paper\'s orderings',
         gain='Gains over the initial weights',
         pixels='Against the pixel floors')
-    for (kind, verdict), items in sorted(
-            by.items(), key=lambda x: (list(heads).index(x[0][0]),
-                                       VERDICTS.index(x[0][1]))):
+
+    def order(item):
+        (kind, verdict), _ = item
+        return list(heads).index(kind), VERDICTS.index(verdict)
+
+    for (kind, verdict), items in sorted(by.items(), key=order):
         out.append(f'{heads[kind]}, {verdict}: ' + '; '.join(items) + '.')
     return out
 
@@ -470,8 +474,10 @@ def claim_search(results: dict) -> str:
             '| method | lr | weight decay | feature | kNN | 1 % few-shot |',
             '|---|---|---|---|---|---|'
         ]
-        for r in sorted(part, key=lambda r: (data['methods'].index(r[
-                'method']), r['lr'], r['weight_decay'], r['key'])):
+        for r in sorted(
+                part,
+                key=lambda r: (data['methods'].index(r['method']), r['lr'], r[
+                    'weight_decay'], r['key'])):
             lines.append(f'| {r["method"]} | {r["lr"]:g} | '
                          f'{r["weight_decay"]:g} | '
                          f'{variant_name(r["variant"])} | {r["knn"]:.2f} | '

@@ -25,7 +25,9 @@ PIXEL_FLOORS = dict(
     token_map_fewshot=[('raw', 'fewshot'), ('projection', 'fewshot')])
 
 
-def values(records: List[dict], method: str, metric: str,
+def values(records: List[dict],
+           method: str,
+           metric: str,
            kind: str = 'table') -> Dict[int, float]:
     """Seed -> score of the method's records of ``kind``."""
     return {
@@ -39,8 +41,8 @@ def floor_values(records: List[dict], method: str,
                  metric: str) -> Dict[int, float]:
     return {
         r['seed']: r['initial_weights'][metric]
-        for r in records if r.get('kind') == 'table' and r['method'] ==
-        method and r['initial_weights'].get(metric) is not None
+        for r in records if r.get('kind') == 'table' and r['method'] == method
+        and r['initial_weights'].get(metric) is not None
     }
 
 
@@ -61,16 +63,17 @@ def summary(records: List[dict], methods: List[str]) -> Dict[str, dict]:
     runs' scores, when it has them)."""
     out = {}
     for m in methods:
-        rows = [r for r in records if r.get('kind') == 'table'
-                and r['method'] == m]
+        rows = [
+            r for r in records if r.get('kind') == 'table' and r['method'] == m
+        ]
         if not rows:
             continue
         s = dict(seeds=sorted(r['seed'] for r in rows))
         for part, get in (('scores', lambda mt: values(records, m, mt)),
                           ('initial_weights',
                            lambda mt: floor_values(records, m, mt)),
-                          ('equal_time', lambda mt: values(
-                              records, m, mt, 'equal_time'))):
+                          ('equal_time',
+                           lambda mt: values(records, m, mt, 'equal_time'))):
             s[part] = {
                 mt: _stats(list(get(mt).values()))
                 for mt in CLAIM_METRICS if get(mt)
@@ -174,9 +177,9 @@ def curve_comparisons(records: List[dict], methods: List[str], floors: dict,
             ]
             if len(rows) < 2:
                 continue
-            for metric, pairs in (('knn', [('raw', 'knn')]),
-                                  ('token_map_knn', PIXEL_FLOORS[
-                                      'token_map_knn'])):
+            for metric, pairs in (('knn', [
+                ('raw', 'knn')
+            ]), ('token_map_knn', PIXEL_FLOORS['token_map_knn'])):
                 a = [r[metric] for r in rows]
                 for floor, fm in pairs:
                     value = floors[floor][fm]

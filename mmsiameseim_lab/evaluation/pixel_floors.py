@@ -1,5 +1,7 @@
 """Raw pixels through the frozen-backbone protocol, as a feature would go:
-the floors that a pretrained feature has to pass to be credited."""
+
+the floors that a pretrained feature has to pass to be credited.
+"""
 import math
 import os.path as osp
 from typing import Dict, Optional
@@ -23,11 +25,13 @@ def vector_linear_probe(train_x: torch.Tensor,
                         train_x_flipped: Optional[torch.Tensor] = None,
                         seed: int = 0) -> float:
     """Top-1 (%) of the linear probe of the probe config on fixed vectors:
+
     BatchNorm without affine then a linear layer, SGD (momentum 0.9, no
     weight decay) with a cosine schedule over ``epochs``, batch
     ``batch_size``. ``train_x_flipped`` (the vectors of the horizontally
     flipped training images) replaces each training vector with
-    probability 0.5 at each step (the probe config's RandomFlip)."""
+    probability 0.5 at each step (the probe config's RandomFlip).
+    """
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     classes = int(max(train_y.max(), test_y.max())) + 1

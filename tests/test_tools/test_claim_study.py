@@ -60,8 +60,8 @@ def test_smoke_study_runs_every_phase_and_continues(tmp_path, run):
     for rec in table:
         assert rec['lr'] == chosen[rec['method']]['lr']
         assert rec['features']['pooled'] == chosen[rec['method']]['pooled']
-        for key in ('knn', 'linear', 'fewshot', 'dense_miou',
-                    'token_map_knn', 'token_map_fewshot'):
+        for key in ('knn', 'linear', 'fewshot', 'dense_miou', 'token_map_knn',
+                    'token_map_fewshot'):
             assert 0 <= rec[key] <= 100
             assert 0 <= rec['initial_weights'][key] <= 100
         assert len(rec['commit']) == 40

@@ -37,10 +37,10 @@ def test_the_grid_is_the_same_for_every_method_at_the_table_budget():
     grid = search_runs(study)
     assert len(grid) == 3 * 3 * 2
     assert {(r['lr'], r['weight_decay'])
-            for r in grid if r['method'] == 'mocov3'} == {
-                (lr, wd)
-                for lr in (5e-4, 1e-3, 2e-3) for wd in (0.05, 0.1)
-            }
+            for r in grid
+            if r['method'] == 'mocov3'} == {(lr, wd)
+                                            for lr in (5e-4, 1e-3, 2e-3)
+                                            for wd in (0.05, 0.1)}
     assert all(r['epochs'] == 1 and r['seed'] == 0 for r in grid)
     assert grid[0]['key'] == 'siameseim_lr0.0005_wd0.05_seed0_1e'
     assert record_key(grid[0], 1) == 'siameseim_lr0.0005_wd0.05_seed0_1e' \
@@ -68,9 +68,7 @@ def test_choices_take_the_best_held_out_score_then_the_best_feature():
         'featmap+norm': 79
     }
     from mmsiameseim_lab.claim.plan import variant_name
-    records += [
-        _held(fr, scores[variant_name(v)], v) for v in fr['variants']
-    ]
+    records += [_held(fr, scores[variant_name(v)], v) for v in fr['variants']]
     assert pending(fr, {r['key'] for r in records}) == []
     chosen = choices(study, records)['siameseim']
     assert (chosen['lr'], chosen['weight_decay']) == (best['lr'],
@@ -103,8 +101,8 @@ def test_equal_time_gives_each_method_the_reference_wall_time():
     budget = equal_time(study, records)
     assert budget['wall_s'] == 180.0
     assert budget['methods']['mae']['epoch_wall_s'] == 142.0
-    assert budget['methods']['mae']['exact_epochs'] == pytest.approx(1.268,
-                                                                     abs=1e-3)
+    assert budget['methods']['mae']['exact_epochs'] == pytest.approx(
+        1.268, abs=1e-3)
     assert budget['methods']['mae']['epochs'] == 1
     assert budget['methods']['mocov3']['epochs'] == 1  # 0.51, at least 1
     assert equal_time_runs(study, {}, budget) == []  # both round to 1
@@ -124,10 +122,10 @@ def test_curve_seeds_beyond_the_first_are_scored_at_the_key_epochs():
     }
     runs = curve_runs(study, chosen)
     first = [r for r in runs if r['seed'] == 0]
-    assert [(r['method'], r['evaluate_at']) for r in first] == [
-        ('siameseim', [0, 1, 2, 4, 8, 16]), ('mae', [0, 1, 4, 16]),
-        ('mocov3', [0, 1, 4, 16])
-    ]
+    assert [(r['method'], r['evaluate_at'])
+            for r in first] == [('siameseim', [0, 1, 2, 4, 8, 16]),
+                                ('mae', [0, 1, 4, 16]),
+                                ('mocov3', [0, 1, 4, 16])]
     other = [r for r in runs if r['seed'] == 2]
     assert all(r['evaluate_at'] == [0, 1, 4, 16] for r in other)
     assert record_key(other[0], 0) == 'siameseim_lr0.001_wd0.05_seed2_16e@0'
@@ -143,5 +141,5 @@ def test_study_refuses_a_search_or_reference_that_cannot_run():
     with pytest.raises(ValueError, match='search.pooled takes'):
         check_study(
             _study(
-                search=dict(pooled=[dict(feature='featmap',
-                                         final_norm=False)])))
+                search=dict(
+                    pooled=[dict(feature='featmap', final_norm=False)])))

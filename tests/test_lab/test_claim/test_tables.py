@@ -24,8 +24,10 @@ FLOORS = dict(
 
 def _scores(base, seed):
     # a spread over the seeds, so that every test has a variance
-    return {m: base + 0.3 * seed + 0.1 * i
-            for i, m in enumerate(CLAIM_METRICS)}
+    return {
+        m: base + 0.3 * seed + 0.1 * i
+        for i, m in enumerate(CLAIM_METRICS)
+    }
 
 
 def _records(study):
@@ -56,8 +58,7 @@ def _records(study):
                     lr=best['lr'],
                     weight_decay=best['weight_decay'],
                     variant=dict(v),
-                    knn=70.0 + v['final_norm'] +
-                    (v['feature'] == 'cls_token'),
+                    knn=70.0 + v['final_norm'] + (v['feature'] == 'cls_token'),
                     fewshot=50.0))
     base = dict(siameseim=86.0, mae=82.0)
     for m in study.methods:
@@ -95,8 +96,8 @@ def _results():
         m: method_settings(Config.fromfile(os.path.join(ROOT, path)))
         for m, path in study.pretrain_configs.items() if m in study.methods
     }
-    data = claim_data(study, _records(study), FLOORS, methods, {}, [], {},
-                      smoke=True)
+    data = claim_data(
+        study, _records(study), FLOORS, methods, {}, [], {}, smoke=True)
     return dict(meta={}, data=data)
 
 

@@ -22,14 +22,19 @@ def test_vector_linear_probe_learns_a_separable_problem():
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(400, 8, generator=gen) + 3  # far from zero: BN centres
     y = (x[:, 0] > 3).long()
-    acc = vector_linear_probe(x[:300], y[:300], x[300:], y[300:], epochs=5,
-                              batch_size=50)
+    acc = vector_linear_probe(
+        x[:300], y[:300], x[300:], y[300:], epochs=5, batch_size=50)
     assert acc > 90
     # the flipped vectors are drawn in: labels that only they carry
     flipped = x.clone()
     flipped[:, 0] = 6 - x[:, 0]
     acc_flip = vector_linear_probe(
-        x[:300], y[:300], x[300:], y[300:], epochs=5, batch_size=50,
+        x[:300],
+        y[:300],
+        x[300:],
+        y[300:],
+        epochs=5,
+        batch_size=50,
         train_x_flipped=flipped[:300])
     assert acc_flip < acc
 
