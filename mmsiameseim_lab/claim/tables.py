@@ -448,7 +448,9 @@ def claim_setup(results: dict) -> str:
                 f'{m} {v["epochs"]} epoch(s) ({v["epoch_wall_s"]:.0f} s per '
                 f'epoch, {v["exact_epochs"]:.2f} exactly)'
                 for m, v in eq['methods'].items() if m != eq['reference']) +
-            ' (whole epochs: a schedule ends with its epoch).')
+            ' (whole epochs: a schedule ends with its epoch; a method whose '
+            'budget rounds to the table\'s epochs has no equal-time row: its '
+            'table row is it).')
     return '\n'.join(lines + smoke_note(data))
 
 

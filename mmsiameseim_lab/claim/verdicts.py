@@ -107,11 +107,16 @@ def table_comparisons(records: List[dict], methods: List[str],
             for a, b in PAIRS:
                 if a not in methods or b not in methods:
                     continue
-                va = values(records, a, metric)
-                vb = values(records, b, metric, budget)
-                if budget == 'equal_time' and not vb:
-                    continue
-                if len(va) < 1 or len(vb) < 1:
+                va, vb = (values(records, x, metric) for x in (a, b))
+                if budget == 'equal_time':
+                    # a method without equal-time runs: its table runs
+                    # took the reference's time, or are the reference
+                    ta, tb = (
+                        values(records, x, metric, budget) for x in (a, b))
+                    if not ta and not tb:
+                        continue
+                    va, vb = ta or va, tb or vb
+                if not va or not vb:
                     continue
                 diff = st.mean(va.values()) - st.mean(vb.values())
                 out.append(

@@ -75,6 +75,17 @@ def _records(study):
                     pretrain_wall_s=10.0,
                     initial_weights=_scores(60.0, s),
                     **_scores(base[m], s)))
+            if m == 'mae':  # two epochs in siameseim's wall time
+                records.append(
+                    dict(
+                        key=f'mae_time{s}@time',
+                        method=m,
+                        seed=s,
+                        kind='equal_time',
+                        table=False,
+                        curve=False,
+                        epochs=2,
+                        **_scores(base[m] + 1, s)))
             for e in (0, 1, 2):
                 records.append(
                     dict(
@@ -105,17 +116,20 @@ def test_every_comparison_is_tested_and_corrected_in_one_family():
     data = _results()['data']
     table = data['statistics']['table']
     kinds = [c['kind'] for c in table]
-    # 3 orderings (LIN, FT 1 %, ADE20k) of the one pair; 7 gains and 8
-    # pixel comparisons a method
-    assert kinds.count('ordering') == 3
+    # 3 orderings (LIN, FT 1 %, ADE20k) of the one pair at equal epochs
+    # and at equal wall time; 7 gains and 8 pixel comparisons a method
+    assert kinds.count('ordering') == 2 * 3
     assert kinds.count('gain') == 2 * 7 and kinds.count('pixels') == 2 * 8
     m = len(table)
     smallest = min(table, key=lambda c: c['p'])
     assert smallest['p_holm'] == pytest.approx(min(1, m * smallest['p']))
-    lin = next(c for c in table
-               if c['kind'] == 'ordering' and c['metric'] == 'linear')
+    lin, lin_time = (c for c in table
+                     if c['kind'] == 'ordering' and c['metric'] == 'linear')
     # +4 every seed, sd 0 of the difference but not of each side: Welch
     assert lin['diff'] == pytest.approx(4.0) and lin['verdict'] == 'holds'
+    # siameseim's table runs against mae's equal-time runs (one better)
+    assert lin_time['budget'] == 'equal_time'
+    assert lin_time['diff'] == pytest.approx(3.0)
     gain = next(c for c in table if c['kind'] == 'gain')
     assert gain['test'] == 'paired t' and gain['verdict'] == 'holds'
     # siameseim's kNN (86 + 0.3 s) against raw pixels' 84: above, tested
@@ -144,8 +158,11 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
         in text
     assert '| random projection of the pixels (8192 values) | - | 83.00 |' \
         in text
-    assert 'Holm-adjusted p over all 33' in text
+    assert 'Holm-adjusted p over all 36' in text
     assert '| LIN: siameseim - mae | Welch | +10.0 | +4.00 |' in text
+    assert '| LIN: siameseim - mae (equal wall time) | Welch | +10.0 | ' \
+        '+3.00 |' in text
+    assert '| mae at equal wall time | 0,1,2 |' in text
     assert 'at epoch 2 over raw pixels (84.00)' in text
     assert 'Smoke run' in text
     setup = claim_setup(results)
