@@ -123,8 +123,9 @@ def test_every_comparison_is_tested_and_corrected_in_one_family():
     m = len(table)
     smallest = min(table, key=lambda c: c['p'])
     assert smallest['p_holm'] == pytest.approx(min(1, m * smallest['p']))
-    lin, lin_time = (c for c in table
-                     if c['kind'] == 'ordering' and c['metric'] == 'linear')
+    lin, lin_time = (
+        c for c in table
+        if c['kind'] == 'ordering' and c['metric'] == 'linear')
     # +4 every seed, sd 0 of the difference but not of each side: Welch
     assert lin['diff'] == pytest.approx(4.0) and lin['verdict'] == 'holds'
     # siameseim's table runs against mae's equal-time runs (one better)
