@@ -340,11 +340,12 @@ def _v2_curve(data: dict) -> list:
 
 def v2_reading(data: dict, short: bool = False) -> list:
     """Sentences written from the tested comparisons: each verdict with
-    its p-values; ``short``: the paper's orderings only."""
+    its p-values; ``short``: the paper's orderings and the gains over the
+    initial weights only."""
     out = []
     by = {}
     for c in data['statistics']['table']:
-        if short and c['kind'] != 'ordering':
+        if short and c['kind'] == 'pixels':
             continue
         if c['kind'] == 'ordering':
             what = f'{c["a"]} vs {c["b"]} on {METRIC_NAMES[c["metric"]]}' + (
