@@ -30,8 +30,9 @@ def run(monkeypatch, capsys):
     return _run
 
 
-@pytest.mark.slow  # about 15 minutes on 2 shared cores (each evaluation
-# builds its model and datasets again; the cached evaluation shortens it)
+@pytest.mark.slow  # 15 (alone) to 34 minutes (beside other jobs) on 2
+# cores: each evaluation builds its model and datasets again, and the linear
+# probe runs through a Runner (the cached evaluation shortens both)
 def test_smoke_study_runs_every_phase_and_continues(tmp_path, run):
     from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
                                               claim_table)
