@@ -39,7 +39,7 @@ def claim_summary(results: dict) -> str:
     and the reading."""
     data = results['data']
     if _v2(data):
-        lines = _v2_main_rows(data) + ['']
+        lines = _v2_main_rows(data, compact=True) + ['']
         lines += [f'* {x}' for x in v2_reading(data, short=True)]
         return '\n'.join(lines + smoke_note(data))
     lines = _claim_main_rows(data) + ['']
@@ -222,7 +222,10 @@ FLOOR_NAMES = dict(
     dense='raw pixels')
 
 
-def _v2_main_rows(data: dict) -> list:
+def _v2_main_rows(data: dict, compact: bool = False) -> list:
+    """The table's rows: each method, at equal wall time, its initial
+    weights, its gain over them, the pixel floors; ``compact``: the
+    methods, their gains and the floors."""
     from .verdicts import CLAIM_METRICS
     heads = [_name(m) for m in CLAIM_METRICS]
     lines = [
@@ -234,6 +237,8 @@ def _v2_main_rows(data: dict) -> list:
                                              '{} at equal wall time'),
                       ('initial_weights', '{} initial weights'),
                       ('gain', '{} gain over its initial weights')):
+        if compact and part in ('equal_time', 'initial_weights'):
+            continue
         for m in data['methods']:
             s = summary.get(m, {})
             if s.get(part):
@@ -340,12 +345,11 @@ def _v2_curve(data: dict) -> list:
 
 def v2_reading(data: dict, short: bool = False) -> list:
     """Sentences written from the tested comparisons: each verdict with
-    its p-values; ``short``: the paper's orderings and the gains over the
-    initial weights only."""
+    its p-values; ``short``: the paper's orderings only."""
     out = []
     by = {}
     for c in data['statistics']['table']:
-        if short and c['kind'] == 'pixels':
+        if short and c['kind'] != 'ordering':
             continue
         if c['kind'] == 'ordering':
             what = f'{c["a"]} vs {c["b"]} on {METRIC_NAMES[c["metric"]]}' + (
