@@ -29,5 +29,9 @@ methods = [
     'siameseim-bs16-lr-scaled'
 ]
 seeds = [0, 1, 2]
+# each config's own lr and weight decay and the mean of the patch tokens:
+# no search, no equal-time row, no curve (the claim study's phases)
+search = None
+equal_time = None
 curve = dict(_delete_=True)
 features = dict(_delete_=True, **{m: 'avg_featmap' for m in methods})

@@ -1,18 +1,24 @@
 """The claim study (tools/studies/claim_study.py): SiameseIM against MAE and
-MoCo-v3 in miniature, its charts and its published tables (tables.py)."""
+MoCo-v3 in miniature, its phases (plan.py), runner and loop (runner.py,
+driver.py), its tests (statistics.py, verdicts.py), results file (data.py),
+charts and published tables (tables.py)."""
 from .charts import SERIES, plot_claim, plot_claim_table, plot_learning_curve
-from .study import (PAIRS, PAPER_TABLE1, check_features, check_study,
-                    claim_reading, claim_results_data, dense_scores, describe,
-                    figures_dir, orderings, pending, planned_runs, record_key,
-                    results_file, reusable_records, run_config, run_key,
-                    run_once, selected_runs, study_settings, summary,
-                    welch_threshold)
+from .driver import (StudyInputs, current_records, describe_study, phase_runs,
+                     run_phases, study_inputs)
+from .plan import PHASES, check_study, choices, equal_time, record_key
+from .runner import Scorer, build_dense_probe, run_config, token_map_dim
+from .statistics import holm, one_sample_p, paired_p, welch_p
+from .study import (PAIRS, PAPER_TABLE1, claim_reading, figures_dir, orderings,
+                    results_file, summary, welch_threshold)
+from .verdicts import curve_comparisons, table_comparisons
 
 __all__ = [
-    'PAIRS', 'PAPER_TABLE1', 'check_features', 'check_study', 'claim_reading',
-    'claim_results_data', 'dense_scores', 'describe', 'figures_dir',
-    'orderings', 'pending', 'planned_runs', 'record_key', 'results_file',
-    'reusable_records', 'run_config', 'run_key', 'run_once', 'selected_runs',
-    'study_settings', 'summary', 'welch_threshold', 'SERIES', 'plot_claim',
-    'plot_claim_table', 'plot_learning_curve'
+    'PAIRS', 'PAPER_TABLE1', 'PHASES', 'SERIES', 'Scorer', 'StudyInputs',
+    'build_dense_probe', 'check_study', 'choices', 'claim_reading',
+    'current_records', 'curve_comparisons', 'describe_study', 'equal_time',
+    'figures_dir', 'holm', 'one_sample_p', 'orderings', 'paired_p',
+    'phase_runs', 'plot_claim', 'plot_claim_table', 'plot_learning_curve',
+    'record_key', 'results_file', 'run_config', 'run_phases', 'study_inputs',
+    'summary', 'table_comparisons', 'token_map_dim', 'welch_p',
+    'welch_threshold'
 ]

@@ -73,18 +73,27 @@ def plot_claim_table(data: dict, path: str) -> None:
 
 def plot_learning_curve(data: dict, path: str) -> None:
     """kNN and dense mIoU against pretraining epochs (the epoch checkpoints
-    of each method's curve run), raw pixels as a line (PNG)."""
+    of each method's curve runs, the mean over the seeds scored at each;
+    the token map's kNN dashed where recorded), raw pixels as a line (PNG)."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    seed = data.get('curve_seed', 0)
+    seeds = data.get('curve_seeds', [data.get('curve_seed', 0)])
     raw = data['raw_pixels']
     for ax, (metric, name) in zip(axes, [SERIES[0], SERIES[3]]):
         for method in data['methods']:
-            pts = sorted((r['epochs'], r[metric]) for r in data['records']
-                         if r['method'] == method and r['curve']
-                         and r.get(metric) is not None)
-            if pts:
-                ax.plot(*zip(*pts), 'o-', label=method)
+            for key, style, label in ((metric, 'o-', method),
+                                      ('token_map_knn', 's--',
+                                       f'{method} token map')):
+                if key == 'token_map_knn' and metric != 'knn':
+                    continue
+                by = {}
+                for r in data['records']:
+                    if r['method'] == method and r['curve'] and \
+                            r['epochs'] > 0 and r.get(key) is not None:
+                        by.setdefault(r['epochs'], []).append(r[key])
+                pts = sorted((e, sum(v) / len(v)) for e, v in by.items())
+                if pts:
+                    ax.plot(*zip(*pts), style, label=label)
         if raw.get(metric) is not None:
             ax.axhline(
                 raw[metric],
@@ -94,7 +103,7 @@ def plot_learning_curve(data: dict, path: str) -> None:
         ax.set_xscale('log', base=2)
         ax.set_xlabel('epoch checkpoint of one run per method')
         ax.set_ylabel(f'{name} (%)')
-        ax.set_title(f'{name}, seed {seed}')
+        ax.set_title(f'{name}, seeds {seeds} (mean)')
         if ax.has_data():
             ax.legend(fontsize=8)
     fig.tight_layout()

@@ -2,8 +2,10 @@
 table of every method's scores over the seeds, the paper's orderings, the
 learning curve and the readings; the records of the held-out and
 other-feature runs."""
-from ..metrics import METRICS, headings, stats_cells
+from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_table, smoke_note
+from .plan import variant_name
+from .statistics import VERDICTS, format_p
 from .study import claim_reading, orderings
 
 
@@ -36,6 +38,10 @@ def claim_summary(results: dict) -> str:
     """The README's part of ``tools/studies/claim_study.py``: the main table
     and the reading."""
     data = results['data']
+    if _v2(data):
+        lines = _v2_main_rows(data, compact=True) + ['']
+        lines += [f'* {x}' for x in v2_reading(data, short=True)]
+        return '\n'.join(lines + smoke_note(data))
     lines = _claim_main_rows(data) + ['']
     lines += [f'* {x}' for x in claim_reading(data, floors=False)]
     return '\n'.join(lines + smoke_note(data))
@@ -126,6 +132,8 @@ def claim_table(results: dict) -> str:
     seeds of every score, the floors, the paper's orderings against ours, and
     the learning curve."""
     data = results['data']
+    if _v2(data):
+        return _v2_claim(data)
     summary = data['summary']
     raw = data['raw_pixels']
     lines = _claim_main_rows(data) + [
@@ -141,7 +149,7 @@ def claim_table(results: dict) -> str:
         '', 'ours: difference of the means ± its standard error over the '
         'seeds; "holds" / "reversed": a two-sided Welch t-test at 95 % '
         'finds the difference, with the paper\'s sign / the other sign '
-        '(with two seeds a side, only large gaps pass it).'
+        f'(with {len(data["seeds"])} seeds a side, only large gaps pass it).'
     ]
     curve = [r for r in data['records'] if r['curve']]
     if curve:
@@ -170,4 +178,318 @@ def claim_table(results: dict) -> str:
         '', f'Pretraining: {data["epochs"]} epoch(s) per table run; '
         f'the CPU had {bf16}.'
     ]
+    return '\n'.join(lines + smoke_note(data))
+
+
+# ---------------------------------------------------- results format 2
+# (mmsiameseim_lab/claim/data.py: search, token map, pixel floors, tests)
+def _v2(data: dict) -> bool:
+    return data.get('format') == 2
+
+
+def _v1_note(data: dict) -> str:
+    """What a first-format file holds of the study's setup: its seeds and
+    the features it was scored with (it has no search)."""
+    feature = [x for x in data['protocol'] if x.startswith('* Feature:')]
+    return '\n'.join([
+        'This results file predates the search on held-out images (no '
+        'choices, augmentations or dimensions recorded); run '
+        '`python tools/studies/claim_study.py` to replace it.', '',
+        f'* Seeds: {", ".join(map(str, data["seeds"]))}; '
+        f'{data["epochs"]} epoch(s) per table run.'
+    ] + feature + smoke_note(data))
+
+
+def _variant_text(v: dict) -> str:
+    text = dict(
+        cls_token='the cls token',
+        avg_featmap='the mean of the patch tokens',
+        featmap='the token map (every patch token, flattened)')[v['feature']]
+    return text + (', after the final LayerNorm'
+                   if v.get('final_norm') else ', without the final LayerNorm')
+
+
+def _name(metric: str) -> str:
+    return TOKEN_MAP_NAMES.get(metric) or METRIC_NAMES[metric]
+
+
+TOKEN_MAP_NAMES = dict(
+    token_map_knn='token-map kNN top-1',
+    token_map_fewshot='token-map 1 % few-shot top-1')
+FLOOR_NAMES = dict(
+    raw='raw pixels',
+    projection='the random projection of the pixels',
+    dense='raw pixels')
+
+
+def _v2_main_rows(data: dict, compact: bool = False) -> list:
+    """The table's rows: each method, at equal wall time, its initial
+    weights, its gain over them, the pixel floors; ``compact``: the
+    methods, their gains and the floors."""
+    from .verdicts import CLAIM_METRICS
+    heads = [_name(m) for m in CLAIM_METRICS]
+    lines = [
+        '| row | seeds | ' + ' | '.join(heads) + ' |',
+        '|---|---|' + '---|' * len(heads)
+    ]
+    summary = data['summary']
+    for part, fmt in (('scores', '**{}**'), ('equal_time',
+                                             '{} at equal wall time'),
+                      ('initial_weights', '{} initial weights'),
+                      ('gain', '{} gain over its initial weights')):
+        if compact and part in ('equal_time', 'initial_weights'):
+            continue
+        for m in data['methods']:
+            s = summary.get(m, {})
+            if s.get(part):
+                lines.append('| ' + ' | '.join(
+                    [fmt.format(m), ','.join(map(str, s['seeds']))] +
+                    stats_cells(s[part], CLAIM_METRICS)) + ' |')
+    floors = data['pixel_floors']
+    for key, label in (('raw', 'raw pixels'),
+                       ('projection', 'random projection of the pixels')):
+        f = floors[key]
+        cells = [f'{f[k]:.2f}' for k in ('knn', 'linear', 'fewshot')]
+        dense = [f'{floors["dense"]["miou"]:.2f}',
+                 f'{floors["dense"]["accuracy"]:.2f}'] if key == 'raw' else \
+            ['-', '-']
+        lines.append(f'| {label} ({f["dim"]} values) | - | ' +
+                     ' | '.join(cells + dense + ['-', '-']) + ' |')
+    return lines + [
+        '', 'mean ± sample standard deviation (min-max) over the seeds; '
+        'initial weights: each run before its first step; the pixel floors '
+        'are read by the same kNN, linear probe and few-shot as the '
+        'features (the token-map columns compare with their kNN and '
+        'few-shot).'
+    ]
+
+
+def _p_cells(c: dict) -> str:
+    return (f'{c["diff"]:+.2f} | {format_p(c["p"])} | '
+            f'{format_p(c["p_holm"])} | {c["verdict"]}')
+
+
+def _v2_tests(data: dict) -> list:
+    stats = data['statistics']
+    table = stats['table']
+    alpha = stats['alpha']
+    lines = [
+        '', f'Every comparison of the table, one family: raw p and '
+        f'Holm-adjusted p over all {len(table)}; "holds" / "reversed": the '
+        f'adjusted p is below {alpha} with the expected / the other sign, '
+        '"undecided" otherwise.', '',
+        '| comparison | test | paper | difference | p | p (Holm) | '
+        'verdict |', '|---|---|---|---|---|---|---|'
+    ]
+    for c in table:
+        if c['kind'] == 'ordering':
+            what = f'{c["column"]}: {c["a"]} - {c["b"]}' + (
+                ' (equal wall time)' if c['budget'] == 'equal_time' else '')
+            paper = f'{c["paper"]:+.1f}'
+        elif c['kind'] == 'gain':
+            what = f'{c["method"]} {_name(c["metric"])} over its initial ' \
+                'weights'
+            paper = '-'
+        else:
+            what = f'{c["method"]} {_name(c["metric"])} over ' \
+                f'{FLOOR_NAMES[c["floor"]]} ({c["floor_value"]:.2f})'
+            paper = '-'
+        lines.append(f'| {what} | {c["test"]} | {paper} | {_p_cells(c)} |')
+    return lines
+
+
+def _v2_curve(data: dict) -> list:
+    curve = [r for r in data['records'] if r.get('kind') == 'curve']
+    if not curve:
+        return []
+    epochs = sorted({r['epochs'] for r in curve})
+    lines = [
+        '', 'Learning curve: the epoch checkpoints of one run per method and '
+        f'seed (seeds {data["curve_seeds"]}; the first at every epoch, the '
+        f'others at epochs {data["curve_key_epochs"]}), each schedule ending '
+        'at its last epoch, epoch 0 its initial weights; mean over the '
+        'seeds scored (their number) of kNN top-1 / token-map kNN top-1 / '
+        'dense mIoU:', '',
+        '| method | ' + ' | '.join(f'{e} ep.' for e in epochs) + ' |',
+        '|---|' + '---|' * len(epochs)
+    ]
+    for m in data['methods']:
+        cells = []
+        for e in epochs:
+            rows = [r for r in curve if r['method'] == m and r['epochs'] == e]
+            if not rows:
+                cells.append('-')
+                continue
+            mean = {
+                k: sum(r[k] for r in rows) / len(rows)
+                for k in ('knn', 'token_map_knn', 'dense_miou')
+            }
+            cells.append(f'{mean["knn"]:.2f} / {mean["token_map_knn"]:.2f} '
+                         f'/ {mean["dense_miou"]:.2f} ({len(rows)})')
+        if any(c != '-' for c in cells):
+            lines.append(f'| {m} | ' + ' | '.join(cells) + ' |')
+    tests = data['statistics']['curve']
+    if tests:
+        lines += [
+            '', 'At the key epochs, against the pixel floors (one-sample t '
+            'over the seeds; Holm over these '
+            f'{len(tests)}):', '', '| comparison | difference | p | '
+            'p (Holm) | verdict |', '|---|---|---|---|---|'
+        ]
+        for c in tests:
+            lines.append(f'| {c["method"]} {_name(c["metric"])} at epoch '
+                         f'{c["epoch"]} over {FLOOR_NAMES[c["floor"]]} '
+                         f'({c["floor_value"]:.2f}) | {_p_cells(c)} |')
+    return lines
+
+
+def v2_reading(data: dict, short: bool = False) -> list:
+    """Sentences written from the tested comparisons: each verdict with
+    its p-values; ``short``: the paper's orderings only."""
+    out = []
+    by = {}
+    for c in data['statistics']['table']:
+        if short and c['kind'] != 'ordering':
+            continue
+        if c['kind'] == 'ordering':
+            what = f'{c["a"]} vs {c["b"]} on {METRIC_NAMES[c["metric"]]}' + (
+                ' at equal wall time' if c['budget'] == 'equal_time' else '')
+        elif c['kind'] == 'gain':
+            what = f'{c["method"]} above its initial weights on ' \
+                f'{_name(c["metric"])}'
+        else:
+            what = f'{c["method"]} above {FLOOR_NAMES[c["floor"]]} on ' \
+                f'{_name(c["metric"])}'
+        by.setdefault(
+            (c['kind'], c['verdict']),
+            []).append(f'{what} ({c["diff"]:+.2f}, p {format_p(c["p"])}, Holm '
+                       f'{format_p(c["p_holm"])})')
+    heads = dict(
+        ordering='The paper\'s orderings',
+        gain='Gains over the initial weights',
+        pixels='Against the pixel floors')
+
+    def order(item):
+        (kind, verdict), _ = item
+        return list(heads).index(kind), VERDICTS.index(verdict)
+
+    for (kind, verdict), items in sorted(by.items(), key=order):
+        out.append(f'{heads[kind]}, {verdict}: ' + '; '.join(items) + '.')
+    return out
+
+
+def _v2_claim(data: dict) -> str:
+    lines = _v2_main_rows(data) + _v2_tests(data) + _v2_curve(data)
+    lines += ['', 'Reading (written from the tests above):', '']
+    lines += [f'* {x}' for x in v2_reading(data)]
+    bf16 = 'native bf16' if data.get('native_bf16') else 'no native bf16 ' \
+        '(fp32)'
+    lines += [
+        '', f'Pretraining: {data["epochs"]} epoch(s) per table run; '
+        f'the CPU had {bf16}.'
+    ]
+    return '\n'.join(lines + smoke_note(data))
+
+
+@results_table('claim:setup')
+def claim_setup(results: dict) -> str:
+    """docs/claim.md's "what runs", written from the results file: seeds,
+    each method's augmentation, the search and its choices (lr, weight
+    decay, pooled feature and token map, final norm included), the
+    dimensions and the equal-time budget."""
+    data = results['data']
+    if not _v2(data):
+        return _v1_note(data)
+    dims = data['dims']
+    search = data.get('search') or {}
+    chosen = search.get('chosen') or {}
+    lines = [
+        f'* Seeds: {len(data["seeds"])} per method in the table '
+        f'({", ".join(map(str, data["seeds"]))}), {data["epochs"]} '
+        f'epoch(s) each; the curve: seeds '
+        f'{", ".join(map(str, data["curve_seeds"]))}.'
+    ]
+    for m in data['methods']:
+        s = data['method_settings'][m]
+        extra = ''
+        if 'mask_ratio' in s:
+            extra += f', {s["mask_ratio"]:.0%} of the patches masked'
+        if s.get('norm_pix'):
+            extra += ', normalised-pixel target'
+        lines.append(f'* {m} (`{s["model"]}`{extra}): {s["augmentation"]}.')
+    if search:
+        lines.append(
+            f'* Search, on {search["holdout"]} held-out training images '
+            f'(seed {search["seed"]}, the table\'s budget, every method '
+            f'alike): learning rate {search["lr"]} x weight decay '
+            f'{search["weight_decay"]}, chosen by held-out '
+            f'{METRIC_NAMES[search["criterion"]]} of each method\'s own '
+            'feature; then the feature, among '
+            f'{len(search["pooled"])} pooled and {len(search["token_map"])}'
+            ' token-map variants, by the same criterion.')
+    for m, c in chosen.items():
+        norm = 'with' if c['token_map']['final_norm'] else 'without'
+        lines.append(
+            f'* {m}: lr {c["lr"]:g}, weight decay {c["weight_decay"]:g}; '
+            f'pooled feature: {_variant_text(c["pooled"])}; token map '
+            f'{norm} the final LayerNorm.')
+    if not search:
+        lines.append('* No search: each method at its config\'s settings '
+                     'and own feature.')
+
+    def each(d):
+        return ', '.join(f'{m} {v}' for m, v in d.items())
+
+    lines.append(f'* Dimensions: pooled features {each(dims["pooled"])}; '
+                 f'token maps {each(dims["token_map"])}; raw pixels '
+                 f'{dims["pixels"]}; their random projection '
+                 f'{dims["projection"]}.')
+    lines += data['protocol']  # the evaluation, from its settings
+    eq = data.get('equal_time')
+    if eq:
+        lines.append(
+            f'* Equal wall time: {eq["reference"]}\'s median table '
+            f'pretraining, {eq["wall_s"]:.0f} s; ' + '; '.join(
+                f'{m} {v["epochs"]} epoch(s) ({v["epoch_wall_s"]:.0f} s per '
+                f'epoch, {v["exact_epochs"]:.2f} exactly)'
+                for m, v in eq['methods'].items() if m != eq['reference']) +
+            ' (whole epochs: a schedule ends with its epoch; a method whose '
+            'budget rounds to the table\'s epochs has no equal-time row: its '
+            'table row is it).')
+    return '\n'.join(lines + smoke_note(data))
+
+
+@results_table('claim:search')
+def claim_search(results: dict) -> str:
+    """The search's held-out scores: the grid per method, then the feature
+    variants of its best setting."""
+    data = results['data']
+    if not _v2(data):
+        return _v1_note(data)
+    search = data.get('search')
+    if not search:
+        return 'No search in this study.' + '\n'.join(smoke_note(data))
+    rows = [r for r in data['records'] if r.get('kind') == 'search']
+    lines = []
+    for title, grid in (('the grid, each method\'s own feature', True),
+                        ('the features, at each method\'s chosen setting',
+                         False)):
+        part = [r for r in rows if r['key'].endswith('@holdout') == grid]
+        lines += [
+            f'Held-out top-1 ({search["holdout"]} training images, seed '
+            f'{search["seed"]}), {title}:', '',
+            '| method | lr | weight decay | feature | kNN | 1 % few-shot |',
+            '|---|---|---|---|---|---|'
+        ]
+        for r in sorted(
+                part,
+                key=lambda r: (data['methods'].index(r['method']), r['lr'], r[
+                    'weight_decay'], r['key'])):
+            lines.append(f'| {r["method"]} | {r["lr"]:g} | '
+                         f'{r["weight_decay"]:g} | '
+                         f'{variant_name(r["variant"])} | {r["knn"]:.2f} | '
+                         f'{r["fewshot"]:.2f} |')
+        lines.append('')
+    lines.append(f'Criterion: held-out {METRIC_NAMES[search["criterion"]]}, '
+                 'the highest chosen.')
     return '\n'.join(lines + smoke_note(data))

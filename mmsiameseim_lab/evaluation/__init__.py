@@ -10,11 +10,14 @@ from .dense_probe import (dense_probe_scores, fit_linear_classifier,
 from .feature_pca import nearest_neighbours, pca_rgb
 from .mosaic_probe import MosaicDenseProbe
 from .mosaics import make_mosaics, patch_labels
+from .pixel_floors import (PixelFloors, pixel_floors_from_cfg,
+                           vector_linear_probe)
 from .protocol import FrozenBackboneProtocol, raw_images
 
 __all__ = [
     'FrozenBackboneProtocol', 'raw_images', 'MosaicDenseProbe', 'make_mosaics',
     'patch_labels', 'patch_tokens', 'fit_linear_classifier',
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
-    'nearest_neighbours', 'pca_rgb'
+    'nearest_neighbours', 'pca_rgb', 'PixelFloors', 'pixel_floors_from_cfg',
+    'vector_linear_probe'
 ]

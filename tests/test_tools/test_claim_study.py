@@ -1,7 +1,7 @@
 """tools/studies/claim_study.py end to end on tiny subsets (the full study is
-`python tools/studies/claim_study.py`): every stage runs, the results file and
-the charts are written after each run, a rerun continues instead of starting
-over, and held-out scoring keeps away from the test images."""
+`python tools/studies/claim_study.py`): every phase runs (search, table,
+equal time, curve), the results file and the charts are written after each
+run, a rerun continues instead of starting over, and the file renders."""
 import json
 import os
 
@@ -30,75 +30,60 @@ def run(monkeypatch, capsys):
     return _run
 
 
-def test_smoke_study_records_every_run_and_continues(tmp_path, run):
+@pytest.mark.slow  # 15 (alone) to 34 minutes (beside other jobs) on 2
+# cores: each evaluation builds its model and datasets again, and the linear
+# probe runs through a Runner (the cached evaluation shortens both)
+def test_smoke_study_runs_every_phase_and_continues(tmp_path, run):
+    from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
+                                              claim_table)
     wd = str(tmp_path)
     path, out = run('--work-dir', wd, '--max-runs', '2')
     assert path == os.path.join(wd, 'claim.json')
     assert '--max-runs 2 reached' in out
     data = json.load(open(path))['data']
-    assert [r['key'] for r in data['records']] == \
-        ['siameseim_seed0_1e', 'mae_seed0_1e']
-    rec = data['records'][0]
-    for key in ('knn', 'linear', 'fewshot', 'dense_miou', 'dense_accuracy'):
-        assert 0 <= rec[key] <= 100 and 0 <= rec['initial_weights'][key] <= 100
-    assert len(rec['dense_iou']) == 11 and data['smoke'] is True
-    assert len(rec['commit']) == 40  # what code made this record
-    assert data['raw_pixels']['knn'] > 0
-    assert any('Dense probe' in line for line in data['protocol'])
-    assert any('siameseim: the mean of the last block' in line
-               for line in data['protocol'])
+    assert [r['key'] for r in data['records']] == [
+        'siameseim_lr0.0005_wd0.05_seed0_1e@holdout',
+        'siameseim_lr0.001_wd0.05_seed0_1e@holdout'
+    ]
+    assert data['format'] == 2 and data['smoke'] is True
+    assert data['pixel_floors']['raw']['dim'] == 784
+    assert data['pixel_floors']['projection']['dim'] == 8192
     # the rest; the two recorded runs are not run again
     path, out = run('--work-dir', wd)
-    assert 'pretraining already finished' not in out
-    assert 'run 1/5' not in out and 'run 3/5' in out
+    assert 'search: siameseim_lr0.0005' not in out
     data = json.load(open(path))['data']
-    curve = [r for r in data['records'] if r['curve']]
-    assert [(r['key'], r['epochs'])
-            for r in curve] == [('siameseim_seed0_2e@1', 1),
-                                ('siameseim_seed0_2e@2', 2)]
-    assert all(r['linear'] is None and r['schedule_epochs'] == 2
-               for r in curve)
-    assert data['summary']['siameseim']['scores']['knn']['n'] == 2
+    kinds = [r['kind'] for r in data['records']]
+    assert kinds.count('search') == 4 + 2 * 4  # the grid, then 4 features
+    assert kinds.count('table') == 4
+    chosen = data['search']['chosen']
+    assert set(chosen) == {'siameseim', 'mae'}
+    table = [r for r in data['records'] if r['kind'] == 'table']
+    for rec in table:
+        assert rec['lr'] == chosen[rec['method']]['lr']
+        assert rec['features']['pooled'] == chosen[rec['method']]['pooled']
+        for key in ('knn', 'linear', 'fewshot', 'dense_miou', 'token_map_knn',
+                    'token_map_fewshot'):
+            assert 0 <= rec[key] <= 100
+            assert 0 <= rec['initial_weights'][key] <= 100
+        assert len(rec['commit']) == 40
+    curve = [r for r in data['records'] if r['kind'] == 'curve']
+    assert sorted((r['seed'], r['epochs']) for r in curve) == \
+        [(0, 0), (0, 1), (0, 2), (1, 0), (1, 2)]
+    stats = data['statistics']
+    assert {c['kind'] for c in stats['table']} == \
+        {'ordering', 'gain', 'pixels'}
+    assert all(c['verdict'] in ('holds', 'reversed', 'undecided')
+               for c in stats['table'] + stats['curve'])
+    results = json.load(open(path))
+    assert 'Holm-adjusted p' in claim_table(results)
+    assert '* siameseim: lr ' in claim_setup(results)
+    assert '| mae |' in claim_search(results)
     for fig in ('claim_table.png', 'learning_curve.png'):
         assert os.path.getsize(os.path.join(wd, 'figures', fig)) > 10_000
     _, out = run('--work-dir', wd)
     assert 'nothing to run' in out
 
 
-def test_holdout_scores_are_kept_apart(tmp_path, run):
-    wd = str(tmp_path)
-    path, _ = run('--work-dir', wd, '--holdout', '300', '--only', 'curve')
-    assert path == os.path.join(wd, 'claim_holdout.json')
-    data = json.load(open(path))['data']
-    assert data['holdout'] == 300
-    assert {r['key'] for r in data['records']} == \
-        {'siameseim_seed0_2e@1', 'siameseim_seed0_2e@2'}
-    assert os.path.isdir(os.path.join(wd, 'holdout300', 'results'))
-    assert any('300 held-out training images' in line
-               for line in data['protocol'])
-
-
-def test_curve_under_the_token_map_keeps_its_evaluations_apart(tmp_path, run):
-    wd = str(tmp_path)
-    # the table's linear probe cannot read the token map: refused by name
-    with pytest.raises(ValueError, match=r'features\.siameseim'):
-        run('--work-dir', wd, '--cfg-options', 'features.siameseim=featmap')
-    path, _ = run('--work-dir', wd, '--only', 'curve', '--results-name',
-                  'token_map', '--cfg-options', 'features.siameseim=featmap')
-    assert path == os.path.join(wd, 'token_map.json')
-    data = json.load(open(path))['data']
-    assert [r['key'] for r in data['records']] == \
-        ['siameseim_seed0_2e@1', 'siameseim_seed0_2e@2']
-    assert all(0 <= r['knn'] <= 100 for r in data['records'])
-    assert any('siameseim: the last block\'s patch tokens, flattened' in line
-               for line in data['protocol'])
-    stored = json.load(
-        open(
-            os.path.join(wd, 'token_map', 'results',
-                         'siameseim_seed0_2e@1.json')))
-    assert stored['settings']['feature'] == 'featmap'
-    assert not os.path.exists(os.path.join(wd, 'results'))
-    # its charts beside the others, not over them
-    assert os.path.isfile(
-        os.path.join(wd, 'figures', 'token_map', 'learning_curve.png'))
-    assert not os.path.exists(os.path.join(wd, 'figures', 'claim_table.png'))
+def test_a_phase_alone_needs_the_earlier_ones(tmp_path, run):
+    with pytest.raises(ValueError, match='--only table needs the earlier'):
+        run('--work-dir', str(tmp_path), '--only', 'table')

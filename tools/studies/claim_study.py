@@ -1,41 +1,40 @@
 """The paper's claim in miniature: SiameseIM, MAE and MoCo-v3 on Fashion-MNIST.
 
-    python tools/studies/claim_study.py [--only table|curve] [--methods a,b]
-        [--max-runs N] [--work-dir work_dirs/claim] [--holdout N] [--smoke]
-        [--config configs/demo/claim_study.py] [--cfg-options K=V ...]
-        [--results-dir docs/results]
+    python tools/studies/claim_study.py [--only search|table|equal_time|curve]
+        [--methods a,b] [--max-runs N] [--work-dir work_dirs/claim]
+        [--holdout N] [--smoke] [--config configs/demo/claim_study.py]
+        [--cfg-options K=V ...] [--results-dir docs/results]
 
-Every method of the study config pretrains with every seed at one budget
-(the table), then longer for the learning curve; each run is scored by the
-demo's frozen-backbone protocol (kNN, linear probe, 1 % few-shot; the curve
-skips the linear probe) and the dense probe on mosaics, the table runs also
-at their own initial weights; raw pixels are the other floor. After every
-run the results file ``claim.json`` is rewritten (``--results-dir``:
-docs/results, rendered by tools/docs/render_results.py; ``--smoke`` or
-``--holdout``: the work dir) with the charts in ``--figures-dir``. A rerun
-skips the runs recorded in the results file under the same settings, and a
-killed pretraining resumes, so the study may span sessions: ``--max-runs``
-stops after that many new runs.
+The study runs in phases (mmsiameseim_lab/claim/plan.py): a search of each
+method's learning rate and weight decay and then of its frozen feature, on
+held-out training images; the table (every method x seed at the chosen
+settings, each run also scored at its own initial weights, beside raw
+pixels and a random projection of them through the same protocol); an
+equal-wall-time row; the learning curve (several seeds at its key epochs).
+Every run is scored by the frozen-backbone protocol (kNN, linear probe, 1 %
+few-shot; the curve skips the linear probe) on the chosen pooled feature
+and on the token map, and by the dense probe. After every run the results
+file ``claim.json`` is rewritten (``--results-dir``: docs/results, rendered
+by tools/docs/render_results.py; ``--smoke`` or ``--holdout``: the work
+dir) with the charts in ``--figures-dir``. A rerun keeps the records taken
+under the current settings (each carries their digest) and runs the rest,
+and a killed pretraining resumes, so the study may span sessions:
+``--max-runs`` stops after that many new runs.
 
-``--holdout N`` scores on N held-out training images instead of the test
-set (results file ``claim_holdout.json``, evaluations in
-``WORK_DIR/holdoutN``, the pretrainings shared with the test runs): for
-choosing settings without the test images. A ``--results-name`` of its own
-keeps its evaluations apart too (``WORK_DIR[/holdoutN]/NAME``), e.g. the
-curve scored with another feature::
-
-    python tools/studies/claim_study.py --only curve \
-        --results-name claim_token_map --cfg-options features.siameseim=featmap
+``--holdout N`` scores the table and curve on N held-out training images
+instead of the test set (results file ``claim_holdout.json``, evaluations in
+``WORK_DIR/holdoutN``, the pretrainings shared with the test runs). A
+``--results-name`` of its own keeps its evaluations apart
+(``WORK_DIR/NAME``).
 """
 import argparse
 import os
 import os.path as osp
-import time
 
 from mmengine.config import Config, DictAction
 
-from mmsiameseim_lab.demo.cli import (ROOT, build_protocol, check_dataset,
-                                      precision_override, say)
+from mmsiameseim_lab.demo.cli import (ROOT, check_dataset, precision_override,
+                                      say)
 
 CONFIG = 'configs/demo/claim_study.py'
 SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
@@ -43,14 +42,9 @@ SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
 
 def run(args):
     from mmsiameseim.atomic_io import load_json
-    from mmsiameseim_lab.claim import (check_features, check_study,
-                                       claim_results_data, describe,
-                                       figures_dir, pending, plot_claim,
-                                       results_file, reusable_records,
-                                       run_config, run_once, selected_runs,
-                                       study_settings)
-    from mmsiameseim_lab.demo import describe_pretraining
-    from mmsiameseim_lab.evaluation import MosaicDenseProbe
+    from mmsiameseim_lab.claim import (current_records, describe_study,
+                                       figures_dir, plot_claim, results_file,
+                                       run_phases, study_inputs)
     from mmsiameseim_lab.results import write_results
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
@@ -59,70 +53,36 @@ def run(args):
                  or (SMOKE_CONFIG if args.smoke else CONFIG)))
     if args.cfg_options:
         study.merge_from_dict(args.cfg_options)
-    check_study(study)
-    runs = selected_runs(study, args)
-    check_features(study, runs)
     wd = osp.abspath(args.work_dir)
-    eval_dir = wd  # pretrainings shared, evaluations apart:
-    if args.holdout:
-        study.evaluation.update(holdout=args.holdout, test_samples=None)
-        eval_dir = osp.join(eval_dir, f'holdout{args.holdout}')
+    eval_dir = wd  # pretrainings shared, evaluations apart
     if args.results_name:
         eval_dir = osp.join(eval_dir, args.results_name)
-    protocols = {  # each method's feature (study.features)
-        m:
-        build_protocol(
-            Config(
-                dict(
-                    evaluation=dict(
-                        study.evaluation,
-                        feature=study.get('features', {}).get(
-                            m, study.evaluation.get('feature',
-                                                    'cls_token'))))), eval_dir,
-            args.data_root)
-        for m in study.methods
-    }
-    protocol = protocols[study.methods[0]]
-    dense = MosaicDenseProbe.from_cfg(protocol, study.get('dense'))
-    settings = study_settings(study, protocols, dense, ROOT)
-    name, folder = results_file(args)
-    stored = load_json(osp.join(folder, f'{name}.json'))
-    records = reusable_records(stored, settings, args.smoke)
-    done = {r['key'] for r in records}
-    floors = dict(knn=protocol.pixel_knn()['knn'], dense=dense.raw_pixels())
     precision = precision_override(False)
-    pretraining = {  # each method's table run, in one sentence
-        r['method']:
-        describe_pretraining(
-            run_config(study, r, wd, data_prefix, precision, ROOT))
-        for r in reversed(runs) if r['table']
-    }
-    say(f'{len(runs)} runs selected, {sum(not pending(r, done) for r in runs)}'
-        f' of them recorded in {name}.json')
-    new = 0
-    t0 = time.time()
-    for n, r in enumerate(runs, 1):
-        epochs = pending(r, done)
-        if not epochs:
-            continue
-        if args.max_runs is not None and new >= args.max_runs:
-            say(f'--max-runs {args.max_runs} reached: rerun to continue')
-            break
-        say(f'run {n}/{len(runs)}: {r["key"]} ({r["epochs"]} epoch(s), '
-            f'{"table" if r["table"] else "curve"}, scored at epochs '
-            f'{epochs}); progress and ETA below')
-        cfg = run_config(study, r, wd, data_prefix, precision, ROOT)
-        records += run_once(r, cfg, protocols[r['method']], dense, epochs)
-        new += 1
-        data = claim_results_data(study, records, floors, settings,
-                                  describe(protocols, dense), pretraining,
-                                  args.smoke, args.holdout)
+    inputs = study_inputs(study, ROOT, eval_dir, args.data_root, wd,
+                          data_prefix, precision, args.holdout)
+    name, folder = results_file(args)
+    stored = (load_json(osp.join(folder, f'{name}.json')) or {}).get('data')
+    if stored and (stored.get('format') != 2
+                   or bool(stored.get('smoke')) != bool(args.smoke)):
+        say(f'{name}.json holds another kind of study: starting over')
+        stored = None
+    records = current_records(study, (stored or {}).get('records', []),
+                              inputs.scorer, ROOT)
+    say(f'{len(records)} record(s) of {name}.json taken under the current '
+        'settings')
+
+    def write(records):
+        data = inputs.data(records, describe_study(inputs), args.smoke,
+                           args.holdout)
         path = write_results(name, data, results_dir=folder)
         plot_claim(data, figures_dir(args, folder, name))
-        say(f'{r["key"]} recorded in {path} '
-            f'({(time.time() - t0) / 60:.1f} min so far)')
+        return path
+
+    new = run_phases(study, records, inputs.scorer, args, ROOT, wd,
+                     data_prefix, precision, write, say)
     if not new:
         say('nothing to run: every selected run is recorded')
+        write(records)
     return osp.join(folder, f'{name}.json')
 
 
@@ -134,9 +94,9 @@ def parse_args(argv=None):
     parser.add_argument('--data-root', default='data/fashion_mnist')
     parser.add_argument(
         '--only',
-        choices=('table', 'curve'),
+        choices=('search', 'table', 'equal_time', 'curve'),
         default=None,
-        help='only the table runs or only the curve runs')
+        help='only this phase (the earlier ones must be recorded)')
     parser.add_argument(
         '--methods',
         default=None,

@@ -1,6 +1,8 @@
 # mmpretrain's own MAE under the SiameseIM Fashion-MNIST budget (peer for
 # `tools/studies/demo.py --compare mae`): 75 % random masking, normalised-pixel
-# target.
+# target, and the augmentation of mmpretrain's MAE configs
+# (_base_/datasets/imagenet_bs512_mae.py): crops of 20-100 % of the image
+# (bicubic) and a horizontal flip, nothing else.
 _base_ = ['../_base_/fashionmnist_budget.py']
 
 model = dict(
@@ -39,7 +41,7 @@ train_dataloader = dict(
         dict(
             type='RandomResizedCrop',
             scale=32,
-            crop_ratio_range=(0.25, 1.0),
+            crop_ratio_range=(0.2, 1.0),
             backend='cv2',
             interpolation='bicubic'),
         dict(type='RandomFlip', prob=0.5),

@@ -41,27 +41,43 @@ model = dict(
             with_avg_pool=False),
         loss=dict(type='CrossEntropyLoss', loss_weight=2 * 0.2),
         temperature=0.2))
-brightness = dict(
-    type='Brightness', magnitude=0.4, prob=0.8, random_negative_prob=0.5)
-view_pipeline = [
-    dict(
-        type='RandomResizedCrop',
-        scale=32,
-        crop_ratio_range=(0.25, 1.0),
-        backend='cv2',
-        interpolation='bicubic'),
-    brightness,
-    dict(
-        type='GaussianBlur',
-        magnitude_range=(0.1, 1.0),
-        magnitude_std='inf',
-        prob=0.3),
-    dict(type='Solarize', thr=128, prob=0.1),
-    dict(type='RandomFlip', prob=0.5),
-]
+# The two views of mmpretrain's MoCo-v3 ViT config
+# (configs/mocov3/mocov3_vit-small-p16_16xb256-amp-coslr-300e_in1k.py) and of
+# its paper (BYOL's asymmetric pair): blur always on view 1 and with
+# probability 0.1 on view 2, solarisation only on view 2 (0.2), crops of
+# 8-100 % of the image. Grayscale images: its colour jitter reduces to the
+# brightness jitter; saturation, hue and grayscale do not apply. The blur's
+# sigma range is the budget's (0.1-1.0 px at 32 px, where ImageNet's is
+# 0.1-2.0 at 224).
+brightness = {{_base_.brightness}}
+
+
+def moco_view(blur, solarize):
+    return [
+        dict(
+            type='RandomResizedCrop',
+            scale=32,
+            crop_ratio_range=(0.08, 1.0),
+            backend='cv2',
+            interpolation='bicubic'),
+        brightness,
+        dict(
+            type='GaussianBlur',
+            magnitude_range=(0.1, 1.0),
+            magnitude_std='inf',
+            prob=blur),
+        dict(type='Solarize', thr=128, prob=solarize),
+        dict(type='RandomFlip', prob=0.5),
+    ]
+
+
 train_dataloader = dict(
     dataset=dict(pipeline=[
         dict(type='Pad', size=(32, 32), pad_val=0),
-        dict(type='MultiView', num_views=2, transforms=[view_pipeline]),
+        dict(
+            type='MultiView',
+            num_views=[1, 1],
+            transforms=[moco_view(1.0, 0.0),
+                        moco_view(0.1, 0.2)]),
         dict(type='PackInputs'),
     ]))

@@ -1,53 +1,15 @@
-"""The claim study's plan, its continuation from a results file, the
-paper's orderings with their verdicts, the rendered table and the charts
-(synthetic records; the end-to-end smoke run is in tests/test_tools)."""
-import copy
+"""Results files of the claim study's first format (three seeds, 95 %
+Welch thresholds, no correction; the published claim*.json until the study
+runs again): the paper's orderings with their verdicts, the rendered table
+and the charts (synthetic records; format 2 in test_tables.py)."""
 import os
 
 import pytest
-from mmengine.config import Config
 
-from mmsiameseim_lab.claim import (check_study, orderings, pending,
-                                   planned_runs, plot_claim, record_key,
-                                   reusable_records, summary, welch_threshold)
+from mmsiameseim_lab.claim import (orderings, plot_claim, summary,
+                                   welch_threshold)
 from mmsiameseim_lab.claim.tables import claim_table
 from mmsiameseim_lab.metrics import METRICS
-from tests.helpers import ROOT
-
-STUDY = os.path.join(ROOT, 'configs', 'demo', 'claim_study.py')
-
-
-def _study(**changes):
-    study = Config.fromfile(STUDY)
-    study.merge_from_dict(changes)
-    return study
-
-
-def test_plan_runs_each_seed_of_every_method_then_one_curve_run_each():
-    runs = planned_runs(_study())
-    table = [(r['method'], r['seed']) for r in runs if r['table']]
-    assert table == [(m, s) for s in (0, 1, 2)
-                     for m in ('siameseim', 'mae', 'mocov3')]
-    assert all(r['epochs'] == 1 and r['evaluate_at'] == [1] for r in runs
-               if r['table'])
-    curve = [r for r in runs if not r['table']]
-    assert [(r['method'], r['epochs'], r['evaluate_at'])
-            for r in curve] == [('siameseim', 16, [1, 2, 4, 8, 16]),
-                                ('mae', 16, [1, 4, 16]),
-                                ('mocov3', 16, [1, 4, 16])]
-    assert all(r['seed'] == 0 for r in curve)
-    assert record_key(curve[0], 4) == 'siameseim_seed0_16e@4'
-    done = {'siameseim_seed0_16e@1', 'siameseim_seed0_16e@2'}
-    assert pending(curve[0], done) == [4, 8, 16]
-
-
-def test_study_refuses_unknown_methods_and_epochs():
-    with pytest.raises(ValueError, match=r"unknown methods \['byol'\]"):
-        check_study(_study(methods=['siameseim', 'byol']))
-    with pytest.raises(ValueError, match=r"curve names \['mae', 'mocov3'\]"):
-        check_study(_study(methods=['siameseim']))
-    with pytest.raises(ValueError, match='whole numbers >= 1'):
-        check_study(_study(curve=dict(siameseim=[0.5, 2])))
 
 
 def _record(method, seed, table=True, epochs=1, base=70.0):
@@ -133,17 +95,6 @@ def test_table_renders_means_floors_orderings_and_the_curve(tmp_path):
     paths = plot_claim(_results(records)['data'], str(tmp_path))
     for path in paths:
         assert os.path.getsize(path) > 10_000
-
-
-def test_records_are_reused_only_under_the_same_settings():
-    stored = _results([_record('siameseim', 0)])
-    assert len(reusable_records(stored, dict(a=1))) == 1
-    assert reusable_records(stored, dict(a=2)) == []
-    assert reusable_records(stored, dict(a=1), smoke=True) == []
-    assert reusable_records(None, dict(a=1)) == []
-    smoke = copy.deepcopy(stored)
-    smoke['data']['smoke'] = True
-    assert len(reusable_records(smoke, dict(a=1), smoke=True)) == 1
 
 
 def test_a_curve_under_another_feature_says_where_it_passes_pixels():

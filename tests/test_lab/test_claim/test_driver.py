@@ -1,0 +1,78 @@
+"""The claim study continues from its results file record by record: a
+record is kept only when the digest of the settings it was taken under is
+the current one, and a later phase only on the earlier phases' kept
+records (synthetic records, a stand-in scorer)."""
+import os
+
+from mmengine.config import Config
+
+from mmsiameseim_lab.claim.driver import (current_records, expected_digests,
+                                          phase_runs)
+from tests.helpers import ROOT
+
+SMOKE = os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py')
+
+
+class Scorer:
+    """The settings part of :class:`Scorer`, without building a protocol."""
+    search_holdout = 300
+
+    def __init__(self, version=1):
+        self.version = version
+
+    def settings(self, chosen, held=False):
+        return dict(version=self.version, held=held, chosen=chosen)
+
+
+def _record(key, sha, run, **scores):
+    return dict(
+        key=key,
+        settings_sha1=sha,
+        method=run['method'],
+        seed=run['seed'],
+        kind=run['kind'],
+        lr=run['lr'],
+        weight_decay=run['weight_decay'],
+        epochs=run['epochs'],
+        pretrain_wall_s=10.0,
+        knn=scores.get('knn', 50.0),
+        fewshot=50.0)
+
+
+def _records_of(runs, study, scorer, knn=lambda run: 50.0):
+    out = []
+    for run in runs:
+        for key, sha in expected_digests(study, run, scorer, ROOT).items():
+            out.append(_record(key, sha, run, knn=knn(run)))
+    return out
+
+
+def test_records_are_kept_under_their_settings_phase_by_phase():
+    study = Config.fromfile(SMOKE)
+    scorer = Scorer()
+    grid = phase_runs('search', study, [])
+    assert len(grid) == 4  # the grid; the feature runs wait for it
+    records = _records_of(grid, study, scorer, lambda r: 1000 * r['lr'])
+    features = [
+        r for r in phase_runs('search', study, records) if r.get('variants')
+    ]
+    assert [r['lr'] for r in features] == [1e-3, 1e-3]  # the best setting
+    records += _records_of(features, study, scorer)
+    table = phase_runs('table', study, records)
+    assert len(table) == 4 and all(r['lr'] == 1e-3 for r in table)
+    # the table's seed-0 pretraining is the search's best one: reused
+    assert table[0]['key'] == features[0]['key']
+    records += _records_of(table, study, scorer)
+    kept = current_records(study, records, scorer, ROOT)
+    assert len(kept) == len(records)
+    # one record taken under other settings is dropped, not mixed in
+    stale = dict(records[-1], settings_sha1='0' * 16)
+    kept = current_records(study, records[:-1] + [stale], scorer, ROOT)
+    assert [r['key'] for r in kept] == [r['key'] for r in records[:-1]]
+    # other evaluation settings: nothing is kept
+    assert current_records(study, records, Scorer(version=2), ROOT) == []
+    # without the search's records the table is not planned, and its
+    # records are not kept
+    assert phase_runs('table', study, records[len(grid):]) is None
+    kept = current_records(study, records[len(grid):], scorer, ROOT)
+    assert kept == []

@@ -1,0 +1,189 @@
+"""The claim study's results file (format 2) built from synthetic records by
+the study's own code (claim_data), and every renderer of it: the table with
+the token map, initial weights, gains and pixel floors, every comparison
+with its raw and Holm p, the curve, the setup prose and the search."""
+import os
+
+import pytest
+from mmengine.config import Config
+
+from mmsiameseim_lab.claim import plot_claim
+from mmsiameseim_lab.claim.data import claim_data, method_settings
+from mmsiameseim_lab.claim.plan import record_key, search_runs
+from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
+                                          claim_summary, claim_table)
+from mmsiameseim_lab.claim.verdicts import CLAIM_METRICS
+from tests.helpers import ROOT
+
+SMOKE = os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py')
+FLOORS = dict(
+    raw=dict(knn=84.0, linear=80.0, fewshot=70.0, dim=784),
+    projection=dict(knn=83.0, linear=81.0, fewshot=69.0, dim=8192, seed=0),
+    dense=dict(miou=20.5, accuracy=57.8))
+
+
+def _scores(base, seed):
+    # a spread over the seeds, so that every test has a variance
+    return {
+        m: base + 0.3 * seed + 0.1 * i
+        for i, m in enumerate(CLAIM_METRICS)
+    }
+
+
+def _records(study):
+    records = []
+    for r in search_runs(study):
+        records.append(
+            dict(
+                key=record_key(r, 1),
+                method=r['method'],
+                kind='search',
+                table=False,
+                curve=False,
+                lr=r['lr'],
+                weight_decay=r['weight_decay'],
+                variant=dict(feature='avg_featmap', final_norm=False),
+                knn=60.0 + 1000 * r['lr'],
+                fewshot=50.0))
+    for m in study.methods:
+        best = [r for r in search_runs(study) if r['method'] == m][-1]
+        for v in list(study.search.pooled) + list(study.search.token_map):
+            records.append(
+                dict(
+                    key=record_key(best, 0, v),
+                    method=m,
+                    kind='search',
+                    table=False,
+                    curve=False,
+                    lr=best['lr'],
+                    weight_decay=best['weight_decay'],
+                    variant=dict(v),
+                    knn=70.0 + v['final_norm'] + (v['feature'] == 'cls_token'),
+                    fewshot=50.0))
+    base = dict(siameseim=86.0, mae=82.0)
+    for m in study.methods:
+        for s in (0, 1, 2):
+            records.append(
+                dict(
+                    key=f'{m}_seed{s}',
+                    method=m,
+                    seed=s,
+                    kind='table',
+                    table=True,
+                    curve=False,
+                    epochs=1,
+                    pretrain_wall_s=10.0,
+                    initial_weights=_scores(60.0, s),
+                    **_scores(base[m], s)))
+            if m == 'mae':  # two epochs in siameseim's wall time
+                records.append(
+                    dict(
+                        key=f'mae_time{s}@time',
+                        method=m,
+                        seed=s,
+                        kind='equal_time',
+                        table=False,
+                        curve=False,
+                        epochs=2,
+                        **_scores(base[m] + 1, s)))
+            for e in (0, 1, 2):
+                records.append(
+                    dict(
+                        key=f'{m}_curve{s}@{e}',
+                        method=m,
+                        seed=s,
+                        kind='curve',
+                        table=False,
+                        curve=True,
+                        epochs=e,
+                        **_scores(base[m] - 2 + e, s)))
+    return records
+
+
+def _results():
+    study = Config.fromfile(SMOKE)
+    study.merge_from_dict(dict(curve_key_epochs=[2], curve_seeds=[0, 1, 2]))
+    methods = {
+        m: method_settings(Config.fromfile(os.path.join(ROOT, path)))
+        for m, path in study.pretrain_configs.items() if m in study.methods
+    }
+    data = claim_data(
+        study, _records(study), FLOORS, methods, {}, [], {}, smoke=True)
+    return dict(meta={}, data=data)
+
+
+def test_every_comparison_is_tested_and_corrected_in_one_family():
+    data = _results()['data']
+    table = data['statistics']['table']
+    kinds = [c['kind'] for c in table]
+    # 3 orderings (LIN, FT 1 %, ADE20k) of the one pair at equal epochs
+    # and at equal wall time; 7 gains and 8 pixel comparisons a method
+    assert kinds.count('ordering') == 2 * 3
+    assert kinds.count('gain') == 2 * 7 and kinds.count('pixels') == 2 * 8
+    m = len(table)
+    smallest = min(table, key=lambda c: c['p'])
+    assert smallest['p_holm'] == pytest.approx(min(1, m * smallest['p']))
+    lin, lin_time = (
+        c for c in table
+        if c['kind'] == 'ordering' and c['metric'] == 'linear')
+    # +4 every seed, sd 0 of the difference but not of each side: Welch
+    assert lin['diff'] == pytest.approx(4.0) and lin['verdict'] == 'holds'
+    # siameseim's table runs against mae's equal-time runs (one better)
+    assert lin_time['budget'] == 'equal_time'
+    assert lin_time['diff'] == pytest.approx(3.0)
+    gain = next(c for c in table if c['kind'] == 'gain')
+    assert gain['test'] == 'paired t' and gain['verdict'] == 'holds'
+    # siameseim's kNN (86 + 0.3 s) against raw pixels' 84: above, tested
+    knn = next(c for c in table if c['kind'] == 'pixels'
+               and c['method'] == 'siameseim' and c['metric'] == 'knn')
+    assert knn['diff'] == pytest.approx(2.3) and knn['floor_value'] == 84.0
+    curve = data['statistics']['curve']
+    assert {(c['method'], c['epoch']) for c in curve} == \
+        {('siameseim', 2), ('mae', 2)}
+    assert all(c['seeds'] == [0, 1, 2] for c in curve)
+    # the search's choice: the lr of the best held-out kNN, then the best
+    # variant of each kind (cls token over the mean; the norm on the map)
+    chosen = data['search']['chosen']['siameseim']
+    assert chosen['lr'] == 1e-3
+    assert chosen['pooled'] == dict(feature='cls_token', final_norm=False)
+    assert chosen['token_map'] == dict(feature='featmap', final_norm=True)
+    assert data['dims']['token_map'] == dict(siameseim=8192, mae=8192)
+
+
+def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
+    results = _results()
+    text = claim_table(results)
+    assert '| **siameseim** | 0,1,2 |' in text
+    assert '| siameseim gain over its initial weights | 0,1,2 |' in text
+    assert '| raw pixels (784 values) | - | 84.00 | 80.00 | 70.00 | 20.50 |' \
+        in text
+    assert '| random projection of the pixels (8192 values) | - | 83.00 |' \
+        in text
+    assert 'Holm-adjusted p over all 36' in text
+    assert '| LIN: siameseim - mae | Welch | +10.0 | +4.00 |' in text
+    assert '| LIN: siameseim - mae (equal wall time) | Welch | +10.0 | ' \
+        '+3.00 |' in text
+    assert '| mae at equal wall time | 0,1,2 |' in text
+    assert 'at epoch 2 over raw pixels (84.00)' in text
+    assert 'Smoke run' in text
+    setup = claim_setup(results)
+    assert '* Seeds: 2 per method in the table (0, 1)' in setup
+    assert ('mae (`MAE`, 75% of the patches masked, normalised-pixel '
+            'target): RandomResizedCrop (crops 20%-100%); RandomFlip (p '
+            '0.5).') in setup
+    assert 'view 2: Brightness (p 0.8), GaussianBlur (p 0.1), Solarize ' \
+        '(p 0.2)' in setup
+    assert ('* siameseim: lr 0.001, weight decay 0.05; pooled feature: the '
+            'cls token, without the final LayerNorm; token map with the '
+            'final LayerNorm.') in setup
+    assert 'token maps siameseim 8192, mae 8192; raw pixels 784; their ' \
+        'random projection 8192' in setup
+    search = claim_search(results)
+    assert '| siameseim | 0.0005 | 0.05 | avg_featmap | 60.50 | 50.00 |' \
+        in search
+    assert '| mae | 0.001 | 0.05 | featmap+norm | 71.00 | 50.00 |' in search
+    summary = claim_summary(results)
+    assert 'The paper\'s orderings, holds: siameseim vs mae on linear ' \
+        'probe top-1 (+4.00' in summary
+    for path in plot_claim(results['data'], str(tmp_path)):
+        assert os.path.getsize(path) > 10_000

@@ -1,0 +1,78 @@
+"""Raw pixels through the protocol as features go (kNN, linear probe and
+few-shot, neither centred nor scaled), beside a seeded random projection
+matched in width; stored and reused under the same settings."""
+import os
+
+import pytest
+import torch
+from mmengine.config import Config
+
+from mmsiameseim.evaluation.knn import weighted_knn_accuracy
+from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol, PixelFloors,
+                                        raw_images, vector_linear_probe)
+from tests.helpers import ROOT
+
+DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
+needs_data = pytest.mark.skipif(
+    not os.path.exists(os.path.join(DATA, 't10k-labels-idx1-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+
+
+def test_vector_linear_probe_learns_a_separable_problem():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(400, 8, generator=gen) + 3  # far from zero: BN centres
+    y = (x[:, 0] > 3).long()
+    acc = vector_linear_probe(
+        x[:300], y[:300], x[300:], y[300:], epochs=5, batch_size=50)
+    assert acc > 90
+    # the flipped vectors are drawn in: labels that only they carry
+    flipped = x.clone()
+    flipped[:, 0] = 6 - x[:, 0]
+    acc_flip = vector_linear_probe(
+        x[:300],
+        y[:300],
+        x[300:],
+        y[300:],
+        epochs=5,
+        batch_size=50,
+        train_x_flipped=flipped[:300])
+    assert acc_flip < acc
+
+
+@needs_data
+def test_pixels_go_through_the_protocol_as_features_do(tmp_path):
+    smoke = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py'))
+    protocol = FrozenBackboneProtocol.from_cfg(
+        smoke.evaluation,
+        work_dir=str(tmp_path),
+        data_prefix=DATA,
+        precision='float32')
+    floors = PixelFloors(protocol, projection_dim=256, projection_seed=3)
+    result = floors.evaluate()
+    raw, proj = result['raw'], result['projection']
+    assert raw['dim'] == 28 * 28 and proj['dim'] == 256 and proj['seed'] == 3
+    for r in (raw, proj):
+        for key in ('knn', 'linear', 'fewshot'):
+            assert 10 < r[key] <= 100  # above chance on 10 classes
+    # kNN on the pixels as they are stored (no centring: the features
+    # are not centred either), on the protocol's own images
+    cfg = protocol.config()
+    subsets = protocol.subsets()
+    bank, bank_y = raw_images(cfg.train_dataloader.dataset, subsets['knn'])
+    test, test_y = raw_images(cfg.test_dataloader.dataset, subsets['test'])
+    expected = weighted_knn_accuracy(
+        torch.from_numpy(bank.reshape(len(bank), -1)).float(),
+        torch.from_numpy(bank_y),
+        torch.from_numpy(test.reshape(len(test), -1)).float(),
+        torch.from_numpy(test_y),
+        k=protocol.knn['k'],
+        temperature=protocol.knn['temperature'])['top1']
+    assert raw['knn'] == pytest.approx(expected)
+    # stored and reused; another projection is refused by name
+    floors._score = None  # a recomputation would fail
+    assert floors.evaluate() == result
+    with pytest.raises(ValueError, match='projection_dim'):
+        PixelFloors(protocol, projection_dim=128).evaluate()
+    with pytest.raises(ValueError, match='projection_dim=0'):
+        PixelFloors(protocol, projection_dim=0)
