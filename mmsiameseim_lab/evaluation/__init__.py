@@ -11,7 +11,7 @@ from .feature_pca import nearest_neighbours, pca_rgb
 from .mosaic_probe import MosaicDenseProbe
 from .mosaics import make_mosaics, patch_labels
 from .pixel_floors import (PixelFloors, pixel_floors_from_cfg,
-                           vector_linear_probe)
+                           vector_probe_config)
 from .protocol import FrozenBackboneProtocol, raw_images
 
 __all__ = [
@@ -19,5 +19,5 @@ __all__ = [
     'patch_labels', 'patch_tokens', 'fit_linear_classifier',
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
     'nearest_neighbours', 'pca_rgb', 'PixelFloors', 'pixel_floors_from_cfg',
-    'vector_linear_probe'
+    'vector_probe_config'
 ]

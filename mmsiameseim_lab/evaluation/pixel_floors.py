@@ -2,68 +2,32 @@
 
 the floors that a pretrained feature has to pass to be credited.
 """
+import copy
 import math
 import os.path as osp
 from typing import Dict, Optional
 
 import numpy as np
 import torch
+from mmengine.config import Config
 
+from mmsiameseim.evaluation.cached_linear_probe import (
+    probe_view_pipelines, train_probe_on_features)
 from mmsiameseim.evaluation.fewshot import logistic_regression_accuracy
 from mmsiameseim.evaluation.knn import weighted_knn_accuracy
 from .protocol import FrozenBackboneProtocol, raw_images
 from .stored_results import load_result, save_result
 
 
-def vector_linear_probe(train_x: torch.Tensor,
-                        train_y: torch.Tensor,
-                        test_x: torch.Tensor,
-                        test_y: torch.Tensor,
-                        epochs: int,
-                        batch_size: int = 256,
-                        lr: float = 0.5,
-                        train_x_flipped: Optional[torch.Tensor] = None,
-                        seed: int = 0) -> float:
-    """Top-1 (%) of the linear probe of the probe config on fixed vectors:
-
-    BatchNorm without affine then a linear layer, SGD (momentum 0.9, no
-    weight decay) with a cosine schedule over ``epochs``, batch
-    ``batch_size``. ``train_x_flipped`` (the vectors of the horizontally
-    flipped training images) replaces each training vector with
-    probability 0.5 at each step (the probe config's RandomFlip).
-    """
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    classes = int(max(train_y.max(), test_y.max())) + 1
-    model = torch.nn.Sequential(
-        torch.nn.BatchNorm1d(train_x.shape[1], affine=False),
-        torch.nn.Linear(train_x.shape[1], classes))
-    torch.nn.init.trunc_normal_(model[1].weight, std=0.01)
-    torch.nn.init.zeros_(model[1].bias)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
-    steps = epochs * math.ceil(len(train_x) / batch_size)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    model.train()
-    for _ in range(epochs):
-        order = torch.randperm(len(train_x), generator=gen)
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            x = train_x[idx]
-            if train_x_flipped is not None:
-                flipped = torch.rand(len(idx), generator=gen) < 0.5
-                x = torch.where(flipped[:, None], train_x_flipped[idx], x)
-            loss = torch.nn.functional.cross_entropy(model(x), train_y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-    model.eval()
-    with torch.no_grad():
-        pred = torch.cat([
-            model(test_x[i:i + 1024]).argmax(1)
-            for i in range(0, len(test_x), 1024)
-        ])
-    return float((pred == test_y).float().mean() * 100)
+def vector_probe_config(cfg: Config, dim: int) -> Config:
+    """The probe config with its neck and head as wide as ``dim``-value
+    vectors: the same BatchNorm neck, linear head, optimizer and schedule
+    trained on vectors that are not a backbone's."""
+    cfg = copy.deepcopy(cfg)
+    if 'input_features' in cfg.model.neck:
+        cfg.model.neck.input_features = dim
+    cfg.model.head.in_channels = dim
+    return cfg
 
 
 class PixelFloors:
@@ -120,7 +84,10 @@ class PixelFloors:
 
     def _score(self, images: Dict[str, tuple], vectors) -> dict:
         p = self.protocol
+        cfg = p.config()
+        _, flip_prob = probe_view_pipelines(cfg)
         v = {s: (vectors(x), y) for s, (x, y) in images.items()}
+        dim = int(v['test'][0].shape[1])
         # (N, H, W) or (N, H, W, C): flip the width
         width = -1 if images['test'][0].ndim == 3 else -2
         flipped = vectors(images['probe'][0].flip(width))
@@ -132,14 +99,15 @@ class PixelFloors:
                 *v['test'],
                 k=p.knn['k'],
                 temperature=p.knn['temperature'])['top1'],
-            linear=vector_linear_probe(
-                *v['probe'],
-                *v['test'],
+            linear=train_probe_on_features(
+                vector_probe_config(cfg, dim), [v['probe'][0], flipped],
+                v['probe'][1], *v['test'],
+                flip_prob=flip_prob,
                 epochs=p.linear['epochs'],
-                train_x_flipped=flipped),
+                precision=p.precision),
             fewshot=few['top1'],
             fewshot_l2=few['l2'],
-            dim=int(v['test'][0].shape[1]))
+            dim=dim)
 
     def evaluate(self) -> Dict[str, dict]:
         """``raw`` and ``projection``: each ``knn``, ``linear``, ``fewshot``

@@ -8,8 +8,10 @@ import torch
 from mmengine.config import Config
 
 from mmsiameseim.evaluation.knn import weighted_knn_accuracy
+from mmsiameseim.evaluation.cached_linear_probe import \
+    train_probe_on_features
 from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol, PixelFloors,
-                                        raw_images, vector_linear_probe)
+                                        raw_images, vector_probe_config)
 from tests.helpers import ROOT
 
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
@@ -18,24 +20,33 @@ needs_data = pytest.mark.skipif(
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 
 
-def test_vector_linear_probe_learns_a_separable_problem():
+def test_the_probe_config_trains_on_vectors_of_any_width():
+    """Pixels get the probe config's own neck, head, optimizer and
+    schedule, widened to the vectors; the flipped view is drawn in."""
+    cfg = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
+                     'vit-tiny-p4_linear-probe-10e_fashionmnist.py'))
+    wide = vector_probe_config(cfg, 8)
+    assert wide.model.neck.input_features == 8
+    assert wide.model.head.in_channels == 8
+    assert wide.optim_wrapper == cfg.optim_wrapper
+    assert cfg.model.head.in_channels == 128  # the config is not changed
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(400, 8, generator=gen) + 3  # far from zero: BN centres
+    x = torch.randn(3200, 8, generator=gen) + 3  # far from zero: BN centres
     y = (x[:, 0] > 3).long()
-    acc = vector_linear_probe(
-        x[:300], y[:300], x[300:], y[300:], epochs=5, batch_size=50)
+    acc = train_probe_on_features(
+        wide, [x[:3000]], y[:3000], x[3000:], y[3000:], epochs=5)
     assert acc > 90
-    # the flipped vectors are drawn in: labels that only they carry
+    # labels that only the flipped vectors carry pull the probe away
     flipped = x.clone()
     flipped[:, 0] = 6 - x[:, 0]
-    acc_flip = vector_linear_probe(
-        x[:300],
-        y[:300],
-        x[300:],
-        y[300:],
-        epochs=5,
-        batch_size=50,
-        train_x_flipped=flipped[:300])
+    acc_flip = train_probe_on_features(
+        wide, [x[:3000], flipped[:3000]],
+        y[:3000],
+        x[3000:],
+        y[3000:],
+        flip_prob=0.5,
+        epochs=5)
     assert acc_flip < acc
 
 
