@@ -8,6 +8,7 @@ of patch features.
 """
 from .dense_probe import (dense_probe_scores, fit_linear_classifier,
                           patch_tokens, raw_patch_pixels, segmentation_scores)
+from .dense_probes import DENSE_PROBES, build_dense_probe
 from .feature_pca import nearest_neighbours, pca_rgb
 from .mosaic_probe import MosaicDenseProbe
 from .mosaics import make_mosaics, patch_labels
@@ -21,5 +22,6 @@ __all__ = [
     'patch_labels', 'patch_tokens', 'fit_linear_classifier',
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
     'nearest_neighbours', 'pca_rgb', 'ScatteredMosaicProbe',
-    'make_scattered_mosaics', 'boundary_iou', 'inner_boundary', 'pixel_scores'
+    'make_scattered_mosaics', 'boundary_iou', 'inner_boundary', 'pixel_scores',
+    'DENSE_PROBES', 'build_dense_probe'
 ]

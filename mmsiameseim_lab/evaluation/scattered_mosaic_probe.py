@@ -123,11 +123,13 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
         std = torch.tensor(norm.get('std', [1.])).view(1, -1, 1, 1)
         out = dict(classes=num_classes + 1, patch=patch, sources={})
         grid = (self.canvas // patch, ) * 2
-        for split, dataset, idx, count, seed in (
-            ('train', cfg.train_dataloader.dataset, subsets['probe'],
-             self.train_mosaics, 0),
-            ('test', p.test_dataset(cfg), subsets.get('test'),
-             self.test_mosaics, 1)):
+        for split, dataset, idx, count, seed in (('train',
+                                                  cfg.train_dataloader.dataset,
+                                                  subsets['probe'],
+                                                  self.train_mosaics, 0),
+                                                 ('test', p.test_dataset(cfg),
+                                                  subsets.get('test'),
+                                                  self.test_mosaics, 1)):
             images, labels = raw_images(dataset, idx)
             if images.ndim != 3:
                 raise ValueError(
@@ -168,8 +170,7 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
         for prefix, n in (('', self.train_mosaics), ('lowshot_',
                                                      self.lowshot)):
             pred = self.pixel_predictions(
-                self.fit(train_f[:n], d['train'][1][:n], d['classes']),
-                test_f)
+                self.fit(train_f[:n], d['train'][1][:n], d['classes']), test_f)
             scores = pixel_scores(pred, d['test'][3], d['classes'],
                                   self.boundary)
             if prefix:
@@ -233,8 +234,11 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
                  cache_key: Optional[dict] = None) -> dict:
         """Per-pixel mIoU, boundary IoU and accuracy, full and low-shot,
         and per-class IoU (%) of the frozen patch tokens of ``checkpoint``
-        (None: the random initialisation). ``cache_key`` is accepted for
-        the protocol's signature; mosaic features are not cached."""
+        (None: the random initialisation).
+
+        ``cache_key`` is accepted for the protocol's signature; the mosaics'
+        features are not cached.
+        """
         return super().evaluate(name, checkpoint, pretrain_model)
 
     def describe(self) -> list:

@@ -35,16 +35,15 @@ def scaled_item(image: np.ndarray, scale: float) -> np.ndarray:
 
 
 def make_scattered_mosaics(
-    images: np.ndarray,
-    labels: np.ndarray,
-    count: int,
-    seed: int = 0,
-    canvas: int = 64,
-    items: int = 4,
-    scale: Sequence[float] = (0.75, 1.5),
-    threshold: int = 32,
-    num_classes: int = 10
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        images: np.ndarray,
+        labels: np.ndarray,
+        count: int,
+        seed: int = 0,
+        canvas: int = 64,
+        items: int = 4,
+        scale: Sequence[float] = (0.75, 1.5),
+        threshold: int = 32,
+        num_classes: int = 10) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``count`` canvases of ``items`` scattered items, each image used
     once; deterministic given ``seed``.
 

@@ -10,7 +10,8 @@ import torch
 from mmengine.config import Config
 
 from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol,
-                                        ScatteredMosaicProbe, boundary_iou,
+                                        MosaicDenseProbe, ScatteredMosaicProbe,
+                                        boundary_iou, build_dense_probe,
                                         inner_boundary, make_scattered_mosaics)
 from tests.helpers import ROOT
 
@@ -144,8 +145,9 @@ def _protocol(tmp_path, **kwargs):
 
 
 def test_probe_refuses_a_lowshot_larger_than_its_training_mosaics(tmp_path):
-    with pytest.raises(ValueError, match='lowshot=5, between 1 and '
-                       'train_mosaics=4'):
+    with pytest.raises(
+            ValueError, match='lowshot=5, between 1 and '
+            'train_mosaics=4'):
         ScatteredMosaicProbe(_protocol(tmp_path), train_mosaics=4, lowshot=5)
 
 
@@ -167,7 +169,9 @@ def test_train_and_test_mosaics_come_from_their_own_images(tmp_path):
     assert not used_test & set(subsets['probe'].tolist())
     # without holdout the test mosaics are of the test set's images
     plain = ScatteredMosaicProbe(
-        _protocol(tmp_path / 'plain'), train_mosaics=2, test_mosaics=2,
+        _protocol(tmp_path / 'plain'),
+        train_mosaics=2,
+        test_mosaics=2,
         lowshot=1).data()
     assert plain['sources']['test'][0]['test_mode'] is True
     assert plain['sources']['train'][0]['test_mode'] is False
@@ -211,3 +215,16 @@ def test_probe_runs_end_to_end_on_a_random_vit(tmp_path, monkeypatch):
     assert 0 <= raw['miou'] <= 100
     pred = probe.predict(None)['prediction']
     assert pred.shape == (2, 64, 64)
+
+
+def test_a_study_picks_its_dense_probe_by_type(tmp_path):
+    protocol = _protocol(tmp_path)
+    probe = build_dense_probe(
+        protocol,
+        dict(type='ScatteredMosaicProbe', train_mosaics=8, lowshot=4))
+    assert type(probe) is ScatteredMosaicProbe and probe.lowshot == 4
+    assert type(build_dense_probe(protocol, None)) is MosaicDenseProbe
+    with pytest.raises(
+            ValueError, match="dense.type='Scattered' is no "
+            'dense probe'):
+        build_dense_probe(protocol, dict(type='Scattered'))
