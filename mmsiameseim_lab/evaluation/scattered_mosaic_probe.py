@@ -61,8 +61,8 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
 
     def __init__(self,
                  protocol: FrozenBackboneProtocol,
-                 train_mosaics: int = 1000,
-                 test_mosaics: int = 500,
+                 train_mosaics: int = 500,
+                 test_mosaics: int = 300,
                  lowshot: int = 50,
                  canvas: int = 64,
                  items: int = 4,
