@@ -241,9 +241,30 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
         """
         return super().evaluate(name, checkpoint, pretrain_model)
 
+    def mosaic_statistics(self) -> Dict[str, float]:
+        """Of the test mosaics, in percent: ``background`` (pixels),
+        ``straddling`` (patches whose pixels have more than one label) and
+        ``two_items`` (patches on two items or more)."""
+        d = self.data()
+        pixels, p = d['test'][3], d['patch']
+        n, H, W = pixels.shape
+        patches = pixels.reshape(n, H // p, p, W // p,
+                                 p).transpose(0, 1, 3, 2,
+                                              4).reshape(-1, p * p)
+        background = d['classes'] - 1
+        items = np.where(patches == background, -1, patches)
+        two = (items.max(1) >= 0) & (
+            items.max(1) != np.where(items < 0, background, items).min(1))
+        return dict(
+            background=100 * float((pixels == background).mean()),
+            straddling=100 * float((patches.min(1) != patches.max(1)).mean()),
+            two_items=100 * float(two.mean()))
+
     def describe(self) -> list:
-        """Markdown bullets of the dense probe, from its settings."""
+        """Markdown bullets of the dense probe, from its settings and its
+        test mosaics."""
         low, high = self.scale
+        stats = self.mosaic_statistics()
         return [
             f'* Dense probe: {self.train_mosaics} training mosaics (of the '
             f'linear probe\'s images) and {self.test_mosaics} test mosaics '
@@ -258,5 +279,8 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
             'pixel; per-pixel mIoU over the 11 labels, boundary IoU '
             f'(a {self.boundary} px band) and per-pixel accuracy on the '
             f'test mosaics, and the same with the classifier fitted on '
-            f'{self.lowshot} training mosaics (low-shot).'
+            f'{self.lowshot} training mosaics (low-shot). Of the test '
+            f'mosaics, {stats["background"]:.0f} % of the pixels are '
+            f'background and {stats["straddling"]:.0f} % of the patches '
+            f'straddle two labels ({stats["two_items"]:.1f} % two items).'
         ]

@@ -228,3 +228,22 @@ def test_a_study_picks_its_dense_probe_by_type(tmp_path):
             ValueError, match="dense.type='Scattered' is no "
             'dense probe'):
         build_dense_probe(protocol, dict(type='Scattered'))
+
+
+def test_mosaic_statistics_count_background_and_straddling_patches(
+        tmp_path, monkeypatch):
+    probe = ScatteredMosaicProbe(
+        _protocol(tmp_path), train_mosaics=1, lowshot=1)
+    # one 8 x 8 test mosaic of 4 x 4 patches: background (10) on the left
+    # half, class 1 on the right half except one class-2 pixel
+    pixels = np.full((1, 8, 8), 10)
+    pixels[0, :, 4:] = 1
+    pixels[0, 5, 6] = 2
+    pixels[0, 1, 2] = 3  # item 3 on a background patch
+    monkeypatch.setattr(
+        probe, 'data',
+        lambda: dict(test=(None, None, None, pixels), patch=4, classes=11))
+    stats = probe.mosaic_statistics()
+    assert stats['background'] == pytest.approx(100 * 31 / 64)
+    assert stats['straddling'] == 50  # the two patches with a second label
+    assert stats['two_items'] == 25  # only the one with classes 1 and 2
