@@ -215,6 +215,7 @@ def test_probe_runs_end_to_end_on_a_random_vit(tmp_path, monkeypatch):
     assert 0 <= raw['miou'] <= 100
     pred = probe.predict(None)['prediction']
     assert pred.shape == (2, 64, 64)
+    assert 'straddle two labels' in probe.describe()[0]
 
 
 def test_a_study_picks_its_dense_probe_by_type(tmp_path):
