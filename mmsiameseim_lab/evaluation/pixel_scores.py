@@ -3,7 +3,7 @@
 Boundary IoU (Cheng et al., "Boundary IoU: Improving Object-Centric Image
 Segmentation Evaluation", CVPR 2021) is the IoU restricted to the pixels of
 each mask that lie within ``d`` pixels of its contour: G_d = G minus G
-eroded by d, P_d likewise, IoU = |G_d & P_d| / |G_d | P_d|. As in the
+eroded by d, P_d likewise, and the IoU of G_d and P_d. As in the
 authors' code, the erosion is d steps of a 3 x 3 square (a Chebyshev
 distance) and pixels outside the image count as not in the mask, so the
 image border is a contour too. For a semantic map, each class's mask is
