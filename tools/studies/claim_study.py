@@ -50,7 +50,7 @@ def run(args):
                                        run_config, run_once, selected_runs,
                                        study_settings)
     from mmsiameseim_lab.demo import describe_pretraining
-    from mmsiameseim_lab.evaluation import MosaicDenseProbe
+    from mmsiameseim_lab.evaluation import build_dense_probe
     from mmsiameseim_lab.results import write_results
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
@@ -83,7 +83,7 @@ def run(args):
         for m in study.methods
     }
     protocol = protocols[study.methods[0]]
-    dense = MosaicDenseProbe.from_cfg(protocol, study.get('dense'))
+    dense = build_dense_probe(protocol, study.get('dense'))
     settings = study_settings(study, protocols, dense, ROOT)
     name, folder = results_file(args)
     stored = load_json(osp.join(folder, f'{name}.json'))
