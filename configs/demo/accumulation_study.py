@@ -10,6 +10,13 @@
 #
 # Rendered in docs/pretraining/memory.md ("Evidence in miniature").
 _base_ = ['claim_study.py']
+# the grid-aligned dense probe its published numbers were taken with
+dense = dict(
+    _delete_=True,
+    train_mosaics=4000,
+    test_mosaics=2000,
+    l2=1e-4,
+    threshold=32)
 
 pretrain_configs = {
     'siameseim-microbatch4':

@@ -58,9 +58,20 @@ curve = dict(siameseim=[1, 2, 4, 8, 16], mae=[1, 4, 16], mocov3=[1, 4, 16])
 # mmsiameseim_lab.evaluation.PixelFloors: raw pixels and their random
 # projection to projection_dim values (None: the token map's width)
 pixel_floors = dict(projection_dim=None, projection_seed=0)
-# the dense probe: `type` (a class of mmsiameseim_lab.evaluation, default
-# MosaicDenseProbe) and its arguments
-dense = dict(train_mosaics=4000, test_mosaics=2000, l2=1e-4, threshold=32)
+# the dense probe: `type` (mmsiameseim_lab.evaluation.DENSE_PROBES, default
+# the grid-aligned MosaicDenseProbe) and its arguments. The scattered probe
+# (native-size items, random positions and scales, occlusion, per-pixel
+# mIoU, boundary IoU and a 50-mosaic low-shot fit) on a canvas of the
+# pretraining's 32 px: a frozen probe cannot adapt the position embeddings
+# that a larger canvas interpolates (docs/claim.md, the dense probe)
+dense = dict(
+    type='ScatteredMosaicProbe',
+    canvas=32,
+    items=2,
+    scale=(0.75, 1.0),
+    train_mosaics=2000,
+    test_mosaics=1000,
+    lowshot=50)
 # no online kNN rounds during these pretrainings (only SiameseIM's config
 # has the hook: its rounds would cost it wall time the peers do not pay)
 hook_overrides = dict(

@@ -25,7 +25,7 @@ search = dict(
 curve_seeds = [0, 1]
 curve_key_epochs = [2]
 curve = dict(_delete_=True, siameseim=[1, 2])
-dense = dict(train_mosaics=40, test_mosaics=20, max_iter=20)
+dense = dict(train_mosaics=40, test_mosaics=20, lowshot=10, max_iter=20)
 pretrain_overrides = dict(
     train_dataloader=dict(batch_size=64, dataset=dict(indices=256)),
     default_hooks=dict(logger=dict(interval=2)))

@@ -6,7 +6,8 @@ from .charts import SERIES, plot_claim, plot_claim_table, plot_learning_curve
 from .driver import (StudyInputs, current_records, describe_study, phase_runs,
                      run_phases, study_inputs)
 from .plan import PHASES, check_study, choices, equal_time, record_key
-from .runner import Scorer, build_dense_probe, run_config, token_map_dim
+from ..evaluation import build_dense_probe
+from .runner import Scorer, run_config, token_map_dim
 from .statistics import holm, one_sample_p, paired_p, welch_p
 from .study import (PAIRS, PAPER_TABLE1, claim_reading, figures_dir, orderings,
                     results_file, summary, welch_threshold)

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 
 from mmengine.config import Config
 
+from ..evaluation import build_dense_probe
 from .plan import record_key, variant_name
 
 # every score of a table record; the token map is scored by kNN and
@@ -22,19 +23,6 @@ TOKEN_MAP_METRICS = ('token_map_knn', 'token_map_fewshot')
 def digest(obj) -> str:
     return hashlib.sha1(json.dumps(obj, sort_keys=True,
                                    default=str).encode()).hexdigest()[:16]
-
-
-def build_dense_probe(protocol, cfg: Optional[dict]):
-    """The study's dense probe: ``dense.type`` (a class of
-    ``mmsiameseim_lab.evaluation``, default ``MosaicDenseProbe``) built
-    with the protocol and the rest of ``dense``."""
-    from mmsiameseim_lab import evaluation
-    cfg = dict(cfg or {})
-    name = cfg.pop('type', 'MosaicDenseProbe')
-    if not hasattr(evaluation, name):
-        raise ValueError(f'claim study: dense.type={name!r} is not a class '
-                         'of mmsiameseim_lab.evaluation')
-    return getattr(evaluation, name).from_cfg(protocol, cfg)
 
 
 def token_map_dim(cfg: Config) -> int:
@@ -113,6 +101,12 @@ class Scorer:
             dense_miou=d['miou'],
             dense_accuracy=d['accuracy'],
             dense_iou=d['iou'])
+        # the scattered probe's per-pixel boundary IoU and low-shot fit
+        out.update({
+            f'dense_{k}': d[k]
+            for k in ('boundary_iou', 'lowshot_miou', 'lowshot_boundary_iou')
+            if k in d
+        })
         return out
 
     def settings(self, chosen: dict, held=False) -> dict:

@@ -1,23 +1,30 @@
 """The studies' evaluation, built on the package's (``mmsiameseim.evaluation``:
 
 kNN, linear probe, few-shot, frozen features): the frozen-backbone protocol
-every study scores its runs with, the dense probe on Fashion-MNIST mosaics, the
+every study scores its runs with, the dense probes on Fashion-MNIST mosaics
+(grid-aligned quadrants; items scattered at native size, scored per pixel), the
 stored per-checkpoint results that let a study continue, and the PCA pictures
 of patch features.
 """
 from .dense_probe import (dense_probe_scores, fit_linear_classifier,
                           patch_tokens, raw_patch_pixels, segmentation_scores)
+from .dense_probes import DENSE_PROBES, build_dense_probe
 from .feature_pca import nearest_neighbours, pca_rgb
 from .mosaic_probe import MosaicDenseProbe
 from .mosaics import make_mosaics, patch_labels
 from .pixel_floors import (PixelFloors, pixel_floors_from_cfg,
                            vector_probe_config)
+from .pixel_scores import boundary_iou, inner_boundary, pixel_scores
 from .protocol import FrozenBackboneProtocol, raw_images
+from .scattered_mosaic_probe import ScatteredMosaicProbe
+from .scattered_mosaics import make_scattered_mosaics
 
 __all__ = [
     'FrozenBackboneProtocol', 'raw_images', 'MosaicDenseProbe', 'make_mosaics',
     'patch_labels', 'patch_tokens', 'fit_linear_classifier',
     'segmentation_scores', 'dense_probe_scores', 'raw_patch_pixels',
     'nearest_neighbours', 'pca_rgb', 'PixelFloors', 'pixel_floors_from_cfg',
-    'vector_probe_config'
+    'vector_probe_config', 'ScatteredMosaicProbe', 'make_scattered_mosaics',
+    'boundary_iou', 'inner_boundary', 'pixel_scores', 'DENSE_PROBES',
+    'build_dense_probe'
 ]

@@ -92,7 +92,7 @@ def draw_all(checkpoints: Dict[str, str],
     from mmengine.config import Config
 
     from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol,
-                                            MosaicDenseProbe, raw_images)
+                                            build_dense_probe, raw_images)
     os.makedirs(out_dir, exist_ok=True)
     st = Config.fromfile(study)
     protocol = FrozenBackboneProtocol.from_cfg(
@@ -129,7 +129,7 @@ def draw_all(checkpoints: Dict[str, str],
               f'one-channel: {sorted(set(models) - set(fmnist))}')
     if not fmnist:
         return paths
-    dense = MosaicDenseProbe.from_cfg(protocol, st.get('dense'))
+    dense = build_dense_probe(protocol, st.get('dense'))
     d = dense.data()
     mosaics, truth = d['test'][2][:count], d['test'][1][:count]
     paths.append(osp.join(out_dir, 'pca_mosaics.png'))
