@@ -191,7 +191,7 @@ def write_all(out: str, fmnist: dict, settings: dict) -> dict:
     seed, size = settings['seed'], settings['img_size']
     num = dict(train=settings['num_train'], val=settings['num_val'])
     holdout = int(round(num['train'] * settings['holdout_fraction']))
-    counts, coco = {}, {}
+    counts = {}
     categories = [
         dict(id=i + 1, name=n, supercategory='fashion')
         for i, n in enumerate(CLASSES)
@@ -202,7 +202,8 @@ def write_all(out: str, fmnist: dict, settings: dict) -> dict:
         plans = [uniform_plan(rng, len(CLASSES)) for _ in range(num[split])]
         scenes = paint_split(fmnist[split], plans, size, seed, STREAMS[split])
         images, anns = coco_records(scenes, split, first_id)
-        coco[split] = (scenes, images, anns)
+        if split == 'val':  # LVIS's validation images are COCO's
+            coco_val = (scenes, images, anns)
         write_images(scenes, images, osp.join(out, 'coco', f'{split}2017'))
         path = osp.join(out, 'coco', 'annotations',
                         f'instances_{split}2017{{}}.json')
@@ -239,7 +240,7 @@ def write_all(out: str, fmnist: dict, settings: dict) -> dict:
         lvis_images(images, anns, 'train'), anns, lvis_cats, path.format,
         holdout)
     counts['lvis_train'] = count(scenes)
-    scenes, images, anns = coco['val']
+    scenes, images, anns = coco_val
     write_images(scenes, images, osp.join(out, 'lvis_v1', 'val2017'))
     dump(
         dict(

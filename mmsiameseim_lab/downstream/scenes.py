@@ -33,7 +33,7 @@ class Scene:
     Args:
         image (np.ndarray): (H, W, 3) uint8, BGR (the three channels equal
             on items, tinted on the background).
-        owner (np.ndarray): (H, W) int, index of the visible instance in
+        owner (np.ndarray): (H, W) int16, index of the visible instance in
             ``labels`` per pixel, -1 on the background.
         labels (list[int]): Class of each visible instance.
         sources (list[int]): Fashion-MNIST index (in its split) of each.
@@ -83,7 +83,7 @@ def paint_scene(rng, images: np.ndarray, by_class: Sequence[np.ndarray],
         size (int): Canvas side in pixels.
     """
     image, background = paint_background(rng, images, size)
-    owner = np.full((size, size), -1, np.int64)
+    owner = np.full((size, size), -1, np.int16)
     pasted = []
     for k, label in enumerate(classes):
         source = int(rng.choice(by_class[label]))
@@ -96,7 +96,7 @@ def paint_scene(rng, images: np.ndarray, by_class: Sequence[np.ndarray],
         owner[top:top + side, left:left + side][drawn] = k
         pasted.append((int(label), source))
     scene = Scene(image, owner, background_sources=background)
-    renumber = np.full(len(pasted) + 1, -1, np.int64)
+    renumber = np.full(len(pasted) + 1, -1, np.int16)
     for k, (label, source) in enumerate(pasted):
         if (owner == k).any():
             renumber[k + 1] = len(scene.labels)
