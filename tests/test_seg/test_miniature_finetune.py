@@ -4,6 +4,7 @@ at smoke size, run as `mim train` runs it (its FaultTolerantRunner) from a
 folder holding what it reads: miniature data under data/miniature and a
 freshly built demo pretraining checkpoint, loaded by the SiameseIM loader.
 A few dozen iterations must raise the mIoU above the model's as loaded."""
+import glob
 import os
 
 import pytest
@@ -43,5 +44,9 @@ def test_ade20k_miniature_finetune_raises_miou(tmp_path, monkeypatch):
     save_demo_pretrain_checkpoint(ckpt)
     before, after = finetune_before_after(CONFIG, tmp_path, tmp_path / 'work',
                                           ITERS, poly_schedule)
+    (log, ) = glob.glob(str(tmp_path / 'work' / '*' / '*.log'))
+    assert ('SiameseIM -> mmseg MAE work_dirs/demo/siameseim/epoch_1.pth: '
+            '50 loaded, 2 adapted, 16 new (model init), 0 dropped'
+            ) in open(log).read()
     assert after['mIoU'] > before['mIoU'], (before, after)
     assert 0 < after['mIoU'] <= 100

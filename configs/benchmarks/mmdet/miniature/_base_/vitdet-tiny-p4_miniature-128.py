@@ -3,7 +3,8 @@
 # as its other base, and bases may not share a key). Only what size demands:
 # the Fashion-MNIST demo checkpoint's ViT (128 wide, 4 blocks, 4 heads,
 # patch 4, pretrained at 32 x 32; its 1-channel patch embedding replicated
-# over RGB when loaded) with windows of 4 and global blocks 1 and 3; heads
+# over RGB when loaded) with windows of 4 and global blocks 1 and 3; the
+# pyramid's strides of patch 4 (1 to 16) for the anchors and RoIs; heads
 # 64 wide, fewer proposals and at most 20 detections an image (at most 6
 # objects an image); 10 classes;
 # 128 x 128 canvases with the demo's grayscale normalisation; an
@@ -36,15 +37,22 @@ mini_model = dict(
         init_cfg=dict(checkpoint='work_dirs/demo/siameseim/epoch_1.pth')),
     neck=dict(
         backbone_channel=128, in_channels=[32, 64, 128, 128], out_channels=64),
-    rpn_head=dict(in_channels=64, feat_channels=64),
+    # Patch 4 instead of 16: SimpleFPN's levels (x4, x2, x1, x1/2 of the
+    # backbone map, then a pooled one) have strides 1, 2, 4, 8, 16 instead
+    # of 4 ... 64, and the anchors and RoI extractors must say so (the
+    # anchors are then 8 to 128 pixels for items of 21-42).
+    rpn_head=dict(
+        in_channels=64,
+        feat_channels=64,
+        anchor_generator=dict(strides=[1, 2, 4, 8, 16])),
     roi_head=dict(
-        bbox_roi_extractor=dict(out_channels=64),
+        bbox_roi_extractor=dict(out_channels=64, featmap_strides=[1, 2, 4, 8]),
         bbox_head=dict(
             in_channels=64,
             conv_out_channels=64,
             fc_out_channels=256,
             num_classes=len(mini_classes)),
-        mask_roi_extractor=dict(out_channels=64),
+        mask_roi_extractor=dict(out_channels=64, featmap_strides=[1, 2, 4, 8]),
         mask_head=dict(
             in_channels=64,
             conv_out_channels=64,
