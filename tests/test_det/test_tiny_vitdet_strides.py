@@ -1,8 +1,9 @@
-"""The detection configs at the demo's size (patch 4, not 16) tell the
-anchors and the RoI extractors the strides SimpleFPN's levels really have:
+"""The detection configs at the demo's size (miniature/ and smoke/: patch
+4, not 16) tell the anchors and the RoI extractors the strides SimpleFPN's
+levels really have, image size / level size.
 
-image size / level size. With ViT-B/16's strides (4 to 64) kept, anchors would
-lie 4x off their features and RoIs be read from the wrong place, silently.
+With ViT-B/16's strides (4 to 64) kept, anchors would lie 4x off their features
+and RoIs be read from the wrong place, silently.
 """
 import glob
 import os
@@ -14,9 +15,8 @@ from mmengine.config import Config
 from tests.test_det.helpers import ROOT
 
 CONFIGS = sorted(
-    glob.glob(
-        os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet', 'miniature',
-                     '*.py')))
+    p for folder in ('miniature', 'smoke') for p in glob.glob(
+        os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet', folder, '*.py')))
 
 
 @pytest.mark.parametrize(
