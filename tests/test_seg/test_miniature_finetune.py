@@ -22,7 +22,9 @@ ITERS = 30
 
 def poly_schedule(cfg, iters):
     """The config's shape (linear warm-up, then linear decay to 0) over
-    ``iters`` iterations, with 5 warm-up iterations."""
+    ``iters`` iterations, with 5 warm-up iterations, at batch 4 (smoke
+    size)."""
+    cfg.train_dataloader.batch_size = 4
     warmup, poly = cfg.param_scheduler
     warmup.end = poly.begin = 5
     poly.end = iters

@@ -5,7 +5,8 @@
 # under reduce_zero_label as ADE20k's unlabelled pixels) from the demo
 # checkpoint of `make demo`. Only what size demands changes: the demo's ViT
 # (128 wide, 4 blocks, 4 heads, patch 4) with the demo's grayscale
-# normalisation, 128 x 128 crops, mmseg's resize scales divided by 4, the
+# normalisation, 128 x 128 crops, the feature pyramid at strides 2 to 16
+# (patch 4's map x2 ... x1/4), mmseg's resize scales divided by 4, the
 # sliding window scaled alike, the 10 classes present (the ADE20k names of
 # FASHION_TO_ADE in mmsiameseim_lab/smoke/ade20k.py, in Fashion-MNIST's
 # order), layer decay over 4 blocks, fp32 (AMP needs a GPU), and a schedule
@@ -32,7 +33,10 @@ model = dict(
         num_heads=4,
         out_indices=[0, 1, 2, 3],
         init_cfg=dict(checkpoint='work_dirs/demo/siameseim/epoch_1.pth')),
-    neck=dict(embed_dim=128),
+    # Patch 4 makes the backbone map 4x finer than patch 16's: the pyramid
+    # x2, x1, x1/2, x1/4 of it has strides 2 to 16 (the benchmark's x4 ...
+    # x1/2 would give 1 to 8, UperNet's convolutions at full resolution).
+    neck=dict(embed_dim=128, rescales=[2, 1, 0.5, 0.25]),
     decode_head=dict(
         in_channels=[128, 128, 128, 128],
         channels=128,
