@@ -37,6 +37,10 @@ def step_schedule(cfg, iters):
     ``iters`` iterations, with 5 warm-up iterations, at batch 2 (smoke
     size: a step costs 10-50 s on 2 shared cores)."""
     cfg.train_dataloader.batch_size = 2
+    # After a few dozen steps every score is still below the configs' 0.05
+    # (mmdet then reports no metric at all); keep every box, ranked by its
+    # score, so that AP shows what the steps changed (as the smoke configs).
+    cfg.model.test_cfg.rcnn.score_thr = 0.0
     warmup, steps = cfg.param_scheduler
     warmup.end = 5
     steps.end = iters
@@ -65,7 +69,7 @@ def test_coco_miniature_finetune_raises_ap_above_zero(mini_root, tmp_path,
                                                       monkeypatch):
     before, after = finetune('coco', mini_root, tmp_path, monkeypatch)
     for key in ('coco/bbox_mAP_50', 'coco/segm_mAP_50'):
-        assert after[key] > max(before[key], 0), (before, after)
+        assert after.get(key, 0) > max(before.get(key, 0), 0), (before, after)
 
 
 @pytest.mark.slow
@@ -73,5 +77,5 @@ def test_lvis_miniature_finetune_raises_ap_above_zero(mini_root, tmp_path,
                                                       monkeypatch):
     before, after = finetune('lvis-v1', mini_root, tmp_path, monkeypatch)
     for key in ('lvis/bbox_AP', 'lvis/segm_AP'):
-        assert after[key] > max(before[key], 0), (before, after)
+        assert after.get(key, 0) > max(before.get(key, 0), 0), (before, after)
     assert {'lvis/bbox_APr', 'lvis/bbox_APc', 'lvis/bbox_APf'} <= set(after)
