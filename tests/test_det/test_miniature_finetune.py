@@ -35,9 +35,7 @@ def mini_root(tmp_path_factory):
 
 def step_schedule(cfg, iters):
     """The configs' shape (linear warm-up, x0.1 at 89 % and 96 %) over
-    ``iters`` iterations, with 5 warm-up iterations, at batch 2 (smoke
-    size: a step costs 10-50 s on 2 shared cores)."""
-    cfg.train_dataloader.batch_size = 2
+    ``iters`` iterations, with 5 warm-up iterations."""
     # After a few dozen steps every score is still below the configs' 0.05
     # (mmdet then reports no metric at all); keep every box, ranked by its
     # score, so that AP shows what the steps changed (as the smoke configs).
