@@ -121,3 +121,46 @@ def make_own_coco(root, num_train=4, num_val=2, seed=0):
             json.dump(data, f)
         out[split] = data
     return out
+
+
+def finetune_before_after(config, root, work_dir, iters, schedule):
+    """Run a downstream ``config`` as `mim train` does (its runner_type,
+    from ``root``, the folder its relative paths start from) for ``iters``
+    iterations, validating the model as loaded before its first step and
+    again at the end; returns the two metric dicts.
+
+    ``schedule(cfg,
+    iters)`` scales the config's schedule to ``iters``.
+    """
+    from mmengine.config import Config
+    from mmengine.hooks import Hook
+    from mmengine.registry import RUNNERS
+
+    class RecordVal(Hook):
+
+        def __init__(self):
+            self.metrics = []
+
+        def before_train(self, runner):
+            runner.val_loop.run()
+
+        def after_val_epoch(self, runner, metrics=None):
+            self.metrics.append(dict(metrics))
+
+    cfg = Config.fromfile(config)
+    cfg.work_dir = str(work_dir)
+    cfg.train_cfg.max_iters = cfg.train_cfg.val_interval = iters
+    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=-1)
+    schedule(cfg, iters)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        runner = RUNNERS.build(cfg)  # as mmdet's / mmseg's tools/train.py
+        record = RecordVal()
+        runner.register_hook(record, 'LOW')
+        runner.train()
+    finally:
+        os.chdir(cwd)
+    assert type(runner).__name__ == 'FaultTolerantRunner'
+    assert runner.iter == iters and len(record.metrics) == 2
+    return record.metrics

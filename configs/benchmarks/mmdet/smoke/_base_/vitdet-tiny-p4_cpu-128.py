@@ -3,7 +3,8 @@
 # its other base, and bases may not share a key): the Fashion-MNIST demo
 # checkpoint's ViT (128 wide, 4 blocks, 4 heads, patch 4, pretrained at
 # 32 x 32; its 1-channel patch embedding is replicated over RGB when
-# loaded), windows of 4 with global blocks 1 and 3, heads 64 wide, fewer
+# loaded), windows of 4 with global blocks 1 and 3, the pyramid's strides
+# of patch 4 (1 to 16) for the anchors and RoIs, heads 64 wide, fewer
 # proposals, 10 classes, 128 x 128 images, one epoch, fp32 (AMP needs a GPU).
 smoke_size = (128, 128)
 smoke_classes = ('tshirt_top', 'trouser', 'pullover', 'dress', 'coat',
@@ -27,15 +28,19 @@ smoke_model = dict(
         init_cfg=dict(checkpoint='work_dirs/demo/siameseim/epoch_1.pth')),
     neck=dict(
         backbone_channel=128, in_channels=[32, 64, 128, 128], out_channels=64),
-    rpn_head=dict(in_channels=64, feat_channels=64),
+    # patch 4: SimpleFPN's levels have strides 1 to 16 (not 4 to 64)
+    rpn_head=dict(
+        in_channels=64,
+        feat_channels=64,
+        anchor_generator=dict(strides=[1, 2, 4, 8, 16])),
     roi_head=dict(
-        bbox_roi_extractor=dict(out_channels=64),
+        bbox_roi_extractor=dict(out_channels=64, featmap_strides=[1, 2, 4, 8]),
         bbox_head=dict(
             in_channels=64,
             conv_out_channels=64,
             fc_out_channels=256,
             num_classes=len(smoke_classes)),
-        mask_roi_extractor=dict(out_channels=64),
+        mask_roi_extractor=dict(out_channels=64, featmap_strides=[1, 2, 4, 8]),
         mask_head=dict(
             in_channels=64,
             conv_out_channels=64,

@@ -1,0 +1,177 @@
+"""Table 2 in miniature: every backbone of the study's settings
+(``configs/demo/downstream_miniature.py``) fine-tuned by every miniature
+config with every seed, each run through the codebase's own training script
+(what ``mim train`` runs), recorded in the results file as soon as it ends,
+so that an interrupted study resumes with the runs it lacks.
+
+Each pretrained backbone is judged against its own initial weights, per
+task and metric: the difference of the means over the seeds, a Welch t-test,
+and Holm's correction over all comparisons of the table (one family), with
+the claim study's verdicts (``mmsiameseim_lab.claim.statistics``).
+"""
+import glob
+import json
+import os
+import os.path as osp
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+from mmengine.config import Config
+
+from ..results import REPO
+
+
+def run_key(task: str, backbone: str, seed: int) -> str:
+    return f'{task}/{backbone}/seed{seed}'
+
+
+def planned_runs(study: Config,
+                 tasks: Optional[List[str]] = None,
+                 backbones: Optional[List[str]] = None) -> List[dict]:
+    """Every (task, backbone, seed) of the study, or of the named subsets;
+    an unknown name is an error that lists the known ones."""
+    for chosen, known, what in ((tasks, study.tasks, 'task'),
+                                (backbones, study.backbones, 'backbone')):
+        unknown = sorted(set(chosen or ()) - set(known))
+        if unknown:
+            raise ValueError(f'unknown {what} {unknown}; the study has '
+                             f'{sorted(known)}')
+    for name, backbone in study.backbones.items():
+        baseline = backbone.get('baseline')
+        if baseline and baseline not in study.backbones:
+            raise ValueError(f'backbones.{name}.baseline: {baseline!r} is '
+                             'not a backbone of the study')
+    return [
+        dict(key=run_key(t, b, s), task=t, backbone=b, seed=s)
+        for t in (tasks or study.tasks) for b in (backbones or study.backbones)
+        for s in study.seeds
+    ]
+
+
+def run_settings(study: Config, run: dict, holdout: bool) -> dict:
+    """What a run's record must match to be reused."""
+    task = study.tasks[run['task']]
+    return dict(
+        config=task['config'],
+        checkpoint=study.backbones[run['backbone']]['checkpoint'],
+        seed=run['seed'],
+        holdout=holdout)
+
+
+def train_command(study: Config, run: dict, work_dir: str,
+                  holdout: bool) -> List[str]:
+    """``tools/train.py`` (the codebase's training script) for one run."""
+    task = study.tasks[run['task']]
+    ckpt = study.backbones[run['backbone']]['checkpoint']
+    options = [f'randomness.seed={run["seed"]}']
+    options.append('model.backbone.init_cfg=None' if ckpt is
+                   None else f'model.backbone.init_cfg.checkpoint={ckpt}')
+    if holdout:
+        options += [f'{k}={v}' for k, v in task['holdout_options'].items()]
+    return [
+        sys.executable,
+        osp.join(REPO, 'tools', 'train.py'), task['config'], '--work-dir',
+        work_dir, '--cfg-options', *options
+    ]
+
+
+def final_metrics(work_dir: str, keys: List[str]) -> dict:
+    """The last evaluation of a finished run: the last line of its newest
+    ``vis_data/scalars.json`` holding every one of ``keys``."""
+    logs = sorted(
+        glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json')))
+    for path in reversed(logs):
+        with open(path) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        for line in reversed(lines):
+            if all(k in line for k in keys):
+                return {k: float(line[k]) for k in keys}
+    raise RuntimeError(f'{work_dir}: no evaluation with {keys} in its logs '
+                       f'({len(logs)} scalars.json files)')
+
+
+def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
+    """Fine-tune and evaluate one run; returns its record.
+
+    A work dir left
+    by an interrupted run is moved aside (``.interrupted``), never lost.
+    """
+    work_dir = osp.join(work_root, run['key'])
+    if osp.exists(work_dir):
+        aside = work_dir + f'.interrupted-{int(time.time())}'
+        shutil.move(work_dir, aside)
+        print(f'{work_dir}: left by an unrecorded run, moved to {aside}')
+    os.makedirs(osp.dirname(work_dir), exist_ok=True)
+    start = time.time()
+    subprocess.run(
+        train_command(study, run, work_dir, holdout), cwd=REPO, check=True)
+    wall = time.time() - start
+    return dict(
+        run_settings(study, run, holdout),
+        metrics=final_metrics(work_dir, study.tasks[run['task']]['metrics']),
+        wall_s=round(wall, 1),
+        within_budget=wall <= 60 * study.budget_minutes)
+
+
+def cpu_bf16() -> Dict[str, bool]:
+    """Whether this CPU has bf16 instructions (AVX512-BF16, AMX-BF16)."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            flags = set(
+                next(line for line in f
+                     if line.startswith('flags')).split(':')[1].split())
+    except (OSError, StopIteration):
+        flags = set()
+    return dict(
+        avx512_bf16='avx512_bf16' in flags, amx_bf16='amx_bf16' in flags)
+
+
+def comparisons(study: Config, records: Dict[str, dict]) -> List[dict]:
+    """Each pretrained backbone against its baseline, per task and metric,
+    over the seeds both have; Welch p, then Holm over all of them."""
+    rows = []
+    for task, spec in study.tasks.items():
+        for name, backbone in study.backbones.items():
+            base = backbone.get('baseline')
+            if not base:
+                continue
+            for metric in spec['metrics']:
+                a, b = ([
+                    records[run_key(task, n, s)]['metrics'][metric]
+                    for s in study.seeds if run_key(task, n, s) in records
+                ] for n in (name, base))
+                if not a or not b:
+                    continue
+                rows.append(
+                    dict(
+                        task=task,
+                        metric=metric,
+                        backbone=name,
+                        baseline=base,
+                        values=a,
+                        baseline_values=b,
+                        mean=statistics.mean(a),
+                        baseline_mean=statistics.mean(b),
+                        diff=statistics.mean(a) - statistics.mean(b),
+                        expected_sign=1))
+    return judge(rows)
+
+
+def judge(rows: List[dict]) -> List[dict]:
+    """The claim study's Welch test and Holm verdicts (issue 46's
+    ``mmsiameseim_lab.claim.statistics``); until that module is present the
+    rows say so instead of a verdict."""
+    try:
+        from ..claim import statistics as claim_stats
+    except ImportError:
+        for row in rows:
+            row['verdict'] = 'not judged: mmsiameseim_lab.claim.statistics ' \
+                'is missing'
+        return rows
+    for row in rows:
+        row['p'] = claim_stats.welch_p(row['values'], row['baseline_values'])
+    return claim_stats.judge(rows)

@@ -1,0 +1,123 @@
+"""The miniature downstream study's driver (tools/studies/
+downstream_miniature.py, mmsiameseim_lab.downstream.study) without its
+fine-tunes: the planned runs and their commands, the metrics read off a
+finished run's logs, a results file written run by run that a rerun
+continues, and the comparisons with each backbone's own initial weights."""
+import json
+import os
+
+import pytest
+from mmengine.config import Config
+
+from mmsiameseim_lab.downstream import study
+from tests.helpers import ROOT
+
+SETTINGS = os.path.join(ROOT, 'configs', 'demo', 'downstream_miniature.py')
+
+
+@pytest.fixture
+def settings():
+    return Config.fromfile(SETTINGS)
+
+
+def test_every_task_backbone_and_seed_is_planned(settings):
+    runs = study.planned_runs(settings)
+    assert len(runs) == 3 * 7 * 3
+    assert runs[0] == dict(
+        key='coco/siameseim/seed0', task='coco', backbone='siameseim', seed=0)
+    for task in settings.tasks.values():
+        assert os.path.isfile(os.path.join(ROOT, task['config']))
+    with pytest.raises(ValueError, match=r"unknown task \['cocoo'\]"):
+        study.planned_runs(settings, tasks=['cocoo'])
+    settings.backbones.mae.baseline = 'mae_initial'
+    with pytest.raises(ValueError, match='backbones.mae.baseline'):
+        study.planned_runs(settings)
+
+
+def test_train_command_sets_seed_checkpoint_and_holdout(settings):
+    run = dict(key='lvis/random/seed2', task='lvis', backbone='random', seed=2)
+    cmd = study.train_command(settings, run, '/w', holdout=False)
+    assert cmd[1] == os.path.join(ROOT, 'tools', 'train.py')
+    assert cmd[2:5] == [settings.tasks.lvis.config, '--work-dir', '/w']
+    assert cmd[5:] == [
+        '--cfg-options', 'randomness.seed=2', 'model.backbone.init_cfg=None'
+    ]
+    run = dict(key='ade20k/mae/seed0', task='ade20k', backbone='mae', seed=0)
+    cmd = study.train_command(settings, run, '/w', holdout=True)
+    assert 'model.backbone.init_cfg.checkpoint=work_dirs/claim/' \
+        'mae_seed0_1e/epoch_1.pth' in cmd
+    assert 'train_dataloader.dataset.ann_file=fit.txt' in cmd
+    assert 'val_dataloader.dataset.ann_file=holdout.txt' in cmd
+
+
+def test_final_metrics_are_the_last_evaluation_in_the_logs(tmp_path):
+    logs = tmp_path / '20261127_120000' / 'vis_data'
+    logs.mkdir(parents=True)
+    lines = [
+        dict(loss=1.0, step=10),
+        dict(mIoU=5.0, aAcc=50.0, step=10),
+        dict(loss=0.5, step=20),
+        dict(mIoU=7.5, aAcc=60.0, step=20),
+        dict(loss=0.4, step=30),
+    ]
+    (logs / 'scalars.json').write_text('\n'.join(map(json.dumps, lines)))
+    assert study.final_metrics(str(tmp_path), ['mIoU']) == dict(mIoU=7.5)
+    with pytest.raises(RuntimeError, match=r"no evaluation with \['mAcc'\]"):
+        study.final_metrics(str(tmp_path), ['mAcc'])
+
+
+def test_comparisons_with_own_initial_weights(settings):
+    records = {}
+    for seed, (pre, init) in enumerate(
+        ((30.0, 20.0), (31.0, 21.0), (32.0, 19.0))):
+        for backbone, value in (('siameseim', pre), ('siameseim_init', init)):
+            records[study.run_key('ade20k', backbone,
+                                  seed)] = dict(metrics=dict(mIoU=value))
+    rows = study.comparisons(settings, records)
+    assert len(rows) == 1  # only pairs with records on both sides
+    row = rows[0]
+    assert (row['task'], row['backbone'],
+            row['baseline']) == ('ade20k', 'siameseim', 'siameseim_init')
+    assert row['values'] == [30.0, 31.0, 32.0]
+    assert row['diff'] == pytest.approx(11.0)
+    assert row['verdict'] in ('holds', 'not judged: mmsiameseim_lab.claim.'
+                              'statistics is missing')
+
+
+def test_the_study_records_run_by_run_and_a_rerun_continues(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
+    import downstream_miniature as tool
+    done = []
+
+    def fake_run_once(settings, run, work_root, holdout):
+        done.append(run['key'])
+        return dict(
+            study.run_settings(settings, run, holdout),
+            metrics={
+                m: 1.0 + run['seed']
+                for m in settings.tasks[run['task']]['metrics']
+            },
+            wall_s=1.0,
+            within_budget=True)
+
+    monkeypatch.setattr(tool, 'run_once', fake_run_once)
+    argv = [
+        '--work-dir',
+        str(tmp_path), '--tasks', 'ade20k', '--backbones',
+        'siameseim,siameseim_init'
+    ]
+    tool.main(argv + ['--max-runs', '4'])
+    results = json.load(open(tmp_path / 'downstream_miniature.json'))
+    assert len(results['data']['runs']) == 4 == len(done)
+    assert set(results['data']['cpu_bf16']) == {'avx512_bf16', 'amx_bf16'}
+    tool.main(argv)
+    assert len(done) == 6 and len(set(done)) == 6  # the rest, once each
+    capsys.readouterr()
+    tool.main(argv)
+    assert len(done) == 6
+    assert '6 of 6 runs recorded; 0 to run' in capsys.readouterr().out
+    # a record under other settings is refused, not silently reused
+    with pytest.raises(SystemExit, match='under other settings'):
+        tool.main(argv +
+                  ['--cfg-options', 'backbones.siameseim.checkpoint=x.pth'])

@@ -1,0 +1,105 @@
+"""Table 2 in miniature: backbones fine-tuned by the shipped ViTDet Mask
+R-CNN and UperNet configs at the demo's size, several seeds each.
+
+    python tools/studies/downstream_miniature.py [--tasks coco,lvis,ade20k]
+        [--backbones siameseim,siameseim_init,...] [--max-runs N]
+        [--holdout] [--work-dir work_dirs/downstream_miniature]
+        [--config configs/demo/downstream_miniature.py]
+        [--cfg-options K=V ...] [--dry-run]
+
+Every (task, backbone, seed) of the settings runs the task's miniature
+config through the codebase's training script (what `mim train` runs) in
+``WORK_DIR/TASK/BACKBONE/seedS``, and is recorded in the results file
+``WORK_DIR/downstream_miniature[_holdout].json`` as soon as it ends: a rerun
+skips the runs recorded under the same settings, so the study may span
+sessions (``--max-runs`` stops after that many new runs). Each pretrained
+backbone is compared with its own initial weights (Welch over the seeds,
+Holm over the table). ``--holdout`` fits on the training images' ``*_fit``
+part and scores on ``*_holdout``: for choosing a schedule without the
+validation split. The data come from
+``tools/dataset_converters/make_miniature_downstream.py`` (data/miniature).
+"""
+import argparse
+import os.path as osp
+import sys
+
+from mmengine.config import Config, DictAction
+
+from mmsiameseim.atomic_io import load_json
+from mmsiameseim_lab.downstream.study import (comparisons, cpu_bf16,
+                                              planned_runs, run_once,
+                                              run_settings, train_command)
+from mmsiameseim_lab.results import write_results
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+
+def names(text):
+    return text.split(',') if text else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument(
+        '--config', default='configs/demo/'
+        'downstream_miniature.py')
+    parser.add_argument('--work-dir', default='work_dirs/downstream_miniature')
+    parser.add_argument('--tasks', type=names)
+    parser.add_argument('--backbones', type=names)
+    parser.add_argument('--max-runs', type=int)
+    parser.add_argument('--holdout', action='store_true')
+    parser.add_argument(
+        '--dry-run',
+        action='store_true',
+        help='print the pending runs\' commands and stop')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    args = parser.parse_args(argv)
+    study = Config.fromfile(osp.join(ROOT, args.config))
+    if args.cfg_options:
+        study.merge_from_dict(args.cfg_options)
+    try:
+        runs = planned_runs(study, args.tasks, args.backbones)
+    except ValueError as e:
+        sys.exit(f'error: {args.config}: {e}')
+    work_dir = osp.abspath(args.work_dir)
+    name = 'downstream_miniature' + ('_holdout' if args.holdout else '')
+    stored = load_json(osp.join(work_dir, f'{name}.json')) or {}
+    records = stored.get('data', {}).get('runs', {})
+    for run in runs:
+        old = records.get(run['key'])
+        want = run_settings(study, run, args.holdout)
+        if old and {k: old.get(k) for k in want} != want:
+            sys.exit(f'error: {work_dir}/{name}.json records {run["key"]} '
+                     f'under other settings ({old}, now {want}): pass '
+                     'another --work-dir or remove that record')
+    pending = [r for r in runs if r['key'] not in records]
+    print(f'{len(runs) - len(pending)} of {len(runs)} runs recorded; '
+          f'{len(pending)} to run')
+    if args.dry_run:
+        for run in pending:
+            print(' '.join(
+                train_command(study, run, osp.join(work_dir, run['key']),
+                              args.holdout)))
+        return
+    for run in pending[:args.max_runs]:
+        print(f'== {run["key"]}')
+        records[run['key']] = run_once(study, run, work_dir, args.holdout)
+        rec = records[run['key']]
+        print(f'{run["key"]}: {rec["metrics"]} in {rec["wall_s"] / 60:.1f} '
+              'min' + ('' if rec['within_budget'] else
+                       f' (over the {study.budget_minutes}-minute budget)'))
+        data = dict(
+            runs=records,
+            comparisons=comparisons(study, records),
+            cpu_bf16=cpu_bf16(),
+            holdout=args.holdout,
+            seeds=list(study.seeds))
+        write_results(name, data, results_dir=work_dir)
+    for row in comparisons(study, records):
+        print(f'{row["task"]} {row["metric"]}: {row["backbone"]} '
+              f'{row["mean"]:.4g} vs {row["baseline"]} '
+              f'{row["baseline_mean"]:.4g}: {row["verdict"]}')
+
+
+if __name__ == '__main__':
+    main()
