@@ -77,7 +77,7 @@ def probe_view_pipelines(cfg: Config) -> Tuple[List[list], float]:
                 'transform gives other features in every epoch, which a '
                 'feature cache cannot hold (cached: '
                 f'{", ".join(DETERMINISTIC_TRANSFORMS)} and one '
-                "RandomFlip); train through the Runner (linear "
+                'RandomFlip); train through the Runner (linear '
                 "engine='runner')")
         plain.append(transform)
         flipped.append(transform)

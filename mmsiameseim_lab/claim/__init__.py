@@ -2,11 +2,11 @@
 MoCo-v3 in miniature, its phases (plan.py), runner and loop (runner.py,
 driver.py), its tests (statistics.py, verdicts.py), results file (data.py),
 charts and published tables (tables.py)."""
+from ..evaluation import build_dense_probe
 from .charts import SERIES, plot_claim, plot_claim_table, plot_learning_curve
 from .driver import (StudyInputs, current_records, describe_study, phase_runs,
                      run_phases, study_inputs)
 from .plan import PHASES, check_study, choices, equal_time, record_key
-from ..evaluation import build_dense_probe
 from .runner import Scorer, run_config, token_map_dim
 from .statistics import holm, one_sample_p, paired_p, welch_p
 from .study import (PAIRS, PAPER_TABLE1, claim_reading, figures_dir, orderings,

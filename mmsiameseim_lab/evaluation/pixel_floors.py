@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from mmengine.config import Config
 
-from mmsiameseim.evaluation.cached_linear_probe import (
-    probe_view_pipelines, train_probe_on_features)
+from mmsiameseim.evaluation import (probe_view_pipelines,
+                                    train_probe_on_features)
 from mmsiameseim.evaluation.fewshot import logistic_regression_accuracy
 from mmsiameseim.evaluation.knn import weighted_knn_accuracy
 from .protocol import FrozenBackboneProtocol, raw_images
@@ -101,7 +101,8 @@ class PixelFloors:
                 temperature=p.knn['temperature'])['top1'],
             linear=train_probe_on_features(
                 vector_probe_config(cfg, dim), [v['probe'][0], flipped],
-                v['probe'][1], *v['test'],
+                v['probe'][1],
+                *v['test'],
                 flip_prob=flip_prob,
                 epochs=p.linear['epochs'],
                 precision=p.precision),

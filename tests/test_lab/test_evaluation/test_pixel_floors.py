@@ -7,9 +7,8 @@ import pytest
 import torch
 from mmengine.config import Config
 
+from mmsiameseim.evaluation.cached_linear_probe import train_probe_on_features
 from mmsiameseim.evaluation.knn import weighted_knn_accuracy
-from mmsiameseim.evaluation.cached_linear_probe import \
-    train_probe_on_features
 from mmsiameseim_lab.evaluation import (FrozenBackboneProtocol, PixelFloors,
                                         raw_images, vector_probe_config)
 from tests.helpers import ROOT
