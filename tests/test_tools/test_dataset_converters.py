@@ -27,7 +27,8 @@ def run(tool, *args):
 
 
 def test_tools_are_short_command_lines_without_path_tricks():
-    assert len(TOOLS) == 9  # make_miniature_downstream.py (issue 47) is the 9th
+    # make_miniature_downstream.py (issue 47) is the 9th
+    assert len(TOOLS) == 9
     for path in TOOLS:
         text = open(path).read()
         assert len(text.splitlines()) <= 200, path
