@@ -78,26 +78,41 @@ class MosaicDenseProbe:
             threshold=self.threshold,
             max_iter=self.max_iter)
 
+    def _make(self, images, labels, count: int, seed: int,
+              num_classes: int) -> tuple:
+        """One split's mosaics (N, H, W) uint8, their pixel labels (N, H, W)
+        and what else goes after them in the split's tuple (here nothing)."""
+        mosaics, pixels = make_mosaics(
+            images,
+            labels,
+            count,
+            seed=seed,
+            threshold=self.threshold,
+            num_classes=num_classes)
+        return mosaics, pixels, ()
+
     def data(self) -> Dict[str, tuple]:
         """``train`` and ``test``: (normalised mosaics (N, 1, H, W) float,
         patch labels (N, h, w), mosaics (N, H, W) uint8, pixel labels
-        (N, H, W)); ``classes`` (labels with the background) and ``patch``
-        (the backbone's patch size).
+        (N, H, W), then what :meth:`_make` adds); ``sources``: per split,
+        the dataset config and the sample indices the items come from;
+        ``classes`` (labels with the background) and ``patch`` (the
+        backbone's patch size).
 
         Made once per instance.
         """
         if self._data is not None:
             return self._data
+        name = type(self).__name__
         p = self.protocol
         cfg = p.config()
         subsets = p.subsets()
-        backbone = cfg.model.backbone
-        patch = backbone.get('patch_size', 16)
+        patch = cfg.model.backbone.get('patch_size', 16)
         num_classes = cfg.model.head.num_classes
         norm = cfg.model.data_preprocessor
         mean = torch.tensor(norm.get('mean', [0.])).view(1, -1, 1, 1)
         std = torch.tensor(norm.get('std', [1.])).view(1, -1, 1, 1)
-        out = dict(classes=num_classes + 1, patch=patch)
+        out = dict(classes=num_classes + 1, patch=patch, sources={})
         for split, dataset, idx, count, seed in (('train',
                                                   cfg.train_dataloader.dataset,
                                                   subsets['probe'],
@@ -108,24 +123,19 @@ class MosaicDenseProbe:
             images, labels = raw_images(dataset, idx)
             if images.ndim != 3:
                 raise ValueError(
-                    f'MosaicDenseProbe: grey images (N, H, W) expected, '
+                    f'{name}: grey images (N, H, W) expected, '
                     f'{dataset.get("type")} gives {images.shape[1:]}')
             try:
-                mosaics, pixels = make_mosaics(
-                    images,
-                    labels,
-                    count,
-                    seed=seed,
-                    threshold=self.threshold,
-                    num_classes=num_classes)
+                mosaics, pixels, extra = self._make(images, labels, count,
+                                                    seed, num_classes)
             except ValueError as e:
-                option = f'{split}_mosaics'
-                raise ValueError(f'MosaicDenseProbe {option}={count}: {e}')
+                raise ValueError(f'{name} {split}_mosaics={count}: {e}')
             side = mosaics.shape[-1]
             grid = (side // patch, side // patch)
             x = (torch.from_numpy(mosaics).float()[:, None] - mean) / std
-            out[split] = (x, patch_labels(pixels, grid,
-                                          num_classes + 1), mosaics, pixels)
+            out[split] = (x, patch_labels(pixels, grid, num_classes + 1),
+                          mosaics, pixels, *extra)
+            out['sources'][split] = (dataset, idx)
         self._data = out
         return out
 

@@ -8,9 +8,8 @@ from mmengine.config import ConfigDict
 
 from .dense_probe import fit_linear_classifier
 from .mosaic_probe import MosaicDenseProbe
-from .mosaics import patch_labels
 from .pixel_scores import pixel_scores
-from .protocol import FrozenBackboneProtocol, raw_images
+from .protocol import FrozenBackboneProtocol
 from .scattered_mosaics import make_scattered_mosaics
 from .stored_results import load_result, save_result
 
@@ -98,63 +97,33 @@ class ScatteredMosaicProbe(MosaicDenseProbe):
             scale=list(self.scale),
             boundary=self.boundary)
 
-    def data(self) -> Dict[str, tuple]:
-        """``train`` and ``test``: (normalised mosaics (N, 1, H, W) float,
-        patch labels (N, h, w), mosaics (N, H, W) uint8, pixel labels
-        (N, H, W), sources (N, items): indices into ``sources`` of the
-        split); ``sources``: per split, the dataset config and the sample
-        indices the items come from; ``classes`` (labels with the
-        background) and ``patch``.
+    def _make(self, images, labels, count: int, seed: int,
+              num_classes: int) -> tuple:
+        """Scattered mosaics, their pixel labels and ``(sources,)``: per
+        mosaic, the indices of its items into the split's images."""
+        mosaics, pixels, sources = make_scattered_mosaics(
+            images,
+            labels,
+            count,
+            seed=seed,
+            canvas=self.canvas,
+            items=self.items,
+            scale=self.scale,
+            threshold=self.threshold,
+            num_classes=num_classes)
+        return mosaics, pixels, (sources, )
 
-        Made once per instance.
-        """
-        if self._data is not None:
-            return self._data
-        p = self.protocol
-        cfg = p.config()
-        subsets = p.subsets()
-        patch = cfg.model.backbone.get('patch_size', 16)
-        if self.canvas % patch:
-            raise ValueError(f'ScatteredMosaicProbe: canvas={self.canvas} is '
-                             f'not a multiple of the patch size {patch}')
-        num_classes = cfg.model.head.num_classes
-        norm = cfg.model.data_preprocessor
-        mean = torch.tensor(norm.get('mean', [0.])).view(1, -1, 1, 1)
-        std = torch.tensor(norm.get('std', [1.])).view(1, -1, 1, 1)
-        out = dict(classes=num_classes + 1, patch=patch, sources={})
-        grid = (self.canvas // patch, ) * 2
-        for split, dataset, idx, count, seed in (('train',
-                                                  cfg.train_dataloader.dataset,
-                                                  subsets['probe'],
-                                                  self.train_mosaics, 0),
-                                                 ('test', p.test_dataset(cfg),
-                                                  subsets.get('test'),
-                                                  self.test_mosaics, 1)):
-            images, labels = raw_images(dataset, idx)
-            if images.ndim != 3:
+    def data(self) -> Dict[str, tuple]:
+        """As :meth:`MosaicDenseProbe.data`, each split's tuple ending with
+        its mosaics' sources (N, items); refused when ``canvas`` is not a
+        multiple of the patch size."""
+        if self._data is None:
+            patch = self.protocol.config().model.backbone.get('patch_size', 16)
+            if self.canvas % patch:
                 raise ValueError(
-                    f'ScatteredMosaicProbe: grey images (N, H, W) expected, '
-                    f'{dataset.get("type")} gives {images.shape[1:]}')
-            try:
-                mosaics, pixels, sources = make_scattered_mosaics(
-                    images,
-                    labels,
-                    count,
-                    seed=seed,
-                    canvas=self.canvas,
-                    items=self.items,
-                    scale=self.scale,
-                    threshold=self.threshold,
-                    num_classes=num_classes)
-            except ValueError as e:
-                raise ValueError(
-                    f'ScatteredMosaicProbe {split}_mosaics={count}: {e}')
-            x = (torch.from_numpy(mosaics).float()[:, None] - mean) / std
-            out[split] = (x, patch_labels(pixels, grid, num_classes + 1),
-                          mosaics, pixels, sources)
-            out['sources'][split] = (dataset, idx)
-        self._data = out
-        return out
+                    f'ScatteredMosaicProbe: canvas={self.canvas} is not a '
+                    f'multiple of the patch size {patch}')
+        return super().data()
 
     def _fit(self, features, return_prediction: bool = False) -> dict:
         """Fit on all the training mosaics and on the ``lowshot`` first,

@@ -142,6 +142,8 @@ def test_probe_of_real_mosaics_stores_and_reuses_its_result(tmp_path):
     # normalised with the probe config's mean / std; 11 labels
     assert abs(float(x.mean())) < 1.5 and d['classes'] == 11
     assert labels.max() == 10 and (labels == 10).mean() > 0.2
+    # the grid probe's splits: four arrays and where their images come from
+    assert len(d['train']) == 4 and set(d['sources']) == {'train', 'test'}
     raw = probe.raw_pixels()
     assert 0 < raw['miou'] <= 100 and 0 < raw['accuracy'] <= 100
     init = probe.evaluate('init', None)

@@ -152,6 +152,20 @@ def test_probe_refuses_a_lowshot_larger_than_its_training_mosaics(tmp_path):
 
 
 @needs_data
+def test_a_canvas_off_the_patch_grid_is_refused_before_any_mosaic(tmp_path):
+    probe = ScatteredMosaicProbe(
+        _protocol(tmp_path),
+        train_mosaics=2,
+        test_mosaics=2,
+        lowshot=1,
+        canvas=30)
+    with pytest.raises(
+            ValueError, match='canvas=30 is not a multiple of '
+            'the patch size 4'):
+        probe.data()
+
+
+@needs_data
 def test_train_and_test_mosaics_come_from_their_own_images(tmp_path):
     protocol = _protocol(tmp_path, test_samples=None, holdout=200)
     probe = ScatteredMosaicProbe(
