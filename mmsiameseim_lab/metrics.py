@@ -23,12 +23,22 @@ VOCABULARY = dict(
     dense_miou=Metric('dense mIoU', 'dense mIoU', 'dense mIoU'),
     dense_accuracy=Metric('dense per-patch accuracy', 'dense per-patch acc.',
                           'dense per-patch acc.'),
+    dense_boundary_iou=Metric('dense boundary IoU', 'dense boundary IoU',
+                              'dense boundary IoU'),
+    dense_lowshot_miou=Metric('low-shot dense mIoU', 'low-shot dense mIoU',
+                              'low-shot dense mIoU'),
+    dense_lowshot_boundary_iou=Metric('low-shot dense boundary IoU',
+                                      'low-shot boundary IoU',
+                                      'low-shot boundary IoU'),
     images_per_s=Metric('images/s', 'images/s', 'images/s'),
 )
 # the frozen-backbone protocol's scores (FrozenBackboneProtocol)
 PROTOCOL_METRICS = ('knn', 'linear', 'fewshot')
 # the dense probe's (MosaicDenseProbe)
 DENSE_METRICS = ('dense_miou', 'dense_accuracy')
+# the scattered dense probe's other scores (ScatteredMosaicProbe)
+SCATTERED_METRICS = ('dense_boundary_iou', 'dense_lowshot_miou',
+                     'dense_lowshot_boundary_iou')
 # every score a study run gets: the claim study's columns
 METRICS = PROTOCOL_METRICS + DENSE_METRICS
 # the prose name of each score

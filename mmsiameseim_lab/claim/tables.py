@@ -39,7 +39,7 @@ def claim_summary(results: dict) -> str:
     and the reading."""
     data = results['data']
     if _v2(data):
-        lines = _v2_main_rows(data, compact=True) + ['']
+        lines = _v2_progress(data) + _v2_main_rows(data, compact=True) + ['']
         lines += [f'* {x}' for x in v2_reading(data, short=True)]
         return '\n'.join(lines + smoke_note(data))
     lines = _claim_main_rows(data) + ['']
@@ -264,6 +264,56 @@ def _v2_main_rows(data: dict, compact: bool = False) -> list:
     ]
 
 
+def _v2_dense_details(data: dict) -> list:
+    """The scattered dense probe's boundary IoU and low-shot fit per
+    method, its initial weights, its gain and raw pixels: summarised, not
+    tested (outside the Holm family)."""
+    from .verdicts import DENSE_DETAILS
+    summary = data['summary']
+    if not any(
+            summary.get(m, {}).get('scores', {}).get(k)
+            for m in data['methods'] for k in DENSE_DETAILS):
+        return []
+    heads = headings(DENSE_DETAILS)
+    lines = [
+        '', 'The dense probe\'s other scores (described, not tested):', '',
+        '| row | seeds | ' + ' | '.join(heads) + ' |',
+        '|---|---|' + '---|' * len(heads)
+    ]
+    for part, fmt in (('scores', '**{}**'), ('initial_weights',
+                                             '{} initial weights'),
+                      ('gain', '{} gain over its initial weights')):
+        for m in data['methods']:
+            s = summary.get(m, {})
+            if s.get(part):
+                lines.append('| ' + ' | '.join(
+                    [fmt.format(m), ','.join(map(str, s['seeds']))] +
+                    stats_cells(s[part], DENSE_DETAILS)) + ' |')
+    dense = data['pixel_floors'].get('dense', {})
+    cells = [
+        f'{dense[k[len("dense_"):]]:.2f}'
+        if dense.get(k[len('dense_'):]) is not None else '-'
+        for k in DENSE_DETAILS
+    ]
+    return lines + ['| raw pixels | - | ' + ' | '.join(cells) + ' |']
+
+
+def _v2_progress(data: dict) -> list:
+    """What the file holds so far, while the table's runs are not all
+    recorded (the study continues from it, run by run)."""
+    records = data['records']
+    planned = len(data['methods']) * len(data['seeds'])
+    table = sum(r.get('kind') == 'table' for r in records)
+    if table >= planned:
+        return []
+    search = sum(r.get('kind') == 'search' for r in records)
+    return [
+        f'**In progress**: {table} of the table\'s {planned} runs recorded '
+        f'({search} search records); the rows and tests below hold what is '
+        'recorded so far.', ''
+    ]
+
+
 def _p_cells(c: dict) -> str:
     return (f'{c["diff"]:+.2f} | {format_p(c["p"])} | '
             f'{format_p(c["p_holm"])} | {c["verdict"]}')
@@ -379,7 +429,8 @@ def v2_reading(data: dict, short: bool = False) -> list:
 
 
 def _v2_claim(data: dict) -> str:
-    lines = _v2_main_rows(data) + _v2_tests(data) + _v2_curve(data)
+    lines = _v2_progress(data) + _v2_main_rows(data) + _v2_dense_details(
+        data) + _v2_tests(data) + _v2_curve(data)
     lines += ['', 'Reading (written from the tests above):', '']
     lines += [f'* {x}' for x in v2_reading(data)]
     bf16 = 'native bf16' if data.get('native_bf16') else 'no native bf16 ' \
@@ -450,12 +501,14 @@ def claim_setup(results: dict) -> str:
         lines.append(
             f'* Equal wall time: {eq["reference"]}\'s median table '
             f'pretraining, {eq["wall_s"]:.0f} s; ' + '; '.join(
-                f'{m} {v["epochs"]} epoch(s) ({v["epoch_wall_s"]:.0f} s per '
-                f'epoch, {v["exact_epochs"]:.2f} exactly)'
+                f'{m} {v["epochs"]} epoch(s) over {v["images_share"]:.2f} '
+                f'of the training images ({v["epoch_wall_s"]:.0f} s per '
+                'epoch of all of them)'
                 for m, v in eq['methods'].items() if m != eq['reference']) +
-            ' (whole epochs: a schedule ends with its epoch; a method whose '
-            'budget rounds to the table\'s epochs has no equal-time row: its '
-            'table row is it).')
+            ' (the same schedule in epochs, each epoch over that share of '
+            'the images: the first ones, and above 1 all of them and the '
+            'first ones again; a method at a share of 1.00 has no '
+            'equal-time row: its table row is it).')
     return '\n'.join(lines + smoke_note(data))
 
 

@@ -6,6 +6,7 @@ floors at its key epochs in another."""
 import statistics as st
 from typing import Dict, List, Optional
 
+from ..metrics import SCATTERED_METRICS
 from .statistics import judge, one_sample_p, paired_p, welch_p
 from .study import PAIRS, PAPER_TABLE1
 
@@ -13,6 +14,9 @@ from .study import PAIRS, PAPER_TABLE1
 # the token map's
 CLAIM_METRICS = ('knn', 'linear', 'fewshot', 'dense_miou', 'dense_accuracy',
                  'token_map_knn', 'token_map_fewshot')
+# summarised over the seeds beside them, but not tested (outside the Holm
+# family): the scattered dense probe's boundary IoU and low-shot fit
+DENSE_DETAILS = SCATTERED_METRICS
 # score -> (pixel floor, its metric): the floors each score is tested
 # against (raw pixels, and for the token map also the random projection of
 # the pixels to its width)
@@ -76,10 +80,10 @@ def summary(records: List[dict], methods: List[str]) -> Dict[str, dict]:
                            lambda mt: values(records, m, mt, 'equal_time'))):
             s[part] = {
                 mt: _stats(list(get(mt).values()))
-                for mt in CLAIM_METRICS if get(mt)
+                for mt in CLAIM_METRICS + DENSE_DETAILS if get(mt)
             }
         s['gain'] = {}
-        for mt in CLAIM_METRICS:
+        for mt in CLAIM_METRICS + DENSE_DETAILS:
             a, b = values(records, m, mt), floor_values(records, m, mt)
             seeds = sorted(set(a) & set(b))
             if seeds:

@@ -187,3 +187,61 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
         'probe top-1 (+4.00' in summary
     for path in plot_claim(results['data'], str(tmp_path)):
         assert os.path.getsize(path) > 10_000
+
+
+def test_a_study_in_progress_says_so_and_renders_what_it_holds():
+    study = Config.fromfile(SMOKE)
+    methods = {
+        m: method_settings(Config.fromfile(os.path.join(ROOT, path)))
+        for m, path in study.pretrain_configs.items() if m in study.methods
+    }
+    search_only = [r for r in _records(study) if r['kind'] == 'search']
+    results = dict(
+        meta={},
+        data=claim_data(study, search_only, FLOORS, methods, {}, [], {}))
+    text = claim_table(results)
+    assert text.startswith('**In progress**: 0 of the table\'s 4 runs '
+                           'recorded (12 search records)')
+    assert '| raw pixels (784 values) | - | 84.00 |' in text
+    assert 'In progress' in claim_summary(results)
+    assert '| siameseim | 0.001 | 0.05 | featmap+norm | 71.00 |' in \
+        claim_search(results)
+    assert 'In progress' not in claim_table(_results())
+
+
+def test_the_scattered_probe_scores_are_summarised_beside_the_tests():
+    study = Config.fromfile(SMOKE)
+    records = _records(study)
+    for r in records:
+        if r['kind'] == 'table':
+            details = dict(
+                dense_boundary_iou=30.0 + r['seed'],
+                dense_lowshot_miou=40.0 + r['seed'],
+                dense_lowshot_boundary_iou=20.0)
+            r.update(details)
+            r['initial_weights'].update({k: v - 5 for k, v in details.items()})
+    methods = {
+        m: method_settings(Config.fromfile(os.path.join(ROOT, path)))
+        for m, path in study.pretrain_configs.items() if m in study.methods
+    }
+    floors = dict(
+        FLOORS,
+        dense=dict(
+            FLOORS['dense'],
+            boundary_iou=12.0,
+            lowshot_miou=15.0,
+            lowshot_boundary_iou=11.0))
+    data = claim_data(study, records, floors, methods, {}, [], {})
+    text = claim_table(dict(meta={}, data=data))
+    assert 'The dense probe\'s other scores (described, not tested)' in text
+    assert '| **siameseim** | 0,1,2 | 31.00 ± 1.00 (30.00-32.00) | ' \
+        '41.00 ± 1.00 (40.00-42.00) | 20.00 ± 0.00 (20.00-20.00) |' in text
+    assert '| siameseim gain over its initial weights | 0,1,2 | ' \
+        '5.00 ± 0.00' in text
+    assert '| raw pixels | - | 12.00 | 15.00 | 11.00 |' in text
+    # outside the tested family: no comparison of theirs, as many tests
+    plain = claim_data(study, _records(study), FLOORS, methods, {}, [], {})
+    tested = {c['metric'] for c in data['statistics']['table']}
+    assert not tested & {'dense_boundary_iou', 'dense_lowshot_miou'}
+    assert len(data['statistics']['table']) == \
+        len(plain['statistics']['table'])
