@@ -42,9 +42,10 @@ search = dict(
 # the patch tokens for SiameseIM (the authors' global-pool probe) and MAE,
 # the cls token for MoCo-v3 (trained on it)
 features = dict(siameseim='avg_featmap', mae='avg_featmap', mocov3='cls_token')
-# The equal-wall-time row: every other method gets the epochs that take it
-# `reference`'s median table wall time (its median wall time per table
-# epoch, measured in the study, rounded to whole epochs, at least one).
+# The equal-wall-time row: every other method trains the table's epochs,
+# each over the share of the training images (to 1 %) that makes them take
+# `reference`'s median table wall time (from its median wall time per
+# table epoch, measured in the study).
 equal_time = dict(reference='siameseim')
 # the learning curve: method -> epochs. One run per method and seed of
 # curve_seeds pretrains the longest, its cosine schedule ending there; the

@@ -48,10 +48,21 @@ def record_key(run: dict, epoch: int, variant: Optional[dict] = None) -> str:
     return run['key'] if run['kind'] == 'table' else run['key'] + '@time'
 
 
-def _run(study, method, seed, epochs, kind, setting, evaluate_at):
+def _run(study,
+         method,
+         seed,
+         epochs,
+         kind,
+         setting,
+         evaluate_at,
+         images_share=1.0):
     lr, wd = setting
+    key = run_key(method, seed, epochs, lr, wd)
+    if images_share != 1.0:
+        key += f'_share{images_share:g}'
     return dict(
-        key=run_key(method, seed, epochs, lr, wd),
+        key=key,
+        images_share=images_share,
         method=method,
         seed=seed,
         epochs=epochs,
@@ -165,9 +176,11 @@ def equal_time(study: Config, records: List[dict]) -> Optional[dict]:
     """The equal-wall-time budget of each method, from the table records:
 
     the reference's median pretraining wall time over its seeds, divided
-    by the method's median wall time per epoch, rounded to whole epochs (at
-    least one); None while a table record is missing or without
-    ``equal_time``.
+    by the method's median wall time per epoch (``exact_epochs``); a method
+    trains the table's epochs, each over ``images_share`` of the training
+    images (``exact_epochs`` / the table's epochs, to 1 %), so that its
+    schedule ends within the budget. None while a table record is missing
+    or without ``equal_time``.
     """
     cfg = study.get('equal_time')
     if not cfg:
@@ -187,21 +200,22 @@ def equal_time(study: Config, records: List[dict]) -> Optional[dict]:
         out[m] = dict(
             epoch_wall_s=walls[m],
             exact_epochs=exact,
-            epochs=max(1, round(exact)))
+            epochs=study.epochs,
+            images_share=round(exact / study.epochs, 2))
     return dict(reference=cfg.reference, wall_s=target, methods=out)
 
 
 def equal_time_runs(study: Config, chosen: Dict[str, dict],
                     budget: Optional[dict]) -> List[dict]:
-    """Runs of the methods whose equal-time epochs differ from the
-    table's (the others' equal-time row is their table row)."""
+    """Runs of the methods whose equal-time share of the images is not
+    the table's (the others' equal-time row is their table row)."""
     if not budget:
         return []
     return [
-        _run(study, m, s, e, 'equal_time',
-             (chosen[m]['lr'], chosen[m]['weight_decay']), [e])
-        for s in study.seeds for m in study.methods
-        for e in [budget['methods'][m]['epochs']] if e != study.epochs
+        _run(study, m, s, study.epochs, 'equal_time',
+             (chosen[m]['lr'], chosen[m]['weight_decay']), [study.epochs],
+             share) for s in study.seeds for m in study.methods
+        for share in [budget['methods'][m]['images_share']] if share != 1.0
     ]
 
 

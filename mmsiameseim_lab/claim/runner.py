@@ -131,18 +131,41 @@ def pretrain_settings(study: Config, run: dict, root: str) -> dict:
     with open(osp.join(root, study.pretrain_configs[run['method']]),
               'rb') as f:
         sha1 = hashlib.sha1(f.read()).hexdigest()
+    share = run.get('images_share', 1.0)
     return dict(
         config=sha1,
         overrides=study.pretrain_overrides,
         hooks=study.hook_overrides,
         **{k: run[k]
-           for k in ('lr', 'weight_decay', 'seed', 'epochs')})
+           for k in ('lr', 'weight_decay', 'seed', 'epochs')},
+        **(dict(images_share=share) if share != 1.0 else {}))
+
+
+def share_images(cfg: Config, share: float) -> None:
+    """Each epoch of ``cfg`` over ``share`` of its training images: the
+    first ones below 1, all of them and then the first ones again above 1
+    (the sampler shuffles them), so that a run sees ``share`` times the
+    images of its epochs, its schedule (in epochs) spread over them."""
+    from mmpretrain.registry import DATASETS
+    dataset = cfg.train_dataloader.dataset
+    indices = dataset.get('indices')
+    if indices is None:
+        # its length only: the pipeline is not needed (nor registered here)
+        indices = len(DATASETS.build(dict(dataset, pipeline=[])))
+    if isinstance(indices, int):
+        indices = list(range(indices))
+    count = round(share * len(indices))
+    if count < 1:
+        raise ValueError(f'claim study: images_share={share} leaves no '
+                         f'image of {len(indices)}')
+    dataset.indices = (list(indices) * (count // len(indices) + 1))[:count]
 
 
 def run_config(study: Config, run: dict, work_dir: str, data_prefix: str,
                precision: Optional[str], root: str) -> Config:
-    """The pretraining config of one run: its lr and weight decay, seed and
-    epochs; a curve run keeps every epoch's checkpoint."""
+    """The pretraining config of one run: its lr and weight decay, seed,
+    epochs and share of the images; a curve run keeps every epoch's
+    checkpoint."""
     from mmsiameseim_lab.demo import prepare_pretrain_cfg
     overrides = Config(copy.deepcopy(dict(study.pretrain_overrides)))
     overrides.merge_from_dict({
@@ -162,6 +185,8 @@ def run_config(study: Config, run: dict, work_dir: str, data_prefix: str,
         precision=precision)
     if run['kind'] == 'curve':
         cfg.default_hooks.checkpoint.update(interval=1, max_keep_ckpts=-1)
+    if run.get('images_share', 1.0) != 1.0:
+        share_images(cfg, run['images_share'])
     return cfg
 
 
@@ -187,6 +212,7 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
         lr=run['lr'],
         weight_decay=run['weight_decay'],
         schedule_epochs=run['epochs'],
+        images_share=run.get('images_share', 1.0),
         images_per_s=pre['images_per_s'],
         pretrain_wall_s=pre['wall_s'],
         resumed=pre['resumed'],

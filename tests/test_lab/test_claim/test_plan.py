@@ -10,6 +10,7 @@ from mmsiameseim_lab.claim.plan import (check_study, choices, curve_runs,
                                         equal_time, equal_time_runs,
                                         feature_runs, pending, record_key,
                                         search_runs, table_runs)
+from mmsiameseim_lab.claim.runner import share_images
 from tests.helpers import ROOT
 
 STUDY = os.path.join(ROOT, 'configs', 'demo', 'claim_study.py')
@@ -103,15 +104,33 @@ def test_equal_time_gives_each_method_the_reference_wall_time():
     assert budget['methods']['mae']['epoch_wall_s'] == 142.0
     assert budget['methods']['mae']['exact_epochs'] == pytest.approx(
         1.268, abs=1e-3)
+    # the table's epoch, over 1.27 (mae) and 0.51 (mocov3) of the images
     assert budget['methods']['mae']['epochs'] == 1
-    assert budget['methods']['mocov3']['epochs'] == 1  # 0.51, at least 1
-    assert equal_time_runs(study, {}, budget) == []  # both round to 1
-    budget['methods']['mae']['epochs'] = 2
-    chosen = dict(mae=dict(lr=1e-3, weight_decay=0.05))
+    assert budget['methods']['mae']['images_share'] == 1.27
+    assert budget['methods']['mocov3']['images_share'] == 0.51
+    assert budget['methods']['siameseim']['images_share'] == 1.0
+    chosen = {m: dict(lr=1e-3, weight_decay=0.05) for m in study.methods}
     runs = equal_time_runs(study, chosen, budget)
-    assert [(r['method'], r['epochs'], r['kind']) for r in runs] == \
-        [('mae', 2, 'equal_time')] * 5
-    assert record_key(runs[0], 2).endswith('@time')
+    assert [(r['method'], r['epochs'], r['images_share']) for r in runs] == \
+        [('mae', 1, 1.27), ('mocov3', 1, 0.51)] * 5
+    assert runs[0]['key'] == 'mae_lr0.001_wd0.05_seed0_1e_share1.27'
+    assert record_key(runs[0], 1).endswith('_share1.27@time')
+    # a method at the reference's pace has no equal-time run
+    budget['methods']['mae']['images_share'] = 1.0
+    assert {r['method'] for r in equal_time_runs(study, chosen, budget)} \
+        == {'mocov3'}
+
+
+def test_an_equal_time_run_sees_its_share_of_the_images():
+    cfg = Config(
+        dict(train_dataloader=dict(dataset=dict(type='X', indices=10))))
+    share_images(cfg, 0.5)
+    assert cfg.train_dataloader.dataset.indices == [0, 1, 2, 3, 4]
+    cfg.train_dataloader.dataset.indices = [7, 8, 9, 3]
+    share_images(cfg, 1.5)
+    assert cfg.train_dataloader.dataset.indices == [7, 8, 9, 3, 7, 8]
+    with pytest.raises(ValueError, match='images_share=0.01 leaves no'):
+        share_images(cfg, 0.01)
 
 
 def test_curve_seeds_beyond_the_first_are_scored_at_the_key_epochs():
