@@ -180,7 +180,9 @@ def equal_time(study: Config, records: List[dict]) -> Optional[dict]:
     trains the table's epochs, each over ``images_share`` of the training
     images (``exact_epochs`` / the table's epochs, to 1 %), so that its
     schedule ends within the budget. None while a table record is missing
-    or without ``equal_time``.
+    or without ``equal_time``. ``equal_time.images_share`` (method ->
+    share) fixes a method's share instead (the smoke study's, so that its
+    runs do not depend on its timings).
     """
     cfg = study.get('equal_time')
     if not cfg:
@@ -194,6 +196,7 @@ def equal_time(study: Config, records: List[dict]) -> Optional[dict]:
         walls[m] = statistics.median(r['pretrain_wall_s'] / r['epochs']
                                      for r in rows)
     target = walls[cfg.reference] * study.epochs
+    fixed = cfg.get('images_share') or {}
     out = {}
     for m in study.methods:
         exact = target / walls[m]
@@ -201,7 +204,8 @@ def equal_time(study: Config, records: List[dict]) -> Optional[dict]:
             epoch_wall_s=walls[m],
             exact_epochs=exact,
             epochs=study.epochs,
-            images_share=round(exact / study.epochs, 2))
+            images_share=fixed.get(m, round(exact / study.epochs, 2)),
+            fixed=m in fixed)
     return dict(reference=cfg.reference, wall_s=target, methods=out)
 
 
@@ -287,3 +291,13 @@ def check_study(study: Config) -> None:
         raise ValueError(
             f'claim study: equal_time.reference={ref.get("reference")!r} is '
             f'not in methods {list(study.methods)}')
+    fixed = ref.get('images_share') or {}
+    wrong = {
+        m: v
+        for m, v in fixed.items() if m not in study.methods or not v > 0
+    }
+    if wrong:
+        raise ValueError(
+            f'claim study: equal_time.images_share={dict(fixed)} has '
+            f'{wrong}: methods of {list(study.methods)} and shares above 0 '
+            'expected')

@@ -503,7 +503,9 @@ def claim_setup(results: dict) -> str:
             f'pretraining, {eq["wall_s"]:.0f} s; ' + '; '.join(
                 f'{m} {v["epochs"]} epoch(s) over {v["images_share"]:.2f} '
                 f'of the training images ({v["epoch_wall_s"]:.0f} s per '
-                'epoch of all of them)'
+                'epoch of all of them' +
+                (', the share fixed by the study\'s settings)' if v.
+                 get('fixed') else ')')
                 for m, v in eq['methods'].items() if m != eq['reference']) +
             ' (the same schedule in epochs, each epoch over that share of '
             'the images: the first ones, and above 1 all of them and the '

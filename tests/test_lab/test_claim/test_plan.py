@@ -115,6 +115,9 @@ def test_equal_time_gives_each_method_the_reference_wall_time():
         [('mae', 1, 1.27), ('mocov3', 1, 0.51)] * 5
     assert runs[0]['key'] == 'mae_lr0.001_wd0.05_seed0_1e_share1.27'
     assert record_key(runs[0], 1).endswith('_share1.27@time')
+    # a share fixed by the settings (the smoke study's) is taken as it is
+    fixed = _study(equal_time=dict(images_share=dict(mae=0.5)))
+    assert equal_time(fixed, records)['methods']['mae']['images_share'] == 0.5
     # a method at the reference's pace has no equal-time run
     budget['methods']['mae']['images_share'] = 1.0
     assert {r['method'] for r in equal_time_runs(study, chosen, budget)} \
@@ -157,6 +160,8 @@ def test_study_refuses_a_search_or_reference_that_cannot_run():
         check_study(_study(search=dict(lr=[])))
     with pytest.raises(ValueError, match='equal_time.reference'):
         check_study(_study(equal_time=dict(reference='byol')))
+    with pytest.raises(ValueError, match="images_share=.* has {'byol': 0.5}"):
+        check_study(_study(equal_time=dict(images_share=dict(byol=0.5))))
     with pytest.raises(ValueError, match='search.pooled takes'):
         check_study(
             _study(
