@@ -63,7 +63,8 @@ def plot_claim_table(data: dict, path: str) -> None:
     seeds = sorted({r['seed'] for r in data['records'] if r['table']})
     ax.set_title(
         f'{data["epochs"]} epoch(s), seeds {seeds}: bars = mean, '
-        'dots = seeds',
+        'dots = seeds' if seeds else 'in progress: no table run recorded '
+        'yet (the pixel floors only)',
         fontsize=10)
     ax.legend(loc='lower left', fontsize=8, ncol=3)
     fig.tight_layout()

@@ -189,7 +189,7 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
         assert os.path.getsize(path) > 10_000
 
 
-def test_a_study_in_progress_says_so_and_renders_what_it_holds():
+def test_a_study_in_progress_says_so_and_renders_what_it_holds(tmp_path):
     study = Config.fromfile(SMOKE)
     methods = {
         m: method_settings(Config.fromfile(os.path.join(ROOT, path)))
@@ -207,6 +207,8 @@ def test_a_study_in_progress_says_so_and_renders_what_it_holds():
     assert '| siameseim | 0.001 | 0.05 | featmap+norm | 71.00 |' in \
         claim_search(results)
     assert 'In progress' not in claim_table(_results())
+    for path in plot_claim(results['data'], str(tmp_path)):
+        assert os.path.getsize(path) > 5_000
 
 
 def test_the_scattered_probe_scores_are_summarised_beside_the_tests():
