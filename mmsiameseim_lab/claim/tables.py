@@ -323,6 +323,8 @@ def _v2_tests(data: dict) -> list:
     stats = data['statistics']
     table = stats['table']
     alpha = stats['alpha']
+    if not table:
+        return ['', 'No comparison yet: no table run is recorded.']
     lines = [
         '', f'Every comparison of the table, one family: raw p and '
         f'Holm-adjusted p over all {len(table)}; "holds" / "reversed": the '
@@ -431,8 +433,10 @@ def v2_reading(data: dict, short: bool = False) -> list:
 def _v2_claim(data: dict) -> str:
     lines = _v2_progress(data) + _v2_main_rows(data) + _v2_dense_details(
         data) + _v2_tests(data) + _v2_curve(data)
-    lines += ['', 'Reading (written from the tests above):', '']
-    lines += [f'* {x}' for x in v2_reading(data)]
+    reading = v2_reading(data)
+    if reading:
+        lines += ['', 'Reading (written from the tests above):', '']
+        lines += [f'* {x}' for x in reading]
     bf16 = 'native bf16' if data.get('native_bf16') else 'no native bf16 ' \
         '(fp32)'
     lines += [

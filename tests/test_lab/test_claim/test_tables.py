@@ -203,6 +203,8 @@ def test_a_study_in_progress_says_so_and_renders_what_it_holds(tmp_path):
     assert text.startswith('**In progress**: 0 of the table\'s 4 runs '
                            'recorded (12 search records)')
     assert '| raw pixels (784 values) | - | 84.00 |' in text
+    assert 'No comparison yet: no table run is recorded.' in text
+    assert 'Reading' not in text
     assert 'In progress' in claim_summary(results)
     assert '| siameseim | 0.001 | 0.05 | featmap+norm | 71.00 |' in \
         claim_search(results)
