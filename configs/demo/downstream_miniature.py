@@ -54,26 +54,23 @@ tasks = dict(
         }),
 )
 
-# backbone -> its checkpoint (None: the ViT at its random initialisation)
-# and the backbone it is judged against. The pretrainings are the claim
-# study's (tools/studies/claim_study.py, work_dirs/claim: the demo's
-# SiameseIM and mmpretrain's MAE and MoCo-v3 at the same budget, seed 0),
-# each beside the initial weights its run saved.
-_claim = 'work_dirs/claim/{}_seed0_1e/'
+# backbone -> its checkpoint (None: the ViT at its random initialisation),
+# or the claim study's run it comes from (`claim_run`: a method of the
+# claim study; `initial`: that run's own initial weights, else its last
+# epoch), and the backbone it is judged against. The claim study
+# (tools/studies/claim_study.py: the demo's SiameseIM and mmpretrain's MAE
+# and MoCo-v3 at the same budget) names its runs by the lr and weight decay
+# its search chose: they are read from its results file (`claim.results`),
+# the run of seed `claim.seed` found under `claim.work_dir`.
+claim = dict(
+    results='docs/results/claim.json', work_dir='work_dirs/claim', seed=0)
 backbones = dict(
-    siameseim=dict(
-        checkpoint=_claim.format('siameseim') + 'epoch_1.pth',
-        baseline='siameseim_init'),
-    siameseim_init=dict(
-        checkpoint=_claim.format('siameseim') + 'initial_weights.pth'),
-    mae=dict(
-        checkpoint=_claim.format('mae') + 'epoch_1.pth', baseline='mae_init'),
-    mae_init=dict(checkpoint=_claim.format('mae') + 'initial_weights.pth'),
-    mocov3=dict(
-        checkpoint=_claim.format('mocov3') + 'epoch_1.pth',
-        baseline='mocov3_init'),
-    mocov3_init=dict(
-        checkpoint=_claim.format('mocov3') + 'initial_weights.pth'),
+    siameseim=dict(claim_run='siameseim', baseline='siameseim_init'),
+    siameseim_init=dict(claim_run='siameseim', initial=True),
+    mae=dict(claim_run='mae', baseline='mae_init'),
+    mae_init=dict(claim_run='mae', initial=True),
+    mocov3=dict(claim_run='mocov3', baseline='mocov3_init'),
+    mocov3_init=dict(claim_run='mocov3', initial=True),
     random=dict(checkpoint=None),
 )
 seeds = [0, 1, 2]

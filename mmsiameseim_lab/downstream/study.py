@@ -54,6 +54,46 @@ def planned_runs(study: Config,
     ]
 
 
+def resolve_claim_runs(study: Config,
+                       names: Optional[List[str]] = None,
+                       root: str = REPO) -> None:
+    """Set the ``checkpoint`` of every backbone (of ``names``, or all) that
+    names a ``claim_run`` and has no ``checkpoint`` of its own:
+    the claim study's run of that method and seed ``claim.seed``, at the lr
+    and weight decay its search chose (``search.chosen`` of
+    ``claim.results``), under ``claim.work_dir``: its last epoch, or its
+    initial weights (``initial``). Refused, naming the backbone, while the
+    search has not chosen that method's setting."""
+    from mmsiameseim.atomic_io import load_json
+    from ..claim.plan import run_key as claim_run_key
+    named = {
+        n: b
+        for n, b in study.backbones.items() if b.get('claim_run')
+        and 'checkpoint' not in b and (names is None or n in names)
+    }
+    if not named:
+        return
+    results = study.claim.results
+    data = (load_json(osp.join(root, results)) or {}).get('data') or {}
+    chosen = (data.get('search') or {}).get('chosen') or {}
+    for name, backbone in named.items():
+        method = backbone['claim_run']
+        setting = chosen.get(method)
+        if not setting:
+            raise ValueError(
+                f'backbones.{name}: {results} holds no chosen setting of '
+                f'{method!r} (search.chosen): run tools/studies/'
+                'claim_study.py --only search first, then its table')
+        epochs = data['epochs']
+        folder = osp.join(
+            study.claim.work_dir,
+            claim_run_key(method, study.claim.seed, epochs, setting['lr'],
+                          setting['weight_decay']))
+        backbone['checkpoint'] = osp.join(
+            folder, 'initial_weights.pth'
+            if backbone.get('initial') else f'epoch_{epochs}.pth')
+
+
 def run_settings(study: Config, run: dict, holdout: bool) -> dict:
     """What a run's record must match to be reused."""
     task = study.tasks[run['task']]

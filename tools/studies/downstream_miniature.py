@@ -27,7 +27,8 @@ from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
 from mmsiameseim_lab.downstream.study import (comparisons, cpu_bf16,
-                                              planned_runs, run_once,
+                                              planned_runs,
+                                              resolve_claim_runs, run_once,
                                               run_settings, train_command)
 from mmsiameseim_lab.results import write_results
 
@@ -58,6 +59,7 @@ def main(argv=None):
     if args.cfg_options:
         study.merge_from_dict(args.cfg_options)
     try:
+        resolve_claim_runs(study, args.backbones)
         runs = planned_runs(study, args.tasks, args.backbones)
     except ValueError as e:
         sys.exit(f'error: {args.config}: {e}')

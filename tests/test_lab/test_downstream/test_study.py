@@ -15,9 +15,40 @@ from tests.helpers import ROOT
 SETTINGS = os.path.join(ROOT, 'configs', 'demo', 'downstream_miniature.py')
 
 
+def _claim_results(path, chosen):
+    # the part of a claim study's results file the downstream study reads
+    path.write_text(
+        json.dumps(
+            dict(meta={}, data=dict(epochs=1, search=dict(chosen=chosen)))))
+    return str(path)
+
+
 @pytest.fixture
-def settings():
-    return Config.fromfile(SETTINGS)
+def settings(tmp_path):
+    cfg = Config.fromfile(SETTINGS)
+    cfg.claim.results = _claim_results(
+        tmp_path / 'claim.json', {
+            m: dict(lr=1e-3, weight_decay=0.05)
+            for m in ('siameseim', 'mae', 'mocov3')
+        })
+    study.resolve_claim_runs(cfg)
+    return cfg
+
+
+def test_claim_runs_are_found_by_the_setting_their_search_chose(tmp_path):
+    cfg = Config.fromfile(SETTINGS)
+    cfg.claim.results = _claim_results(
+        tmp_path / 'claim.json',
+        dict(siameseim=dict(lr=5e-4, weight_decay=0.1)))
+    with pytest.raises(ValueError, match="backbones.mae: .* holds no chosen "
+                       "setting of 'mae'"):
+        study.resolve_claim_runs(cfg)
+    study.resolve_claim_runs(cfg, ['siameseim', 'siameseim_init'])
+    assert cfg.backbones.siameseim.checkpoint == \
+        'work_dirs/claim/siameseim_lr0.0005_wd0.1_seed0_1e/epoch_1.pth'
+    assert cfg.backbones.siameseim_init.checkpoint == \
+        'work_dirs/claim/siameseim_lr0.0005_wd0.1_seed0_1e/' \
+        'initial_weights.pth'
 
 
 def test_every_task_backbone_and_seed_is_planned(settings):
@@ -45,7 +76,7 @@ def test_train_command_sets_seed_checkpoint_and_holdout(settings):
     run = dict(key='ade20k/mae/seed0', task='ade20k', backbone='mae', seed=0)
     cmd = study.train_command(settings, run, '/w', holdout=True)
     assert 'model.backbone.init_cfg.checkpoint=work_dirs/claim/' \
-        'mae_seed0_1e/epoch_1.pth' in cmd
+        'mae_lr0.001_wd0.05_seed0_1e/epoch_1.pth' in cmd
     assert 'train_dataloader.dataset.ann_file=fit.txt' in cmd
     assert 'val_dataloader.dataset.ann_file=holdout.txt' in cmd
 
@@ -102,11 +133,14 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
             within_budget=True)
 
     monkeypatch.setattr(tool, 'run_once', fake_run_once)
+    claim = _claim_results(tmp_path / 'claim.json',
+                           dict(siameseim=dict(lr=1e-3, weight_decay=0.05)))
     argv = [
         '--work-dir',
         str(tmp_path), '--tasks', 'ade20k', '--backbones',
         'siameseim,siameseim_init'
     ]
+    argv += ['--cfg-options', f'claim.results={claim}']
     tool.main(argv + ['--max-runs', '4'])
     results = json.load(open(tmp_path / 'downstream_miniature.json'))
     assert len(results['data']['runs']) == 4 == len(done)
@@ -119,5 +153,4 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
     assert '6 of 6 runs recorded; 0 to run' in capsys.readouterr().out
     # a record under other settings is refused, not silently reused
     with pytest.raises(SystemExit, match='under other settings'):
-        tool.main(argv +
-                  ['--cfg-options', 'backbones.siameseim.checkpoint=x.pth'])
+        tool.main(argv + ['backbones.siameseim.checkpoint=x.pth'])
