@@ -144,7 +144,8 @@ def choices(study: Config, records: List[dict]) -> Optional[Dict[str, dict]]:
 
 def feature_runs(study: Config, records: List[dict]) -> List[dict]:
     """The search run of each method's best setting, to be scored with
-    every feature variant; empty until the grid is recorded."""
+    every feature variant, for each method whose grid is recorded (a study
+    that stops mid-search keeps the finished methods' choices)."""
     search = study.get('search')
     if not search:
         return []
@@ -154,7 +155,7 @@ def feature_runs(study: Config, records: List[dict]) -> List[dict]:
         grid = [r for r in search_runs(study) if r['method'] == method]
         scored = [by_key.get(record_key(r, r['epochs'])) for r in grid]
         if any(s is None for s in scored):
-            return []
+            continue
         best_run, _ = max(
             zip(grid, scored), key=lambda x: criterion(x[1], search.criterion))
         out.append(

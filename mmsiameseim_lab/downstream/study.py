@@ -59,17 +59,20 @@ def resolve_claim_runs(study: Config,
                        root: str = REPO) -> None:
     """Set the ``checkpoint`` of every backbone (of ``names``, or all) that
     names a ``claim_run`` and has no ``checkpoint`` of its own:
+
     the claim study's run of that method and seed ``claim.seed``, at the lr
     and weight decay its search chose (``search.chosen`` of
     ``claim.results``), under ``claim.work_dir``: its last epoch, or its
     initial weights (``initial``). Refused, naming the backbone, while the
-    search has not chosen that method's setting."""
+    search has not chosen that method's setting.
+    """
     from mmsiameseim.atomic_io import load_json
     from ..claim.plan import run_key as claim_run_key
     named = {
         n: b
-        for n, b in study.backbones.items() if b.get('claim_run')
-        and 'checkpoint' not in b and (names is None or n in names)
+        for n, b in study.backbones.items()
+        if b.get('claim_run') and 'checkpoint' not in b and (
+            names is None or n in names)
     }
     if not named:
         return

@@ -27,9 +27,9 @@ from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
 from mmsiameseim_lab.downstream.study import (comparisons, cpu_bf16,
-                                              planned_runs,
-                                              resolve_claim_runs, run_once,
-                                              run_settings, train_command)
+                                              planned_runs, resolve_claim_runs,
+                                              run_once, run_settings,
+                                              train_command)
 from mmsiameseim_lab.results import write_results
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))

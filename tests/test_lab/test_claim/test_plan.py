@@ -83,6 +83,16 @@ def test_choices_take_the_best_held_out_score_then_the_best_feature():
     assert runs[0]['key'] == best['key']
 
 
+def test_a_method_whose_grid_is_recorded_gets_its_feature_runs_first():
+    study = _study(methods=['siameseim', 'mae'], curve=dict(_delete_=True))
+    grid = [r for r in search_runs(study) if r['method'] == 'siameseim']
+    records = [_held(r, 70.0 + i) for i, r in enumerate(grid)]
+    # mae's grid not recorded: siameseim's feature runs go on, no choice
+    (fr, ) = feature_runs(study, records)
+    assert fr['method'] == 'siameseim' and len(fr['variants']) == 6
+    assert choices(study, records) is None
+
+
 def _table(method, seed, wall):
     return dict(
         key=f'{method}{seed}',

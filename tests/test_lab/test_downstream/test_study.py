@@ -40,8 +40,10 @@ def test_claim_runs_are_found_by_the_setting_their_search_chose(tmp_path):
     cfg.claim.results = _claim_results(
         tmp_path / 'claim.json',
         dict(siameseim=dict(lr=5e-4, weight_decay=0.1)))
-    with pytest.raises(ValueError, match="backbones.mae: .* holds no chosen "
-                       "setting of 'mae'"):
+    with pytest.raises(
+            ValueError,
+            match='backbones.mae: .* holds no chosen '
+            "setting of 'mae'"):
         study.resolve_claim_runs(cfg)
     study.resolve_claim_runs(cfg, ['siameseim', 'siameseim_init'])
     assert cfg.backbones.siameseim.checkpoint == \
