@@ -221,6 +221,26 @@ FLOOR_NAMES = dict(
     projection='the random projection of the pixels',
     dense='raw pixels')
 
+ROW_NAMES = dict(
+    scores='**{}**',
+    equal_time='{} at equal wall time',
+    initial_weights='{} initial weights',
+    gain='{} gain over its initial weights')
+
+
+def _summary_rows(data: dict, parts, metrics) -> list:
+    """One row per part of the summary (``scores``, ``gain``, ...) and
+    method that has it: its seeds and the stats of ``metrics``."""
+    lines = []
+    for part in parts:
+        for m in data['methods']:
+            s = data['summary'].get(m, {})
+            if s.get(part):
+                lines.append('| ' + ' | '.join([
+                    ROW_NAMES[part].format(m), ','.join(map(str, s['seeds']))
+                ] + stats_cells(s[part], metrics)) + ' |')
+    return lines
+
 
 def _v2_main_rows(data: dict, compact: bool = False) -> list:
     """The table's rows: each method, at equal wall time, its initial
@@ -232,19 +252,9 @@ def _v2_main_rows(data: dict, compact: bool = False) -> list:
         '| row | seeds | ' + ' | '.join(heads) + ' |',
         '|---|---|' + '---|' * len(heads)
     ]
-    summary = data['summary']
-    for part, fmt in (('scores', '**{}**'), ('equal_time',
-                                             '{} at equal wall time'),
-                      ('initial_weights', '{} initial weights'),
-                      ('gain', '{} gain over its initial weights')):
-        if compact and part in ('equal_time', 'initial_weights'):
-            continue
-        for m in data['methods']:
-            s = summary.get(m, {})
-            if s.get(part):
-                lines.append('| ' + ' | '.join(
-                    [fmt.format(m), ','.join(map(str, s['seeds']))] +
-                    stats_cells(s[part], CLAIM_METRICS)) + ' |')
+    parts = ('scores', 'gain') if compact else \
+        ('scores', 'equal_time', 'initial_weights', 'gain')
+    lines += _summary_rows(data, parts, CLAIM_METRICS)
     floors = data['pixel_floors']
     for key, label in (('raw', 'raw pixels'),
                        ('projection', 'random projection of the pixels')):
@@ -280,15 +290,8 @@ def _v2_dense_details(data: dict) -> list:
         '| row | seeds | ' + ' | '.join(heads) + ' |',
         '|---|---|' + '---|' * len(heads)
     ]
-    for part, fmt in (('scores', '**{}**'), ('initial_weights',
-                                             '{} initial weights'),
-                      ('gain', '{} gain over its initial weights')):
-        for m in data['methods']:
-            s = summary.get(m, {})
-            if s.get(part):
-                lines.append('| ' + ' | '.join(
-                    [fmt.format(m), ','.join(map(str, s['seeds']))] +
-                    stats_cells(s[part], DENSE_DETAILS)) + ' |')
+    lines += _summary_rows(data, ('scores', 'initial_weights', 'gain'),
+                           DENSE_DETAILS)
     dense = data['pixel_floors'].get('dense', {})
     cells = [
         f'{dense[k[len("dense_"):]]:.2f}'
