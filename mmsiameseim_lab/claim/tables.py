@@ -278,26 +278,23 @@ def _v2_dense_details(data: dict) -> list:
     """The scattered dense probe's boundary IoU and low-shot fit per
     method, its initial weights, its gain and raw pixels: summarised, not
     tested (outside the Holm family)."""
-    from .verdicts import DENSE_DETAILS
+    from ..metrics import SCATTERED_METRICS
     summary = data['summary']
     if not any(
             summary.get(m, {}).get('scores', {}).get(k)
-            for m in data['methods'] for k in DENSE_DETAILS):
+            for m in data['methods'] for k in SCATTERED_METRICS):
         return []
-    heads = headings(DENSE_DETAILS)
+    heads = headings(SCATTERED_METRICS)
     lines = [
         '', 'The dense probe\'s other scores (described, not tested):', '',
         '| row | seeds | ' + ' | '.join(heads) + ' |',
         '|---|---|' + '---|' * len(heads)
     ]
     lines += _summary_rows(data, ('scores', 'initial_weights', 'gain'),
-                           DENSE_DETAILS)
+                           SCATTERED_METRICS)
     dense = data['pixel_floors'].get('dense', {})
-    cells = [
-        f'{dense[k[len("dense_"):]]:.2f}'
-        if dense.get(k[len('dense_'):]) is not None else '-'
-        for k in DENSE_DETAILS
-    ]
+    floors = [dense.get(k[len('dense_'):]) for k in SCATTERED_METRICS]
+    cells = ['-' if v is None else f'{v:.2f}' for v in floors]
     return lines + ['| raw pixels | - | ' + ' | '.join(cells) + ' |']
 
 

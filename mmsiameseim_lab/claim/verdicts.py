@@ -14,9 +14,6 @@ from .study import PAIRS, PAPER_TABLE1
 # the token map's
 CLAIM_METRICS = ('knn', 'linear', 'fewshot', 'dense_miou', 'dense_accuracy',
                  'token_map_knn', 'token_map_fewshot')
-# summarised over the seeds beside them, but not tested (outside the Holm
-# family): the scattered dense probe's boundary IoU and low-shot fit
-DENSE_DETAILS = SCATTERED_METRICS
 # score -> (pixel floor, its metric): the floors each score is tested
 # against (raw pixels, and for the token map also the random projection of
 # the pixels to its width)
@@ -78,12 +75,14 @@ def summary(records: List[dict], methods: List[str]) -> Dict[str, dict]:
                            lambda mt: floor_values(records, m, mt)),
                           ('equal_time',
                            lambda mt: values(records, m, mt, 'equal_time'))):
+            # the scattered probe's other scores are summarised beside
+            # them, but not tested (outside the Holm family)
             s[part] = {
                 mt: _stats(list(get(mt).values()))
-                for mt in CLAIM_METRICS + DENSE_DETAILS if get(mt)
+                for mt in CLAIM_METRICS + SCATTERED_METRICS if get(mt)
             }
         s['gain'] = {}
-        for mt in CLAIM_METRICS + DENSE_DETAILS:
+        for mt in CLAIM_METRICS + SCATTERED_METRICS:
             a, b = values(records, m, mt), floor_values(records, m, mt)
             seeds = sorted(set(a) & set(b))
             if seeds:
