@@ -2,6 +2,8 @@
 table of every method's scores over the seeds, the paper's orderings, the
 learning curve and the readings; the records of the held-out and
 other-feature runs."""
+from typing import Optional
+
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_table, smoke_note
 from .plan import variant_name
@@ -228,6 +230,30 @@ ROW_NAMES = dict(
     gain='{} gain over its initial weights')
 
 
+def _pixel_floor(floors: dict,
+                 key: str,
+                 metric: str,
+                 optional: bool = False) -> Optional[float]:
+    """The pixel floor ``key`` (``raw``, ``projection``) of a column.
+
+    The dense scores are read on raw pixels (``floors['dense']``, named
+    without ``dense_``); the token map's columns have no pixel row (None).
+    A missing floor raises KeyError unless ``optional``.
+    """
+    if metric.startswith('token_map_') or (metric.startswith('dense_')
+                                           and key != 'raw'):
+        return None
+    floor, name = ('dense', metric[len('dense_'):]) \
+        if metric.startswith('dense_') else (key, metric)
+    if optional:
+        return floors.get(floor, {}).get(name)
+    return floors[floor][name]
+
+
+def _cells(numbers: list) -> list:
+    return ['-' if v is None else f'{v:.2f}' for v in numbers]
+
+
 def _summary_rows(data: dict, parts, metrics) -> list:
     """One row per part of the summary (``scores``, ``gain``, ...) and
     method that has it: its seeds and the stats of ``metrics``."""
@@ -258,13 +284,9 @@ def _v2_main_rows(data: dict, compact: bool = False) -> list:
     floors = data['pixel_floors']
     for key, label in (('raw', 'raw pixels'),
                        ('projection', 'random projection of the pixels')):
-        f = floors[key]
-        cells = [f'{f[k]:.2f}' for k in ('knn', 'linear', 'fewshot')]
-        dense = [f'{floors["dense"]["miou"]:.2f}',
-                 f'{floors["dense"]["accuracy"]:.2f}'] if key == 'raw' else \
-            ['-', '-']
-        lines.append(f'| {label} ({f["dim"]} values) | - | ' +
-                     ' | '.join(cells + dense + ['-', '-']) + ' |')
+        cells = [_pixel_floor(floors, key, m) for m in CLAIM_METRICS]
+        lines.append(f'| {label} ({floors[key]["dim"]} values) | - | ' +
+                     ' | '.join(_cells(cells)) + ' |')
     return lines + [
         '', 'mean ± sample standard deviation (min-max) over the seeds; '
         'initial weights: each run before its first step; the pixel floors '
@@ -292,10 +314,11 @@ def _v2_dense_details(data: dict) -> list:
     ]
     lines += _summary_rows(data, ('scores', 'initial_weights', 'gain'),
                            SCATTERED_METRICS)
-    dense = data['pixel_floors'].get('dense', {})
-    floors = [dense.get(k[len('dense_'):]) for k in SCATTERED_METRICS]
-    cells = ['-' if v is None else f'{v:.2f}' for v in floors]
-    return lines + ['| raw pixels | - | ' + ' | '.join(cells) + ' |']
+    floors = [
+        _pixel_floor(data['pixel_floors'], 'raw', k, optional=True)
+        for k in SCATTERED_METRICS
+    ]
+    return lines + ['| raw pixels | - | ' + ' | '.join(_cells(floors)) + ' |']
 
 
 def _v2_progress(data: dict) -> list:

@@ -155,10 +155,12 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
     text = claim_table(results)
     assert '| **siameseim** | 0,1,2 |' in text
     assert '| siameseim gain over its initial weights | 0,1,2 |' in text
-    assert '| raw pixels (784 values) | - | 84.00 | 80.00 | 70.00 | 20.50 |' \
-        in text
-    assert '| random projection of the pixels (8192 values) | - | 83.00 |' \
-        in text
+    # every column its floor: the dense ones on raw pixels only, none for
+    # the token map's
+    assert '| raw pixels (784 values) | - | 84.00 | 80.00 | 70.00 | 20.50 ' \
+        '| 57.80 | - | - |' in text
+    assert '| random projection of the pixels (8192 values) | - | 83.00 | ' \
+        '81.00 | 69.00 | - | - | - | - |' in text
     assert 'Holm-adjusted p over all 36' in text
     assert '| LIN: siameseim - mae | Welch | +10.0 | +4.00 |' in text
     assert '| LIN: siameseim - mae (equal wall time) | Welch | +10.0 | ' \
@@ -249,3 +251,27 @@ def test_the_scattered_probe_scores_are_summarised_beside_the_tests():
     assert not tested & {'dense_boundary_iou', 'dense_lowshot_miou'}
     assert len(data['statistics']['table']) == \
         len(plain['statistics']['table'])
+
+
+def test_a_missing_pixel_floor_is_named_in_the_table_and_dashed_beside():
+    study = Config.fromfile(SMOKE)
+    methods = {
+        m: method_settings(Config.fromfile(os.path.join(ROOT, path)))
+        for m, path in study.pretrain_configs.items() if m in study.methods
+    }
+    records = _records(study)
+    for r in records:
+        if r['kind'] == 'table':
+            r['dense_boundary_iou'] = 30.0
+            r['initial_weights']['dense_boundary_iou'] = 25.0
+    # the scattered scores' floors are optional: a dash where one is absent
+    text = claim_table(
+        dict(
+            meta={},
+            data=claim_data(study, records, FLOORS, methods, {}, [], {})))
+    assert '| raw pixels | - | - | - | - |' in text
+    # the main table's are not: a file without the dense floor is refused
+    data = claim_data(study, records, dict(FLOORS), methods, {}, [], {})
+    del data['pixel_floors']['dense']  # a copy: FLOORS stays whole
+    with pytest.raises(KeyError, match='dense'):
+        claim_table(dict(meta={}, data=data))
