@@ -124,9 +124,29 @@ def train_command(study: Config, run: dict, work_dir: str,
     ]
 
 
+# what mmdet's CocoMetric and LVISMetric log, and then return no metric,
+# when no prediction of the whole evaluation passed the test score threshold
+EMPTY_RESULTS = 'The testing results of the whole dataset is empty'
+
+
+def predicted_nothing(work_dir: str) -> bool:
+    """Whether the newest text log of a run says its evaluation found no
+    prediction (:data:`EMPTY_RESULTS`)."""
+    logs = sorted(glob.glob(osp.join(work_dir, '*', '*.log')))
+    if not logs:
+        return False
+    with open(logs[-1]) as f:
+        return EMPTY_RESULTS in f.read()
+
+
 def final_metrics(work_dir: str, keys: List[str]) -> dict:
     """The last evaluation of a finished run: the last line of its newest
-    ``vis_data/scalars.json`` holding every one of ``keys``."""
+    ``vis_data/scalars.json`` holding every one of ``keys``.
+
+    A detector that predicted nothing scores 0 on every key (COCO's and
+    LVIS's AP of no detection), said by :func:`predicted_nothing`; any
+    other missing evaluation is an error.
+    """
     logs = sorted(
         glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json')))
     for path in reversed(logs):
@@ -135,6 +155,8 @@ def final_metrics(work_dir: str, keys: List[str]) -> dict:
         for line in reversed(lines):
             if all(k in line for k in keys):
                 return {k: float(line[k]) for k in keys}
+    if predicted_nothing(work_dir):
+        return {k: 0.0 for k in keys}
     raise RuntimeError(f'{work_dir}: no evaluation with {keys} in its logs '
                        f'({len(logs)} scalars.json files)')
 
@@ -158,6 +180,7 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
     return dict(
         run_settings(study, run, holdout),
         metrics=final_metrics(work_dir, study.tasks[run['task']]['metrics']),
+        predicted_nothing=predicted_nothing(work_dir),
         wall_s=round(wall, 1),
         within_budget=wall <= 60 * study.budget_minutes)
 

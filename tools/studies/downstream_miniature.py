@@ -89,7 +89,9 @@ def main(argv=None):
         rec = records[run['key']]
         print(f'{run["key"]}: {rec["metrics"]} in {rec["wall_s"] / 60:.1f} '
               'min' + ('' if rec['within_budget'] else
-                       f' (over the {study.budget_minutes}-minute budget)'))
+                       f' (over the {study.budget_minutes}-minute budget)') +
+              ('; it predicted nothing above the test score threshold, so '
+               'it scores 0' if rec['predicted_nothing'] else ''))
         data = dict(
             runs=records,
             comparisons=comparisons(study, records),

@@ -131,6 +131,7 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
                 m: 1.0 + run['seed']
                 for m in settings.tasks[run['task']]['metrics']
             },
+            predicted_nothing=False,
             wall_s=1.0,
             within_budget=True)
 
@@ -156,3 +157,25 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
     # a record under other settings is refused, not silently reused
     with pytest.raises(SystemExit, match='under other settings'):
         tool.main(argv + ['backbones.siameseim.checkpoint=x.pth'])
+
+
+def test_a_detector_that_predicted_nothing_scores_zero_and_says_so(tmp_path):
+    run = tmp_path / '20261127_120000'
+    (run / 'vis_data').mkdir(parents=True)
+    # what mmdet's CocoMetric leaves: an evaluation line with no metric
+    (run / 'vis_data' / 'scalars.json').write_text('\n'.join(
+        map(json.dumps,
+            [dict(loss=2.2, iter=300, step=300),
+             dict(time=1.4, step=0)])))
+    keys = ['coco/bbox_mAP', 'coco/segm_mAP']
+    with pytest.raises(RuntimeError, match='no evaluation'):
+        study.final_metrics(str(tmp_path), keys)
+    assert not study.predicted_nothing(str(tmp_path))
+    (run / '20261127_120000.log').write_text(
+        'mmengine - ERROR - coco_metric.py - compute_metrics - 465 - '
+        f'{study.EMPTY_RESULTS}.\n')
+    assert study.predicted_nothing(str(tmp_path))
+    assert study.final_metrics(str(tmp_path), keys) == {
+        'coco/bbox_mAP': 0.0,
+        'coco/segm_mAP': 0.0
+    }
