@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
@@ -141,12 +141,7 @@ def predicted_nothing(work_dir: str) -> bool:
 
 def final_metrics(work_dir: str, keys: List[str]) -> dict:
     """The last evaluation of a finished run: the last line of its newest
-    ``vis_data/scalars.json`` holding every one of ``keys``.
-
-    A detector that predicted nothing scores 0 on every key (COCO's and
-    LVIS's AP of no detection), said by :func:`predicted_nothing`; any
-    other missing evaluation is an error.
-    """
+    ``vis_data/scalars.json`` holding every one of ``keys``."""
     logs = sorted(
         glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json')))
     for path in reversed(logs):
@@ -155,10 +150,23 @@ def final_metrics(work_dir: str, keys: List[str]) -> dict:
         for line in reversed(lines):
             if all(k in line for k in keys):
                 return {k: float(line[k]) for k in keys}
-    if predicted_nothing(work_dir):
-        return {k: 0.0 for k in keys}
     raise RuntimeError(f'{work_dir}: no evaluation with {keys} in its logs '
                        f'({len(logs)} scalars.json files)')
+
+
+def run_scores(work_dir: str, keys: List[str]) -> Tuple[dict, bool]:
+    """A finished run's final metrics and whether it predicted nothing.
+
+    A detector with no prediction above its test score threshold gets no metric
+    from mmdet's evaluators: it scores 0 on every key (COCO's and LVIS's AP of
+    no detection) and is flagged. Any other missing evaluation is an error.
+    """
+    try:
+        return final_metrics(work_dir, keys), False
+    except RuntimeError:
+        if not predicted_nothing(work_dir):
+            raise
+        return {k: 0.0 for k in keys}, True
 
 
 def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
@@ -177,10 +185,12 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
     subprocess.run(
         train_command(study, run, work_dir, holdout), cwd=REPO, check=True)
     wall = time.time() - start
+    metrics, nothing = run_scores(work_dir,
+                                  study.tasks[run['task']]['metrics'])
     return dict(
         run_settings(study, run, holdout),
-        metrics=final_metrics(work_dir, study.tasks[run['task']]['metrics']),
-        predicted_nothing=predicted_nothing(work_dir),
+        metrics=metrics,
+        predicted_nothing=nothing,
         wall_s=round(wall, 1),
         within_budget=wall <= 60 * study.budget_minutes)
 

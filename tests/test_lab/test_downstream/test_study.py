@@ -163,19 +163,26 @@ def test_a_detector_that_predicted_nothing_scores_zero_and_says_so(tmp_path):
     run = tmp_path / '20261127_120000'
     (run / 'vis_data').mkdir(parents=True)
     # what mmdet's CocoMetric leaves: an evaluation line with no metric
+    scalars = [dict(loss=2.2, iter=300, step=300), dict(time=1.4, step=0)]
     (run / 'vis_data' / 'scalars.json').write_text('\n'.join(
-        map(json.dumps,
-            [dict(loss=2.2, iter=300, step=300),
-             dict(time=1.4, step=0)])))
+        map(json.dumps, scalars)))
     keys = ['coco/bbox_mAP', 'coco/segm_mAP']
     with pytest.raises(RuntimeError, match='no evaluation'):
-        study.final_metrics(str(tmp_path), keys)
+        study.run_scores(str(tmp_path), keys)
     assert not study.predicted_nothing(str(tmp_path))
     (run / '20261127_120000.log').write_text(
         'mmengine - ERROR - coco_metric.py - compute_metrics - 465 - '
         f'{study.EMPTY_RESULTS}.\n')
     assert study.predicted_nothing(str(tmp_path))
-    assert study.final_metrics(str(tmp_path), keys) == {
+    assert study.run_scores(str(tmp_path), keys) == ({
         'coco/bbox_mAP': 0.0,
         'coco/segm_mAP': 0.0
-    }
+    }, True)
+    # an empty early evaluation does not flag a later one that scored
+    scalars.append({'coco/bbox_mAP': 0.01, 'coco/segm_mAP': 0.02, 'step': 1})
+    (run / 'vis_data' / 'scalars.json').write_text('\n'.join(
+        map(json.dumps, scalars)))
+    assert study.run_scores(str(tmp_path), keys) == ({
+        'coco/bbox_mAP': 0.01,
+        'coco/segm_mAP': 0.02
+    }, False)
