@@ -57,6 +57,11 @@ lint:
 		pins = [line.split('#')[0].split('==') for line in open('requirements/lint.txt')]; \
 		sys.exit(any(len(p) == 2 and version(p[0].strip()) != p[1].strip() for p in pins))" 2>/dev/null \
 		|| $(PY) -m pip install -q --disable-pip-version-check -r requirements/lint.txt
+	@# yapf caches its grammar as a pickle in the user's cache, rebuilt when the
+	@# venv's grammar file is newer (a fresh venv, as in CI); its parallel
+	@# processes then race, one reading another's half-written pickle
+	@# (EOFError). One process rebuilds it first, so pre-commit's only read it.
+	@$(PY) -c "import yapf.yapflib.yapf_api"
 	PATH="$(abspath $(dir $(PY))):$$PATH" $(PY) -m pre_commit run --show-diff-on-failure \
 		$(if $(strip $(LINT_FILES)),--files $(LINT_FILES),--all-files)
 
