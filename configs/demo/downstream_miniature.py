@@ -74,5 +74,26 @@ backbones = dict(
     random=dict(checkpoint=None),
 )
 seeds = [0, 1, 2]
+
+# task -> candidate schedules, name -> what each changes in the task's
+# config (`iters`: the number of iterations, the schedule's shape kept;
+# `lr`: the learning rate; {}: the config's own; see
+# mmsiameseim_lab.downstream.study.schedule_options). `--holdout` fine-tunes
+# each on `search.backbones` with seed `search.seed` (fit on *_fit, scored
+# on *_holdout) and chooses, per task, the best on the task's first metric
+# among those that ended within the budget; the table reads that choice
+# from `search.results`, the search's results file. Choosing on the
+# pretrained backbone favours schedules that suit it rather than its
+# initial weights (the table's gains are then upper bounds): the search's
+# backbones are listed in its results file.
+schedules = dict(
+    coco=dict(shipped={}),
+    lvis=dict(shipped={}),
+    ade20k=dict(shipped={}),
+)
+search = dict(
+    backbones=['siameseim'],
+    seed=0,
+    results='work_dirs/downstream_miniature/downstream_miniature_holdout.json')
 # a fine-tune (training and its evaluation) should end within this
 budget_minutes = 15

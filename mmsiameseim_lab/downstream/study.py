@@ -31,11 +31,22 @@ def run_key(task: str, backbone: str, seed: int) -> str:
     return f'{task}/{backbone}/seed{seed}'
 
 
+def search_key(task: str, schedule: str, backbone: str, seed: int) -> str:
+    return f'{task}/{schedule}/{backbone}/seed{seed}'
+
+
 def planned_runs(study: Config,
                  tasks: Optional[List[str]] = None,
-                 backbones: Optional[List[str]] = None) -> List[dict]:
-    """Every (task, backbone, seed) of the study, or of the named subsets;
-    an unknown name is an error that lists the known ones."""
+                 backbones: Optional[List[str]] = None,
+                 holdout: bool = False) -> List[dict]:
+    """Every (task, backbone, seed) of the study, or of the named subsets,
+    each with the schedule that the held-out search chose for its task
+    (``study.chosen_schedules``, see :func:`resolve_schedules`); with
+    ``holdout``, every (task, candidate schedule) on ``search.backbones``
+    (or the named ones) with seed ``search.seed``.
+
+    An unknown name is an error that lists the known ones.
+    """
     for chosen, known, what in ((tasks, study.tasks, 'task'),
                                 (backbones, study.backbones, 'backbone')):
         unknown = sorted(set(chosen or ()) - set(known))
@@ -47,10 +58,34 @@ def planned_runs(study: Config,
         if baseline and baseline not in study.backbones:
             raise ValueError(f'backbones.{name}.baseline: {baseline!r} is '
                              'not a backbone of the study')
+    for task in tasks or study.tasks:
+        if not study.schedules.get(task):
+            raise ValueError(f'schedules.{task}: the task has no candidate '
+                             'schedule')
+    unknown = sorted(set(study.search.backbones) - set(study.backbones))
+    if unknown:
+        raise ValueError(f'search.backbones: {unknown} are not backbones of '
+                         'the study')
+    if holdout:
+        # every candidate schedule, on the search's backbones and seed
+        return [
+            dict(
+                key=search_key(t, name, b, study.search.seed),
+                task=t,
+                backbone=b,
+                seed=study.search.seed,
+                schedule=name) for t in (tasks or study.tasks)
+            for name in study.schedules[t]
+            for b in (backbones or study.search.backbones)
+        ]
     return [
-        dict(key=run_key(t, b, s), task=t, backbone=b, seed=s)
-        for t in (tasks or study.tasks) for b in (backbones or study.backbones)
-        for s in study.seeds
+        dict(
+            key=run_key(t, b, s),
+            task=t,
+            backbone=b,
+            seed=s,
+            schedule=study.chosen_schedules[t]) for t in (tasks or study.tasks)
+        for b in (backbones or study.backbones) for s in study.seeds
     ]
 
 
@@ -104,7 +139,109 @@ def run_settings(study: Config, run: dict, holdout: bool) -> dict:
         config=task['config'],
         checkpoint=study.backbones[run['backbone']]['checkpoint'],
         seed=run['seed'],
-        holdout=holdout)
+        holdout=holdout,
+        schedule=dict(
+            name=run['schedule'],
+            **study.schedules[run['task']][run['schedule']]))
+
+
+def schedule_options(config: str, schedule: dict) -> List[str]:
+    """The ``--cfg-options`` that give an iteration-based config another
+    schedule of the same shape.
+
+    ``schedule`` may hold ``iters`` (the number of iterations: the loop's
+    ``max_iters``, its one evaluation and checkpoint at the end, every
+    scheduler that ends at the config's last iteration ending there too and
+    its milestones at the same fractions; warm-up keeps its length) and
+    ``lr`` (the optimizer's learning rate). ``{}`` is the config's own.
+    """
+    unknown = sorted(set(schedule) - {'iters', 'lr'})
+    if unknown:
+        raise ValueError(f'schedule {schedule}: unknown keys {unknown} (a '
+                         'schedule may set iters and lr)')
+    options = []
+    if 'lr' in schedule:
+        options.append(f'optim_wrapper.optimizer.lr={schedule["lr"]}')
+    if 'iters' in schedule:
+        cfg = Config.fromfile(osp.join(REPO, config))
+        old, new = cfg.train_cfg.max_iters, int(schedule['iters'])
+        options += [
+            f'train_cfg.max_iters={new}', f'train_cfg.val_interval={new}',
+            f'default_hooks.checkpoint.interval={new}'
+        ]
+        for i, scheduler in enumerate(cfg.param_scheduler):
+            if scheduler.get('end') == old:
+                options.append(f'param_scheduler.{i}.end={new}')
+            if 'milestones' in scheduler:
+                milestones = [
+                    round(m * new / old) for m in scheduler['milestones']
+                ]
+                options.append(f'param_scheduler.{i}.milestones='
+                               f'[{",".join(map(str, milestones))}]')
+    return options
+
+
+def resolve_schedules(study: Config,
+                      tasks: Optional[List[str]] = None,
+                      root: str = REPO) -> None:
+    """Set ``study.chosen_schedules``: each task's (of ``tasks``, or all)
+    schedule chosen by the held-out search (``chosen`` of the results file
+    ``search.results``); refused, naming the task, where it chose none."""
+    from mmsiameseim.atomic_io import load_json
+    path = study.search.results
+    data = (load_json(osp.join(root, path)) or {}).get('data') or {}
+    chosen = data.get('chosen') or {}
+    study.chosen_schedules = {}
+    for task in tasks or study.tasks:
+        name = chosen.get(task)
+        if name is None:
+            raise ValueError(
+                f'{path} holds no schedule chosen for {task!r}: run '
+                'tools/studies/downstream_miniature.py --holdout first')
+        if name not in study.schedules.get(task, {}):
+            raise ValueError(f'{path} chose schedule {name!r} for {task!r}, '
+                             f'which schedules.{task} no longer holds')
+        study.chosen_schedules[task] = name
+
+
+def choose_schedules(
+        study: Config,
+        records: Dict[str, dict]) -> Tuple[List[dict], Dict[str, str]]:
+    """The held-out search's ranking and choice.
+
+    Each candidate schedule of a task whose runs on every backbone of
+    ``search.backbones`` are recorded is scored by the mean of the task's
+    first metric over them. Chosen: the best-scoring candidate whose runs all
+    ended within the budget (the first listed on a tie); none where no
+    candidate did. Returns (ranking rows, {task: chosen name}).
+    """
+    ranking, chosen = [], {}
+    for task, candidates in study.schedules.items():
+        metric = study.tasks[task]['metrics'][0]
+        rows = []
+        for name in candidates:
+            recs = [
+                records.get(search_key(task, name, b, study.search.seed))
+                for b in study.search.backbones
+            ]
+            if not all(recs):
+                continue
+            rows.append(
+                dict(
+                    task=task,
+                    schedule=name,
+                    metric=metric,
+                    score=statistics.mean(r['metrics'][metric] for r in recs),
+                    wall_s=max(r['wall_s'] for r in recs),
+                    within_budget=all(r['within_budget'] for r in recs)))
+        eligible = [r for r in rows if r['within_budget']]
+        if eligible:
+            best = max(eligible, key=lambda r: r['score'])
+            chosen[task] = best['schedule']
+        for r in rows:
+            r['chosen'] = chosen.get(task) == r['schedule']
+        ranking += rows
+    return ranking, chosen
 
 
 def train_command(study: Config, run: dict, work_dir: str,
@@ -115,6 +252,8 @@ def train_command(study: Config, run: dict, work_dir: str,
     options = [f'randomness.seed={run["seed"]}']
     options.append('model.backbone.init_cfg=None' if ckpt is
                    None else f'model.backbone.init_cfg.checkpoint={ckpt}')
+    options += schedule_options(task['config'],
+                                study.schedules[run['task']][run['schedule']])
     if holdout:
         options += [f'{k}={v}' for k, v in task['holdout_options'].items()]
     return [

@@ -14,9 +14,13 @@ config through the codebase's training script (what `mim train` runs) in
 skips the runs recorded under the same settings, so the study may span
 sessions (``--max-runs`` stops after that many new runs). Each pretrained
 backbone is compared with its own initial weights (Welch over the seeds,
-Holm over the table). ``--holdout`` fits on the training images' ``*_fit``
-part and scores on ``*_holdout``: for choosing a schedule without the
-validation split. The data come from
+Holm over the table), each task fine-tuned with the schedule that the
+held-out search chose. ``--holdout`` is that search: every candidate
+schedule of the settings (``schedules``) fits on the training images'
+``*_fit`` part and is scored on ``*_holdout``, never on the validation
+split; the best within the budget is recorded as ``chosen`` in
+``downstream_miniature_holdout.json``, which the table reads
+(``search.results``). The data come from
 ``tools/dataset_converters/make_miniature_downstream.py`` (data/miniature).
 """
 import argparse
@@ -26,10 +30,11 @@ import sys
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
-from mmsiameseim_lab.downstream.study import (comparisons, cpu_bf16,
-                                              planned_runs, resolve_claim_runs,
-                                              run_once, run_settings,
-                                              train_command)
+from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
+                                              cpu_bf16, planned_runs,
+                                              resolve_claim_runs,
+                                              resolve_schedules, run_once,
+                                              run_settings, train_command)
 from mmsiameseim_lab.results import write_results
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -59,8 +64,13 @@ def main(argv=None):
     if args.cfg_options:
         study.merge_from_dict(args.cfg_options)
     try:
-        resolve_claim_runs(study, args.backbones)
-        runs = planned_runs(study, args.tasks, args.backbones)
+        if args.holdout:
+            resolve_claim_runs(study, args.backbones
+                               or list(study.search.backbones))
+        else:
+            resolve_claim_runs(study, args.backbones)
+            resolve_schedules(study, args.tasks)
+        runs = planned_runs(study, args.tasks, args.backbones, args.holdout)
     except ValueError as e:
         sys.exit(f'error: {args.config}: {e}')
     work_dir = osp.abspath(args.work_dir)
@@ -92,13 +102,31 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        data = dict(
-            runs=records,
-            comparisons=comparisons(study, records),
-            cpu_bf16=cpu_bf16(),
-            holdout=args.holdout,
-            seeds=list(study.seeds))
+        if args.holdout:
+            ranking, chosen = choose_schedules(study, records)
+            data = dict(
+                runs=records,
+                ranking=ranking,
+                chosen=chosen,
+                search=study.search.to_dict(),
+                cpu_bf16=cpu_bf16(),
+                holdout=True)
+        else:
+            data = dict(
+                runs=records,
+                comparisons=comparisons(study, records),
+                cpu_bf16=cpu_bf16(),
+                holdout=False,
+                seeds=list(study.seeds))
         write_results(name, data, results_dir=work_dir)
+    if args.holdout:
+        ranking, chosen = choose_schedules(study, records)
+        for row in ranking:
+            print(f'{row["task"]} {row["schedule"]}: {row["metric"]} '
+                  f'{row["score"]:.4g} in {row["wall_s"] / 60:.1f} min' +
+                  ('' if row['within_budget'] else ' (over the budget)') +
+                  (' <- chosen' if row['chosen'] else ''))
+        return
     for row in comparisons(study, records):
         print(f'{row["task"]} {row["metric"]}: {row["backbone"]} '
               f'{row["mean"]:.4g} vs {row["baseline"]} '

@@ -23,6 +23,12 @@ def _claim_results(path, chosen):
     return str(path)
 
 
+def _search_results(path, chosen):
+    # the part of the held-out search's results file the table reads
+    path.write_text(json.dumps(dict(meta={}, data=dict(chosen=chosen))))
+    return str(path)
+
+
 @pytest.fixture
 def settings(tmp_path):
     cfg = Config.fromfile(SETTINGS)
@@ -32,6 +38,11 @@ def settings(tmp_path):
             for m in ('siameseim', 'mae', 'mocov3')
         })
     study.resolve_claim_runs(cfg)
+    cfg.schedules.coco.longer = dict(iters=600, lr=4e-4)
+    cfg.search.results = _search_results(
+        tmp_path / 'search.json',
+        dict(coco='longer', lvis='shipped', ade20k='shipped'))
+    study.resolve_schedules(cfg)
     return cfg
 
 
@@ -57,7 +68,12 @@ def test_every_task_backbone_and_seed_is_planned(settings):
     runs = study.planned_runs(settings)
     assert len(runs) == 3 * 7 * 3
     assert runs[0] == dict(
-        key='coco/siameseim/seed0', task='coco', backbone='siameseim', seed=0)
+        key='coco/siameseim/seed0',
+        task='coco',
+        backbone='siameseim',
+        seed=0,
+        schedule='longer')
+    assert {r['schedule'] for r in runs if r['task'] == 'lvis'} == {'shipped'}
     for task in settings.tasks.values():
         assert os.path.isfile(os.path.join(ROOT, task['config']))
     with pytest.raises(ValueError, match=r"unknown task \['cocoo'\]"):
@@ -67,15 +83,115 @@ def test_every_task_backbone_and_seed_is_planned(settings):
         study.planned_runs(settings)
 
 
+def test_the_held_out_search_plans_every_candidate_schedule(settings):
+    runs = study.planned_runs(settings, holdout=True)
+    assert [r['key'] for r in runs] == [
+        'coco/shipped/siameseim/seed0', 'coco/longer/siameseim/seed0',
+        'lvis/shipped/siameseim/seed0', 'ade20k/shipped/siameseim/seed0'
+    ]
+    assert runs[1]['schedule'] == 'longer'
+    settings.search.backbones = ['siameseim', 'dino']
+    with pytest.raises(ValueError, match=r"search.backbones: \['dino'\]"):
+        study.planned_runs(settings, holdout=True)
+    settings.schedules.lvis = {}
+    with pytest.raises(ValueError, match='schedules.lvis: the task has no'):
+        study.planned_runs(settings)
+
+
+def test_the_table_reads_the_schedule_its_search_chose(settings, tmp_path):
+    settings.search.results = _search_results(tmp_path / 'partial.json',
+                                              dict(coco='longer'))
+    with pytest.raises(ValueError, match="no schedule chosen for 'lvis'"):
+        study.resolve_schedules(settings)
+    study.resolve_schedules(settings, ['coco'])
+    assert settings.chosen_schedules == dict(coco='longer')
+    del settings.schedules.coco['longer']
+    with pytest.raises(
+            ValueError,
+            match="chose schedule 'longer' for "
+            "'coco', which schedules.coco no longer holds"):
+        study.resolve_schedules(settings, ['coco'])
+
+
+def test_a_schedule_keeps_the_configs_shape_at_another_length(settings):
+    coco = settings.tasks.coco.config
+    assert study.schedule_options(coco, {}) == []
+    # 300 iterations, warm-up 50, x0.1 at 267 and 288 (89 % and 96 %)
+    assert study.schedule_options(coco, dict(iters=600, lr=4e-4)) == [
+        'optim_wrapper.optimizer.lr=0.0004', 'train_cfg.max_iters=600',
+        'train_cfg.val_interval=600', 'default_hooks.checkpoint.interval=600',
+        'param_scheduler.1.end=600', 'param_scheduler.1.milestones=[534,576]'
+    ]
+    # 600 iterations, warm-up 50, then linear decay to 0 at the last one
+    assert study.schedule_options(settings.tasks.ade20k.config,
+                                  dict(iters=200)) == [
+                                      'train_cfg.max_iters=200',
+                                      'train_cfg.val_interval=200',
+                                      'default_hooks.checkpoint.interval=200',
+                                      'param_scheduler.1.end=200'
+                                  ]
+    with pytest.raises(ValueError, match=r"unknown keys \['epochs'\]"):
+        study.schedule_options(coco, dict(epochs=3))
+
+
+def test_the_search_chooses_the_best_candidate_within_the_budget(settings):
+    settings.schedules.coco.fast = dict(lr=1e-3)
+    settings.search.backbones = ['siameseim', 'random']
+
+    def rec(score, minutes):
+        return dict(
+            metrics={'coco/bbox_mAP': score},
+            wall_s=60 * minutes,
+            within_budget=minutes <= 15)
+
+    records = {
+        'coco/shipped/siameseim/seed0': rec(0.10, 10),
+        'coco/shipped/random/seed0': rec(0.02, 10),
+        'coco/longer/siameseim/seed0': rec(0.30, 20),  # over the budget
+        'coco/longer/random/seed0': rec(0.20, 14),
+        'coco/fast/siameseim/seed0': rec(0.12, 11),  # fast/random missing
+        'ade20k/shipped/siameseim/seed0':
+        dict(rec(0, 5), metrics=dict(mIoU=5.0)),
+    }
+    ranking, chosen = study.choose_schedules(settings, records)
+    assert chosen == dict(coco='shipped')  # ade20k: random not run yet
+    coco = {r['schedule']: r for r in ranking if r['task'] == 'coco'}
+    assert set(coco) == {'shipped', 'longer'}
+    assert coco['shipped']['score'] == pytest.approx(0.06)
+    assert coco['shipped']['chosen'] and not coco['longer']['chosen']
+    assert not coco['longer']['within_budget']
+    assert coco['longer']['wall_s'] == 1200
+
+
 def test_train_command_sets_seed_checkpoint_and_holdout(settings):
-    run = dict(key='lvis/random/seed2', task='lvis', backbone='random', seed=2)
+    run = dict(
+        key='lvis/random/seed2',
+        task='lvis',
+        backbone='random',
+        seed=2,
+        schedule='shipped')
     cmd = study.train_command(settings, run, '/w', holdout=False)
     assert cmd[1] == os.path.join(ROOT, 'tools', 'train.py')
     assert cmd[2:5] == [settings.tasks.lvis.config, '--work-dir', '/w']
     assert cmd[5:] == [
         '--cfg-options', 'randomness.seed=2', 'model.backbone.init_cfg=None'
     ]
-    run = dict(key='ade20k/mae/seed0', task='ade20k', backbone='mae', seed=0)
+    run = dict(
+        key='coco/longer/mae/seed0',
+        task='coco',
+        backbone='mae',
+        seed=0,
+        schedule='longer')
+    cmd = study.train_command(settings, run, '/w', holdout=True)
+    assert cmd.index('train_cfg.max_iters=600') < cmd.index(
+        'train_dataloader.dataset.ann_file='
+        'annotations/instances_train2017_fit.json')
+    run = dict(
+        key='ade20k/mae/seed0',
+        task='ade20k',
+        backbone='mae',
+        seed=0,
+        schedule='shipped')
     cmd = study.train_command(settings, run, '/w', holdout=True)
     assert 'model.backbone.init_cfg.checkpoint=work_dirs/claim/' \
         'mae_lr0.001_wd0.05_seed0_1e/epoch_1.pth' in cmd
@@ -138,12 +254,29 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
     monkeypatch.setattr(tool, 'run_once', fake_run_once)
     claim = _claim_results(tmp_path / 'claim.json',
                            dict(siameseim=dict(lr=1e-3, weight_decay=0.05)))
-    argv = [
-        '--work-dir',
-        str(tmp_path), '--tasks', 'ade20k', '--backbones',
-        'siameseim,siameseim_init'
+    search = tmp_path / 'downstream_miniature_holdout.json'
+    argv = ['--work-dir', str(tmp_path), '--tasks', 'ade20k']
+    options = [
+        '--cfg-options', f'claim.results={claim}', f'search.results={search}',
+        'schedules.ade20k.longer.iters=1200'
     ]
-    argv += ['--cfg-options', f'claim.results={claim}']
+    # the table waits for its schedule, chosen on held-out images
+    table = ['--backbones', 'siameseim,siameseim_init']
+    with pytest.raises(SystemExit, match="no schedule chosen for 'ade20k'"):
+        tool.main(argv + table + options)
+    tool.main(argv + ['--holdout'] + options)
+    assert done == [
+        'ade20k/shipped/siameseim/seed0', 'ade20k/longer/siameseim/seed0'
+    ]
+    held = json.load(open(search))['data']
+    assert held['chosen'] == dict(ade20k='shipped')  # the first on a tie
+    assert held['holdout'] and held['search']['backbones'] == ['siameseim']
+    assert held['runs']['ade20k/longer/siameseim/seed0']['schedule'] == dict(
+        name='longer', iters=1200)
+    assert 'ade20k shipped: mIoU 1 in 0.0 min <- chosen' in \
+        capsys.readouterr().out
+    done.clear()
+    argv += table + options
     tool.main(argv + ['--max-runs', '4'])
     results = json.load(open(tmp_path / 'downstream_miniature.json'))
     assert len(results['data']['runs']) == 4 == len(done)
