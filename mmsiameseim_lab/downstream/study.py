@@ -211,9 +211,11 @@ def choose_schedules(
 
     Each candidate schedule of a task whose runs on every backbone of
     ``search.backbones`` are recorded is scored by the mean of the task's
-    first metric over them. Chosen: the best-scoring candidate whose runs all
-    ended within the budget (the first listed on a tie); none where no
-    candidate did. Returns (ranking rows, {task: chosen name}).
+    first metric over them. Once every candidate of the task is scored, the
+    chosen one is the best-scoring candidate whose runs all ended within the
+    budget (the first listed on a tie); none while the search is incomplete
+    or where no candidate ended in time. Returns (ranking rows, {task:
+    chosen name}).
     """
     ranking, chosen = [], {}
     for task, candidates in study.schedules.items():
@@ -235,7 +237,7 @@ def choose_schedules(
                     wall_s=max(r['wall_s'] for r in recs),
                     within_budget=all(r['within_budget'] for r in recs)))
         eligible = [r for r in rows if r['within_budget']]
-        if eligible:
+        if eligible and len(rows) == len(candidates):
             best = max(eligible, key=lambda r: r['score'])
             chosen[task] = best['schedule']
         for r in rows:

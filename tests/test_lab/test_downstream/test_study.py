@@ -154,9 +154,14 @@ def test_the_search_chooses_the_best_candidate_within_the_budget(settings):
         dict(rec(0, 5), metrics=dict(mIoU=5.0)),
     }
     ranking, chosen = study.choose_schedules(settings, records)
-    assert chosen == dict(coco='shipped')  # ade20k: random not run yet
+    assert chosen == {}  # no choice before every candidate is scored
     coco = {r['schedule']: r for r in ranking if r['task'] == 'coco'}
     assert set(coco) == {'shipped', 'longer'}
+    records['coco/fast/random/seed0'] = rec(0.0, 11)
+    ranking, chosen = study.choose_schedules(settings, records)
+    assert chosen == dict(coco='shipped')  # ade20k: random not run yet
+    coco = {r['schedule']: r for r in ranking if r['task'] == 'coco'}
+    assert coco['fast']['score'] == pytest.approx(0.06)  # a tie: not first
     assert coco['shipped']['score'] == pytest.approx(0.06)
     assert coco['shipped']['chosen'] and not coco['longer']['chosen']
     assert not coco['longer']['within_budget']
