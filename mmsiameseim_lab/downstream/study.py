@@ -152,14 +152,17 @@ def schedule_options(config: str, schedule: dict) -> List[str]:
     ``schedule`` may hold ``iters`` (the number of iterations: the loop's
     ``max_iters``, its one evaluation and checkpoint at the end, every
     scheduler that ends at the config's last iteration ending there too and
-    its milestones at the same fractions; warm-up keeps its length) and
-    ``lr`` (the optimizer's learning rate). ``{}`` is the config's own.
+    its milestones at the same fractions; warm-up keeps its length),
+    ``batch`` (images per iteration) and ``lr`` (the optimizer's learning
+    rate, never scaled by itself). ``{}`` is the config's own.
     """
-    unknown = sorted(set(schedule) - {'iters', 'lr'})
+    unknown = sorted(set(schedule) - {'iters', 'batch', 'lr'})
     if unknown:
         raise ValueError(f'schedule {schedule}: unknown keys {unknown} (a '
-                         'schedule may set iters and lr)')
+                         'schedule may set iters, batch and lr)')
     options = []
+    if 'batch' in schedule:
+        options.append(f'train_dataloader.batch_size={schedule["batch"]}')
     if 'lr' in schedule:
         options.append(f'optim_wrapper.optimizer.lr={schedule["lr"]}')
     if 'iters' in schedule:

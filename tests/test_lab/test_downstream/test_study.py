@@ -38,7 +38,11 @@ def settings(tmp_path):
             for m in ('siameseim', 'mae', 'mocov3')
         })
     study.resolve_claim_runs(cfg)
-    cfg.schedules.coco.longer = dict(iters=600, lr=4e-4)
+    # the tests' own candidates, not the settings' (which a search revises)
+    cfg.schedules = dict(
+        coco=dict(shipped={}, longer=dict(iters=600, lr=4e-4)),
+        lvis=dict(shipped={}),
+        ade20k=dict(shipped={}))
     cfg.search.results = _search_results(
         tmp_path / 'search.json',
         dict(coco='longer', lvis='shipped', ade20k='shipped'))
@@ -130,6 +134,9 @@ def test_a_schedule_keeps_the_configs_shape_at_another_length(settings):
                                       'default_hooks.checkpoint.interval=200',
                                       'param_scheduler.1.end=200'
                                   ]
+    assert study.schedule_options(coco, dict(batch=2, lr=2e-4)) == [
+        'train_dataloader.batch_size=2', 'optim_wrapper.optimizer.lr=0.0002'
+    ]
     with pytest.raises(ValueError, match=r"unknown keys \['epochs'\]"):
         study.schedule_options(coco, dict(epochs=3))
 
@@ -260,10 +267,18 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
     claim = _claim_results(tmp_path / 'claim.json',
                            dict(siameseim=dict(lr=1e-3, weight_decay=0.05)))
     search = tmp_path / 'downstream_miniature_holdout.json'
-    argv = ['--work-dir', str(tmp_path), '--tasks', 'ade20k']
+    # the settings with two candidate schedules of their own
+    settings = tmp_path / 'settings.py'
+    settings.write_text(f'_base_ = {SETTINGS!r}\n'
+                        'schedules = dict(ade20k=dict(_delete_=True, '
+                        'shipped={}, longer=dict(iters=1200)))\n')
+    argv = [
+        '--config',
+        str(settings), '--work-dir',
+        str(tmp_path), '--tasks', 'ade20k'
+    ]
     options = [
-        '--cfg-options', f'claim.results={claim}', f'search.results={search}',
-        'schedules.ade20k.longer.iters=1200'
+        '--cfg-options', f'claim.results={claim}', f'search.results={search}'
     ]
     # the table waits for its schedule, chosen on held-out images
     table = ['--backbones', 'siameseim,siameseim_init']
