@@ -175,35 +175,29 @@ def test_the_search_chooses_the_best_candidate_within_the_budget(settings):
     assert coco['longer']['wall_s'] == 1200
 
 
+def _run(task, backbone, seed, schedule):
+    return dict(
+        key=study.run_key(task, backbone, seed),
+        task=task,
+        backbone=backbone,
+        seed=seed,
+        schedule=schedule)
+
+
 def test_train_command_sets_seed_checkpoint_and_holdout(settings):
-    run = dict(
-        key='lvis/random/seed2',
-        task='lvis',
-        backbone='random',
-        seed=2,
-        schedule='shipped')
+    run = _run('lvis', 'random', 2, 'shipped')
     cmd = study.train_command(settings, run, '/w', holdout=False)
     assert cmd[1] == os.path.join(ROOT, 'tools', 'train.py')
     assert cmd[2:5] == [settings.tasks.lvis.config, '--work-dir', '/w']
     assert cmd[5:] == [
         '--cfg-options', 'randomness.seed=2', 'model.backbone.init_cfg=None'
     ]
-    run = dict(
-        key='coco/longer/mae/seed0',
-        task='coco',
-        backbone='mae',
-        seed=0,
-        schedule='longer')
+    run = _run('coco', 'mae', 0, 'longer')
     cmd = study.train_command(settings, run, '/w', holdout=True)
     assert cmd.index('train_cfg.max_iters=600') < cmd.index(
         'train_dataloader.dataset.ann_file='
         'annotations/instances_train2017_fit.json')
-    run = dict(
-        key='ade20k/mae/seed0',
-        task='ade20k',
-        backbone='mae',
-        seed=0,
-        schedule='shipped')
+    run = _run('ade20k', 'mae', 0, 'shipped')
     cmd = study.train_command(settings, run, '/w', holdout=True)
     assert 'model.backbone.init_cfg.checkpoint=work_dirs/claim/' \
         'mae_lr0.001_wd0.05_seed0_1e/epoch_1.pth' in cmd
