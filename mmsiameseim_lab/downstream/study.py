@@ -9,6 +9,7 @@ task and metric: the difference of the means over the seeds, a Welch t-test,
 and Holm's correction over all comparisons of the table (one family), with
 the claim study's verdicts (``mmsiameseim_lab.claim.statistics``).
 """
+import functools
 import glob
 import json
 import os
@@ -89,6 +90,13 @@ def planned_runs(study: Config,
     ]
 
 
+def _results_data(path: str, root: str) -> dict:
+    """The ``data`` of a results file (a path under ``root``); {} when the
+    file is missing."""
+    from mmsiameseim.atomic_io import load_json
+    return (load_json(osp.join(root, path)) or {}).get('data') or {}
+
+
 def resolve_claim_runs(study: Config,
                        names: Optional[List[str]] = None,
                        root: str = REPO) -> None:
@@ -101,7 +109,6 @@ def resolve_claim_runs(study: Config,
     initial weights (``initial``). Refused, naming the backbone, while the
     search has not chosen that method's setting.
     """
-    from mmsiameseim.atomic_io import load_json
     from ..claim.plan import run_key as claim_run_key
     named = {
         n: b
@@ -112,7 +119,7 @@ def resolve_claim_runs(study: Config,
     if not named:
         return
     results = study.claim.results
-    data = (load_json(osp.join(root, results)) or {}).get('data') or {}
+    data = _results_data(results, root)
     chosen = (data.get('search') or {}).get('chosen') or {}
     for name, backbone in named.items():
         method = backbone['claim_run']
@@ -145,6 +152,13 @@ def run_settings(study: Config, run: dict, holdout: bool) -> dict:
             **study.schedules[run['task']][run['schedule']]))
 
 
+@functools.lru_cache(maxsize=None)
+def _schedule_shape(config: str) -> Tuple[int, tuple]:
+    """A config's ``max_iters`` and schedulers, parsed once per config."""
+    cfg = Config.fromfile(osp.join(REPO, config))
+    return cfg.train_cfg.max_iters, tuple(cfg.param_scheduler)
+
+
 def schedule_options(config: str, schedule: dict) -> List[str]:
     """The ``--cfg-options`` that give an iteration-based config another
     schedule of the same shape.
@@ -166,13 +180,13 @@ def schedule_options(config: str, schedule: dict) -> List[str]:
     if 'lr' in schedule:
         options.append(f'optim_wrapper.optimizer.lr={schedule["lr"]}')
     if 'iters' in schedule:
-        cfg = Config.fromfile(osp.join(REPO, config))
-        old, new = cfg.train_cfg.max_iters, int(schedule['iters'])
+        old, schedulers = _schedule_shape(config)
+        new = int(schedule['iters'])
         options += [
             f'train_cfg.max_iters={new}', f'train_cfg.val_interval={new}',
             f'default_hooks.checkpoint.interval={new}'
         ]
-        for i, scheduler in enumerate(cfg.param_scheduler):
+        for i, scheduler in enumerate(schedulers):
             if scheduler.get('end') == old:
                 options.append(f'param_scheduler.{i}.end={new}')
             if 'milestones' in scheduler:
@@ -190,10 +204,8 @@ def resolve_schedules(study: Config,
     """Set ``study.chosen_schedules``: each task's (of ``tasks``, or all)
     schedule chosen by the held-out search (``chosen`` of the results file
     ``search.results``); refused, naming the task, where it chose none."""
-    from mmsiameseim.atomic_io import load_json
     path = study.search.results
-    data = (load_json(osp.join(root, path)) or {}).get('data') or {}
-    chosen = data.get('chosen') or {}
+    chosen = _results_data(path, root).get('chosen') or {}
     study.chosen_schedules = {}
     for task in tasks or study.tasks:
         name = chosen.get(task)

@@ -102,21 +102,14 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
+        data = dict(runs=records, cpu_bf16=cpu_bf16(), holdout=args.holdout)
         if args.holdout:
             ranking, chosen = choose_schedules(study, records)
-            data = dict(
-                runs=records,
-                ranking=ranking,
-                chosen=chosen,
-                search=study.search.to_dict(),
-                cpu_bf16=cpu_bf16(),
-                holdout=True)
+            data.update(
+                ranking=ranking, chosen=chosen, search=study.search.to_dict())
         else:
-            data = dict(
-                runs=records,
+            data.update(
                 comparisons=comparisons(study, records),
-                cpu_bf16=cpu_bf16(),
-                holdout=False,
                 seeds=list(study.seeds))
         write_results(name, data, results_dir=work_dir)
     if args.holdout:
