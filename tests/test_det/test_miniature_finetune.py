@@ -130,12 +130,12 @@ def test_coco_miniature_fits_four_training_images(mini_root, tmp_path,
     coco['annotations'] = [
         a for a in coco['annotations'] if a['image_id'] in kept
     ]
+    assert len(coco['annotations']) >= FIT_IMAGES
     (annotations / 'instances_fit.json').write_text(json.dumps(coco))
     config = os.path.join(
         MINI_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb4-300it_'
         'miniature-coco-128.py')
     before, after = finetune_before_after(config, mini_root, tmp_path,
                                           FIT_ITERS, fit_few_images)
-    assert len(coco['annotations']) >= FIT_IMAGES
     assert after['coco/bbox_mAP_50'] >= 0.5, (before, after)
     assert after['coco/bbox_mAP_50'] > before.get('coco/bbox_mAP_50', 0)
