@@ -36,6 +36,19 @@ def mini_root(tmp_path_factory):
     return root
 
 
+@pytest.fixture
+def skip_config_formatting(monkeypatch):
+    """The Runner dumps the config through yapf several times: skip it."""
+    monkeypatch.setattr('mmengine.config.config.FormatCode',
+                        lambda text, **kwargs: (text, False))
+
+
+def miniature_config(dataset):
+    return os.path.join(
+        MINI_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb4-300it_'
+        f'miniature-{dataset}-128.py')
+
+
 def step_schedule(cfg, iters):
     """The configs' shape (linear warm-up, x0.1 at 89 % and 96 %) over
     ``iters`` iterations, with 5 warm-up iterations."""
@@ -49,17 +62,11 @@ def step_schedule(cfg, iters):
     steps.milestones = [int(0.89 * iters), int(0.96 * iters)]
 
 
-def finetune(dataset, mini_root, tmp_path, monkeypatch):
+def finetune(dataset, mini_root, tmp_path):
     """(metrics before, after) of ITERS iterations, after checking in the
     log that the demo checkpoint was loaded into ViTDet."""
-    # The Runner dumps the config through yapf several times: skip it.
-    monkeypatch.setattr('mmengine.config.config.FormatCode',
-                        lambda text, **kwargs: (text, False))
-    config = os.path.join(
-        MINI_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb4-300it_'
-        f'miniature-{dataset}-128.py')
-    metrics = finetune_before_after(config, mini_root, tmp_path, ITERS,
-                                    step_schedule)
+    metrics = finetune_before_after(
+        miniature_config(dataset), mini_root, tmp_path, ITERS, step_schedule)
     (log, ) = glob.glob(str(tmp_path / '*' / '*.log'))
     assert ('ViTDetViT <- work_dirs/demo/siameseim/epoch_1.pth: 50 loaded, '
             '1 adapted, 8 new (model init), 1 dropped') in open(log).read()
@@ -67,18 +74,18 @@ def finetune(dataset, mini_root, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_coco_miniature_finetune_raises_ap_above_zero(mini_root, tmp_path,
-                                                      monkeypatch):
-    before, after = finetune('coco', mini_root, tmp_path, monkeypatch)
+@pytest.mark.usefixtures('skip_config_formatting')
+def test_coco_miniature_finetune_raises_ap_above_zero(mini_root, tmp_path):
+    before, after = finetune('coco', mini_root, tmp_path)
     key = 'coco/bbox_mAP_50'
     assert after.get(key, 0) > max(before.get(key, 0), 0), (before, after)
     assert 0 <= after['coco/segm_mAP_50'] <= 1  # masks scored too
 
 
 @pytest.mark.slow
-def test_lvis_miniature_finetune_raises_ap_above_zero(mini_root, tmp_path,
-                                                      monkeypatch):
-    before, after = finetune('lvis-v1', mini_root, tmp_path, monkeypatch)
+@pytest.mark.usefixtures('skip_config_formatting')
+def test_lvis_miniature_finetune_raises_ap_above_zero(mini_root, tmp_path):
+    before, after = finetune('lvis-v1', mini_root, tmp_path)
     key = 'lvis/bbox_AP'
     assert after.get(key, 0) > max(before.get(key, 0), 0), (before, after)
     assert 0 <= after['lvis/segm_AP'] <= 1  # masks scored too
@@ -112,8 +119,8 @@ def fit_few_images(cfg, iters):
 
 
 @pytest.mark.slow
-def test_coco_miniature_fits_four_training_images(mini_root, tmp_path,
-                                                  monkeypatch):
+@pytest.mark.usefixtures('skip_config_formatting')
+def test_coco_miniature_fits_four_training_images(mini_root, tmp_path):
     """The detector trains end to end: FIT_ITERS iterations fit FIT_IMAGES
     training images (scored on themselves) to box AP50 0.5.
 
@@ -121,8 +128,6 @@ def test_coco_miniature_fits_four_training_images(mini_root, tmp_path,
     not show that the detector learns what an item is (64 images are not
     fitted in 300 iterations: docs/benchmarks.md).
     """
-    monkeypatch.setattr('mmengine.config.config.FormatCode',
-                        lambda text, **kwargs: (text, False))
     annotations = mini_root / 'data' / 'miniature' / 'coco' / 'annotations'
     coco = json.loads((annotations / 'instances_train2017.json').read_text())
     coco['images'] = coco['images'][:FIT_IMAGES]
@@ -132,10 +137,8 @@ def test_coco_miniature_fits_four_training_images(mini_root, tmp_path,
     ]
     assert len(coco['annotations']) >= FIT_IMAGES
     (annotations / 'instances_fit.json').write_text(json.dumps(coco))
-    config = os.path.join(
-        MINI_DIR, 'mask-rcnn_vitdet-tiny-p4-siameseim-pre_1xb4-300it_'
-        'miniature-coco-128.py')
-    before, after = finetune_before_after(config, mini_root, tmp_path,
-                                          FIT_ITERS, fit_few_images)
+    before, after = finetune_before_after(
+        miniature_config('coco'), mini_root, tmp_path, FIT_ITERS,
+        fit_few_images)
     assert after['coco/bbox_mAP_50'] >= 0.5, (before, after)
     assert after['coco/bbox_mAP_50'] > before.get('coco/bbox_mAP_50', 0)
