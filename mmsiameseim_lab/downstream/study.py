@@ -11,6 +11,7 @@ the claim study's verdicts (``mmsiameseim_lab.claim.statistics``).
 """
 import functools
 import glob
+import hashlib
 import json
 import os
 import os.path as osp
@@ -139,11 +140,22 @@ def resolve_claim_runs(study: Config,
             if backbone.get('initial') else f'epoch_{epochs}.pth')
 
 
+@functools.lru_cache(maxsize=None)
+def config_digest(config: str) -> str:
+    """SHA-1 of a config as resolved (its bases followed): a record made
+    under another version of the config, or of one of its bases, is not
+    reused."""
+    cfg = Config.fromfile(osp.join(REPO, config))
+    text = json.dumps(cfg.to_dict(), sort_keys=True, default=repr)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
 def run_settings(study: Config, run: dict, holdout: bool) -> dict:
     """What a run's record must match to be reused."""
     task = study.tasks[run['task']]
     return dict(
         config=task['config'],
+        config_sha1=config_digest(task['config']),
         checkpoint=study.backbones[run['backbone']]['checkpoint'],
         seed=run['seed'],
         holdout=holdout,
@@ -203,9 +215,12 @@ def resolve_schedules(study: Config,
                       root: str = REPO) -> None:
     """Set ``study.chosen_schedules``: each task's (of ``tasks``, or all)
     schedule chosen by the held-out search (``chosen`` of the results file
-    ``search.results``); refused, naming the task, where it chose none."""
+    ``search.results``); refused, naming the task, where it chose none or
+    chose it with another version of the task's config."""
     path = study.search.results
-    chosen = _results_data(path, root).get('chosen') or {}
+    data = _results_data(path, root)
+    chosen = data.get('chosen') or {}
+    records = data.get('runs') or {}
     study.chosen_schedules = {}
     for task in tasks or study.tasks:
         name = chosen.get(task)
@@ -216,6 +231,17 @@ def resolve_schedules(study: Config,
         if name not in study.schedules.get(task, {}):
             raise ValueError(f'{path} chose schedule {name!r} for {task!r}, '
                              f'which schedules.{task} no longer holds')
+        config = study.tasks[task]['config']
+        for backbone in study.search.backbones:
+            key = search_key(task, name, backbone, study.search.seed)
+            found = (records.get(key) or {}).get('config_sha1')
+            if found != config_digest(config):
+                raise ValueError(
+                    f'{path} chose {name!r} for {task!r} with another '
+                    f'version of {config} (its record {key} has config_sha1 '
+                    f'{found}, the config now {config_digest(config)}): '
+                    'run tools/studies/downstream_miniature.py --holdout '
+                    'again')
         study.chosen_schedules[task] = name
 
 

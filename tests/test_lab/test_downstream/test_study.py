@@ -23,9 +23,17 @@ def _claim_results(path, chosen):
     return str(path)
 
 
-def _search_results(path, chosen):
-    # the part of the held-out search's results file the table reads
-    path.write_text(json.dumps(dict(meta={}, data=dict(chosen=chosen))))
+def _search_results(path, chosen, settings):
+    # the part of the held-out search's results file the table reads: its
+    # choices and the digest of the config each chosen run fine-tuned
+    runs = {
+        study.search_key(task, name, backbone, settings.search.seed):
+        dict(config_sha1=study.config_digest(settings.tasks[task].config))
+        for task, name in chosen.items()
+        for backbone in settings.search.backbones
+    }
+    path.write_text(
+        json.dumps(dict(meta={}, data=dict(chosen=chosen, runs=runs))))
     return str(path)
 
 
@@ -45,7 +53,7 @@ def settings(tmp_path):
         ade20k=dict(shipped={}))
     cfg.search.results = _search_results(
         tmp_path / 'search.json',
-        dict(coco='longer', lvis='shipped', ade20k='shipped'))
+        dict(coco='longer', lvis='shipped', ade20k='shipped'), cfg)
     study.resolve_schedules(cfg)
     return cfg
 
@@ -104,7 +112,7 @@ def test_the_held_out_search_plans_every_candidate_schedule(settings):
 
 def test_the_table_reads_the_schedule_its_search_chose(settings, tmp_path):
     settings.search.results = _search_results(tmp_path / 'partial.json',
-                                              dict(coco='longer'))
+                                              dict(coco='longer'), settings)
     with pytest.raises(ValueError, match="no schedule chosen for 'lvis'"):
         study.resolve_schedules(settings)
     study.resolve_schedules(settings, ['coco'])
@@ -115,6 +123,42 @@ def test_the_table_reads_the_schedule_its_search_chose(settings, tmp_path):
             match="chose schedule 'longer' for "
             "'coco', which schedules.coco no longer holds"):
         study.resolve_schedules(settings, ['coco'])
+
+
+def test_a_choice_made_with_another_version_of_the_config_is_refused(
+        settings, tmp_path):
+    # e.g. a search run before the miniature neck's norm changed
+    path = tmp_path / 'stale.json'
+    _search_results(path, dict(coco='longer'), settings)
+    data = json.loads(path.read_text())
+    key = 'coco/longer/siameseim/seed0'
+    assert data['data']['runs'][key]['config_sha1'] == study.config_digest(
+        settings.tasks.coco.config)
+    data['data']['runs'][key]['config_sha1'] = '0123456789abcdef'
+    path.write_text(json.dumps(data))
+    settings.search.results = str(path)
+    with pytest.raises(
+            ValueError,
+            match="chose 'longer' for 'coco' with another version of "
+            'configs/benchmarks/mmdet/miniature/.* config_sha1 '
+            '0123456789abcdef'):
+        study.resolve_schedules(settings, ['coco'])
+    del data['data']['runs'][key]  # a search file from before the digests
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match='config_sha1 None'):
+        study.resolve_schedules(settings, ['coco'])
+
+
+def test_the_config_digest_follows_the_bases(tmp_path):
+    base = tmp_path / 'base.py'
+    child = tmp_path / 'child.py'
+    base.write_text("model = dict(neck=dict(norm_cfg=dict(type='LN2d')))\n")
+    child.write_text("_base_ = ['./base.py']\nseed = 0\n")
+    before = study.config_digest(str(child))
+    study.config_digest.cache_clear()
+    base.write_text("model = dict(neck=dict(norm_cfg=dict(type='GN')))\n")
+    assert study.config_digest(str(child)) != before
+    study.config_digest.cache_clear()
 
 
 def test_a_schedule_keeps_the_configs_shape_at_another_length(settings):
