@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from mmsiameseim.atomic_io import atomic_json, load_json
+from mmsiameseim.precision import native_bf16
 from .metrics import METRICS
 from .results import REPO, RESULTS_DIR, read_results, run_meta
 
@@ -278,6 +279,7 @@ def record(name: str,
         date=meta['date'],
         machine=meta['machine'],
         torch=_torch_version(),
+        cpu_native_bf16=native_bf16(),
         command=meta['command'],
         changed=changed,
         evidence=evidence,
