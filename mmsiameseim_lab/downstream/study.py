@@ -11,7 +11,6 @@ the claim study's verdicts (``mmsiameseim_lab.claim.statistics``).
 """
 import functools
 import glob
-import hashlib
 import json
 import os
 import os.path as osp
@@ -24,6 +23,7 @@ from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
+from mmsiameseim.evaluation.feature_cache import cache_digest
 from ..claim.statistics import judge as holm_verdicts
 from ..claim.statistics import welch_p
 from ..results import REPO
@@ -141,13 +141,17 @@ def resolve_claim_runs(study: Config,
 
 
 @functools.lru_cache(maxsize=None)
+def resolved_config(config: str) -> Config:
+    """A task's config (a path from the repo root, or absolute) with its
+    bases followed, parsed once per process; read it, never change it."""
+    return Config.fromfile(osp.join(REPO, config))
+
+
 def config_digest(config: str) -> str:
     """SHA-1 of a config as resolved (its bases followed): a record made
     under another version of the config, or of one of its bases, is not
     reused."""
-    cfg = Config.fromfile(osp.join(REPO, config))
-    text = json.dumps(cfg.to_dict(), sort_keys=True, default=repr)
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
+    return cache_digest(resolved_config(config).to_dict())
 
 
 def run_settings(study: Config, run: dict, holdout: bool) -> dict:
@@ -164,10 +168,9 @@ def run_settings(study: Config, run: dict, holdout: bool) -> dict:
             **study.schedules[run['task']][run['schedule']]))
 
 
-@functools.lru_cache(maxsize=None)
 def _schedule_shape(config: str) -> Tuple[int, tuple]:
-    """A config's ``max_iters`` and schedulers, parsed once per config."""
-    cfg = Config.fromfile(osp.join(REPO, config))
+    """A config's ``max_iters`` and schedulers."""
+    cfg = resolved_config(config)
     return cfg.train_cfg.max_iters, tuple(cfg.param_scheduler)
 
 
@@ -232,14 +235,15 @@ def resolve_schedules(study: Config,
             raise ValueError(f'{path} chose schedule {name!r} for {task!r}, '
                              f'which schedules.{task} no longer holds')
         config = study.tasks[task]['config']
+        now = config_digest(config)
         for backbone in study.search.backbones:
             key = search_key(task, name, backbone, study.search.seed)
             found = (records.get(key) or {}).get('config_sha1')
-            if found != config_digest(config):
+            if found != now:
                 raise ValueError(
                     f'{path} chose {name!r} for {task!r} with another '
                     f'version of {config} (its record {key} has config_sha1 '
-                    f'{found}, the config now {config_digest(config)}): '
+                    f'{found}, the config now {now}): '
                     'run tools/studies/downstream_miniature.py --holdout '
                     'again')
         study.chosen_schedules[task] = name

@@ -155,10 +155,10 @@ def test_the_config_digest_follows_the_bases(tmp_path):
     base.write_text("model = dict(neck=dict(norm_cfg=dict(type='LN2d')))\n")
     child.write_text("_base_ = ['./base.py']\nseed = 0\n")
     before = study.config_digest(str(child))
-    study.config_digest.cache_clear()
+    study.resolved_config.cache_clear()
     base.write_text("model = dict(neck=dict(norm_cfg=dict(type='GN')))\n")
     assert study.config_digest(str(child)) != before
-    study.config_digest.cache_clear()
+    study.resolved_config.cache_clear()
 
 
 def test_a_schedule_keeps_the_configs_shape_at_another_length(settings):
