@@ -123,6 +123,20 @@ def make_own_coco(root, num_train=4, num_val=2, seed=0):
     return out
 
 
+def build_detector(config):
+    """(config, detector) of a detection config file, its backbone loading
+    no checkpoint."""
+    from mmdet.registry import MODELS
+    from mmdet.utils import register_all_modules
+    from mmengine.config import Config
+
+    import mmsiameseim.det  # noqa: F401
+    register_all_modules()
+    cfg = Config.fromfile(config)
+    cfg.model.backbone.init_cfg = None
+    return cfg, MODELS.build(cfg.model)
+
+
 def finetune_before_after(config, root, work_dir, iters, schedule):
     """Run a downstream ``config`` as `mim train` does (its runner_type,
     from ``root``, the folder its relative paths start from) for ``iters``

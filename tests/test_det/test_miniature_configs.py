@@ -5,11 +5,10 @@ import glob
 import os
 
 import pytest
-from mmengine.config import Config
 from torch import nn
 
 from mmsiameseim.det.layers import LN2d
-from tests.test_det.helpers import ROOT
+from tests.test_det.helpers import ROOT, build_detector
 
 MINIATURE = sorted(
     glob.glob(
@@ -20,19 +19,12 @@ MINIATURE = sorted(
 @pytest.mark.parametrize(
     'config', MINIATURE, ids=[os.path.basename(c) for c in MINIATURE])
 def test_only_the_miniature_neck_norm_is_group_norm(config):
-    from mmdet.registry import MODELS
-    from mmdet.utils import register_all_modules
-
-    import mmsiameseim.det  # noqa: F401
-    register_all_modules()
-    cfg = Config.fromfile(config)
+    cfg, model = build_detector(config)
     # _delete_ drops LN2d's eps instead of handing it to GroupNorm
     assert cfg.model.neck.norm_cfg == dict(
         type='GN', num_groups=32, requires_grad=True)
     assert cfg.model.roi_head.bbox_head.norm_cfg.type == 'LN2d'
     assert cfg.model.roi_head.mask_head.norm_cfg.type == 'LN2d'
-    cfg.model.backbone.init_cfg = None
-    model = MODELS.build(cfg.model)
     neck_norms = [
         m for m in model.neck.modules()
         if isinstance(m, (nn.GroupNorm, nn.LayerNorm))

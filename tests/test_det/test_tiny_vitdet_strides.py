@@ -10,9 +10,8 @@ import os
 
 import pytest
 import torch
-from mmengine.config import Config
 
-from tests.test_det.helpers import ROOT
+from tests.test_det.helpers import ROOT, build_detector
 
 CONFIGS = sorted(
     p for folder in ('miniature', 'smoke') for p in glob.glob(
@@ -22,14 +21,7 @@ CONFIGS = sorted(
 @pytest.mark.parametrize(
     'config', CONFIGS, ids=[os.path.basename(c) for c in CONFIGS])
 def test_anchor_and_roi_strides_are_the_pyramids(config):
-    from mmdet.registry import MODELS
-    from mmdet.utils import register_all_modules
-
-    import mmsiameseim.det  # noqa: F401
-    register_all_modules()
-    cfg = Config.fromfile(config)
-    cfg.model.backbone.init_cfg = None
-    model = MODELS.build(cfg.model)
+    cfg, model = build_detector(config)
     size = cfg.model.backbone.img_size
     with torch.no_grad():
         levels = model.neck(model.backbone(torch.zeros(1, 3, size, size)))
