@@ -12,7 +12,7 @@ from mmengine.logging import print_log
 Features = Tuple[torch.Tensor, torch.Tensor]
 
 
-def cache_digest(key: dict) -> str:
+def cache_digest(key: object) -> str:
     """A short hash of a JSON-able description (objects fall back to str)."""
     text = json.dumps(key, sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]

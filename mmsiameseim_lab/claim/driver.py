@@ -7,6 +7,7 @@ from typing import Callable, List, Optional
 
 from mmengine.config import Config
 
+from mmsiameseim.evaluation.feature_cache import cache_digest
 from .plan import (PHASES, check_study, choices, curve_runs, equal_time,
                    equal_time_runs, feature_runs, pending, record_key,
                    search_runs, table_runs)
@@ -54,18 +55,17 @@ def expected_digests(study: Config, run: dict, scorer: Scorer,
                      root: str) -> dict:
     """Record key -> the settings digest its record must carry to be
     reused."""
-    from .runner import digest
     pre = pretrain_settings(study, run, root)
     if run['kind'] == 'search':
         held = scorer.search_holdout
         variants = run.get('variants') or [None]
         return {
             record_key(run, 0, v):
-            digest([pre,
+            cache_digest([pre,
                     scorer.settings(v or run_variant(study, run), held)])
             for v in variants
         }
-    sha = digest([pre, scorer.settings(run['chosen'])])
+    sha = cache_digest([pre, scorer.settings(run['chosen'])])
     return {record_key(run, e): sha for e in run['evaluate_at']}
 
 

@@ -4,7 +4,6 @@ with (a record whose settings digest matches is reused, so the study
 continues from its results file, run by run)."""
 import copy
 import hashlib
-import json
 import os
 import os.path as osp
 import time
@@ -12,17 +11,14 @@ from typing import Dict, List, Optional
 
 from mmengine.config import Config
 
+from mmsiameseim.evaluation.feature_cache import cache_digest
+
 from ..evaluation import build_dense_probe
 from .plan import record_key, variant_name
 
 # every score of a table record; the token map is scored by kNN and
 # few-shot only (the linear probe reads a pooled feature)
 TOKEN_MAP_METRICS = ('token_map_knn', 'token_map_fewshot')
-
-
-def digest(obj) -> str:
-    return hashlib.sha1(json.dumps(obj, sort_keys=True,
-                                   default=str).encode()).hexdigest()[:16]
 
 
 def token_map_dim(cfg: Config) -> int:
@@ -235,10 +231,10 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
                     variant=dict(variant),
                     knn=r['knn'],
                     fewshot=r['fewshot'],
-                    settings_sha1=digest(
+                    settings_sha1=cache_digest(
                         [pretrain, scorer.settings(variant, held)])))
         return records
-    sha = digest([pretrain, scorer.settings(chosen)])
+    sha = cache_digest([pretrain, scorer.settings(chosen)])
     for epoch in epochs:
         t1 = time.time()
         key = record_key(run, epoch)
