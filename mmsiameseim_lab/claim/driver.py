@@ -61,8 +61,8 @@ def expected_digests(study: Config, run: dict, scorer: Scorer,
         variants = run.get('variants') or [None]
         return {
             record_key(run, 0, v):
-            cache_digest([pre,
-                    scorer.settings(v or run_variant(study, run), held)])
+            cache_digest(
+                [pre, scorer.settings(v or run_variant(study, run), held)])
             for v in variants
         }
     sha = cache_digest([pre, scorer.settings(run['chosen'])])

@@ -12,7 +12,6 @@ from typing import Dict, List, Optional
 from mmengine.config import Config
 
 from mmsiameseim.evaluation.feature_cache import cache_digest
-
 from ..evaluation import build_dense_probe
 from .plan import record_key, variant_name
 
