@@ -78,14 +78,11 @@ seeds = [0, 1, 2]
 # task -> candidate schedules, name -> what each changes in the task's
 # config (`iters`: the number of iterations, the schedule's shape kept;
 # `batch`: images per iteration; `lr`: the learning rate; {}: the config's
-# own; see mmsiameseim_lab.downstream.study.schedule_options). On 2 cores a
-# 128-pixel image costs about 0.5 s of training in both pipelines (COCO
-# 1.95 s per iteration at batch 4, 1.12 at batch 2; ADE20k 3.5-4.3 at
-# batch 8; on a 2-core AMD EPYC without native bf16 COCO takes 3.3 s at
-# batch 4, and 300 iterations with their evaluation 19 minutes: search and
-# table must run on the same kind of machine), so 15 minutes hold about
-# 1 700 images: the candidates spend them in longer, smaller-batch or
-# higher-lr schedules. `--holdout` fine-tunes
+# own; see mmsiameseim_lab.downstream.study.schedule_options). Each task's
+# candidates are sized so that a fine-tune with its evaluation ends within
+# `budget_minutes` on the slowest 2-core machine measured (the per-task
+# timings below; search and table must run on the same kind of machine)
+# and differ in their learning rate. `--holdout` fine-tunes
 # each on `search.backbones` with seed `search.seed` (fit on *_fit, scored
 # on *_holdout) and chooses, per task, the best on the task's first metric
 # among those that ended within the budget; the table reads that choice
