@@ -40,6 +40,7 @@ from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
 # a tool publishes a new results file.
 RENDERER_MODULES = ('mmsiameseim_lab.demo.tables',
                     'mmsiameseim_lab.claim.tables',
+                    'mmsiameseim_lab.downstream.tables',
                     'mmsiameseim_lab.side_by_side.tables',
                     'mmsiameseim_lab.table3.tables',
                     'mmsiameseim_lab.accumulation.tables',

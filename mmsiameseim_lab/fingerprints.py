@@ -34,7 +34,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mmsiameseim.atomic_io import atomic_json, load_json
 from mmsiameseim.precision import native_bf16
-from .metrics import METRICS
+from .metrics import DOWNSTREAM_HEADINGS, METRICS
 from .results import REPO, RESULTS_DIR, read_results, run_meta
 
 FINGERPRINTS = 'fingerprints.json'
@@ -42,7 +42,8 @@ FINGERPRINTS = 'fingerprints.json'
 # fingerprinted): the protocol's and the dense probe's metrics, the
 # accumulation gradients' distances, the parity fixture's numbers.
 SCORE_KEYS = frozenset(METRICS) | frozenset(
-    {'fewshot_l2', 'exact', 'plain', 'loss', 'pred_norm', 'grad_norm'})
+    {'fewshot_l2', 'exact', 'plain', 'loss', 'pred_norm', 'grad_norm'}) | \
+    frozenset(DOWNSTREAM_HEADINGS)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,11 @@ UNITS: Dict[str, Unit] = dict(
          '--results-name', 'accumulation_study', '--work-dir', '{work_dir}',
          '--results-dir', '{work_dir}', '--cfg-options') +
         ACCUMULATION_STUDY_SMOKE, 'accumulation_study.json'),
+    # two iterations of each miniature downstream config, from random
+    # weights, on a small build of the miniature datasets
+    downstream_smoke=Unit(('tools/studies/downstream_miniature.py',
+                           '--smoke', '--work-dir', '{work_dir}'),
+                          'downstream_miniature.json'),
     accumulation_gradients=Unit(('-c', ACCUMULATION)),
     parity=Unit(('-c', PARITY)),
 )
@@ -127,6 +133,8 @@ STUDIES: Dict[str, Tuple[str, ...]] = dict(
     table3=('table3_smoke', ),
     accumulation_study=('accumulation_study_smoke', ),
     accumulation=('accumulation_gradients', ),
+    downstream_miniature=('downstream_smoke', ),
+    downstream_miniature_holdout=('downstream_smoke', ),
     side_by_side=('demo_smoke', 'parity'),
 )
 MEASUREMENTS = frozenset({

@@ -41,6 +41,17 @@ SCATTERED_METRICS = ('dense_boundary_iou', 'dense_lowshot_miou',
                      'dense_lowshot_boundary_iou')
 # every score a study run gets: the claim study's columns
 METRICS = PROTOCOL_METRICS + DENSE_METRICS
+# the miniature downstream study's scores (the keys mmdet's CocoMetric and
+# LVISMetric and mmseg's IoUMetric log) and their table headings
+DOWNSTREAM_HEADINGS = {
+    'coco/bbox_mAP': 'COCO box AP',
+    'coco/segm_mAP': 'COCO mask AP',
+    'lvis/bbox_AP': 'LVIS box AP',
+    'lvis/bbox_APr': 'LVIS box AP<sub>r</sub>',
+    'lvis/segm_AP': 'LVIS mask AP',
+    'lvis/segm_APr': 'LVIS mask AP<sub>r</sub>',
+    'mIoU': 'ADE20k mIoU',
+}
 # the prose name of each score
 METRIC_NAMES = {key: m.prose for key, m in VOCABULARY.items()}
 

@@ -119,6 +119,19 @@ schedules = dict(
 search = dict(
     backbones=['siameseim'],
     seed=0,
-    results='work_dirs/downstream_miniature/downstream_miniature_holdout.json')
+    results='docs/results/downstream_miniature_holdout.json')
 # a fine-tune (training and its evaluation) should end within this
 budget_minutes = 15
+
+# --smoke, the study's smoke fingerprint (mmsiameseim_lab/fingerprints.py):
+# these backbones and seeds fine-tuned by every task's config for `iters`
+# iterations with `options`, on miniature datasets of `num_train` /
+# `num_val` images built in the work dir (300 is about the fewest training
+# images that hold LVIS's three frequency groups), without a search.
+smoke = dict(
+    backbones=['random'],
+    seeds=[0],
+    iters=2,
+    num_train=300,
+    num_val=8,
+    options=['default_hooks.logger.interval=1'])

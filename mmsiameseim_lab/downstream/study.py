@@ -291,9 +291,34 @@ def choose_schedules(
     return ranking, chosen
 
 
+def smoke_settings(study: Config, root: str, fashion_mnist: str) -> None:
+    """Make ``study`` its smoke run (``--smoke``, the study's fingerprint:
+    ``mmsiameseim_lab.fingerprints``): the backbones and seeds of
+    ``study.smoke``, every task fine-tuned for ``smoke.iters`` iterations
+    with ``smoke.options`` on miniature datasets of ``smoke.num_train`` /
+    ``smoke.num_val`` images built under ``root`` (``root/data/miniature``,
+    the folder the runs start from), with no held-out search."""
+    from .layouts import make_miniature_datasets
+    smoke = study.smoke
+    make_miniature_datasets(
+        fashion_mnist,
+        osp.join(root, 'data', 'miniature'),
+        num_train=smoke.num_train,
+        num_val=smoke.num_val)
+    study.backbones = {n: study.backbones[n] for n in smoke.backbones}
+    study.seeds = list(smoke.seeds)
+    study.schedules = {t: dict(smoke=dict(iters=smoke.iters))
+                       for t in study.tasks}
+    study.chosen_schedules = {t: 'smoke' for t in study.tasks}
+    study.search.backbones = list(smoke.backbones)
+    study.run_root = root
+    study.extra_options = list(smoke.options)
+
+
 def train_command(study: Config, run: dict, work_dir: str,
                   holdout: bool) -> List[str]:
-    """``tools/train.py`` (the codebase's training script) for one run."""
+    """``tools/train.py`` (the codebase's training script) for one run,
+    started in ``study.run_root`` (the repository unless a smoke run)."""
     task = study.tasks[run['task']]
     ckpt = study.backbones[run['backbone']]['checkpoint']
     options = [f'randomness.seed={run["seed"]}']
@@ -303,10 +328,12 @@ def train_command(study: Config, run: dict, work_dir: str,
                                 study.schedules[run['task']][run['schedule']])
     if holdout:
         options += [f'{k}={v}' for k, v in task['holdout_options'].items()]
+    options += study.get('extra_options', [])
     return [
         sys.executable,
-        osp.join(REPO, 'tools', 'train.py'), task['config'], '--work-dir',
-        work_dir, '--cfg-options', *options
+        osp.join(REPO, 'tools', 'train.py'),
+        osp.join(REPO, task['config']), '--work-dir', work_dir,
+        '--cfg-options', *options
     ]
 
 
@@ -369,7 +396,9 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
     os.makedirs(osp.dirname(work_dir), exist_ok=True)
     start = time.time()
     subprocess.run(
-        train_command(study, run, work_dir, holdout), cwd=REPO, check=True)
+        train_command(study, run, work_dir, holdout),
+        cwd=study.get('run_root', REPO),
+        check=True)
     wall = time.time() - start
     metrics, nothing = run_scores(work_dir,
                                   study.tasks[run['task']]['metrics'])

@@ -3,14 +3,15 @@ R-CNN and UperNet configs at the demo's size, several seeds each.
 
     python tools/studies/downstream_miniature.py [--tasks coco,lvis,ade20k]
         [--backbones siameseim,siameseim_init,...] [--max-runs N]
-        [--holdout] [--work-dir work_dirs/downstream_miniature]
+        [--holdout | --smoke] [--work-dir work_dirs/downstream_miniature]
+        [--results-dir docs/results] [--data-root data/fashion_mnist]
         [--config configs/demo/downstream_miniature.py]
         [--cfg-options K=V ...] [--dry-run]
 
 Every (task, backbone, seed) of the settings runs the task's miniature
 config through the codebase's training script (what `mim train` runs) in
 ``WORK_DIR/TASK/BACKBONE/seedS``, and is recorded in the results file
-``WORK_DIR/downstream_miniature[_holdout].json`` as soon as it ends: a rerun
+``RESULTS_DIR/downstream_miniature[_holdout].json`` as soon as it ends: a rerun
 skips the runs recorded under the same settings, so the study may span
 sessions (``--max-runs`` stops after that many new runs). Each pretrained
 backbone is compared with its own initial weights (Welch over the seeds,
@@ -22,6 +23,9 @@ split; the best within the budget is recorded as ``chosen`` in
 ``downstream_miniature_holdout.json``, which the table reads
 (``search.results``). The data come from
 ``tools/dataset_converters/make_miniature_downstream.py`` (data/miniature).
+``--smoke`` is the study's smoke fingerprint (``smoke`` of the settings: two
+iterations a task on a small build in the work dir, whose results file
+stays there).
 """
 import argparse
 import os.path as osp
@@ -34,7 +38,8 @@ from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
                                               cpu_bf16, planned_runs,
                                               resolve_claim_runs,
                                               resolve_schedules, run_once,
-                                              run_settings, train_command)
+                                              run_settings, smoke_settings,
+                                              train_command)
 from mmsiameseim_lab.results import write_results
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -53,7 +58,21 @@ def main(argv=None):
     parser.add_argument('--tasks', type=names)
     parser.add_argument('--backbones', type=names)
     parser.add_argument('--max-runs', type=int)
-    parser.add_argument('--holdout', action='store_true')
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument('--holdout', action='store_true')
+    kind.add_argument(
+        '--smoke',
+        action='store_true',
+        help='the smoke fingerprint: settings\' `smoke`, results in the '
+        'work dir')
+    parser.add_argument(
+        '--results-dir',
+        default=osp.join(ROOT, 'docs', 'results'),
+        help='folder of the results file (the work dir with --smoke)')
+    parser.add_argument(
+        '--data-root',
+        default='data/fashion_mnist',
+        help='Fashion-MNIST, for --smoke\'s datasets')
     parser.add_argument(
         '--dry-run',
         action='store_true',
@@ -63,8 +82,13 @@ def main(argv=None):
     study = Config.fromfile(osp.join(ROOT, args.config))
     if args.cfg_options:
         study.merge_from_dict(args.cfg_options)
+    work_dir = osp.abspath(args.work_dir)
+    results_dir = work_dir if args.smoke else osp.abspath(args.results_dir)
     try:
-        if args.holdout:
+        if args.smoke:
+            smoke_settings(study, osp.join(work_dir, 'smoke_root'),
+                           args.data_root)
+        elif args.holdout:
             resolve_claim_runs(study, args.backbones
                                or list(study.search.backbones))
         else:
@@ -73,17 +97,16 @@ def main(argv=None):
         runs = planned_runs(study, args.tasks, args.backbones, args.holdout)
     except ValueError as e:
         sys.exit(f'error: {args.config}: {e}')
-    work_dir = osp.abspath(args.work_dir)
     name = 'downstream_miniature' + ('_holdout' if args.holdout else '')
-    stored = load_json(osp.join(work_dir, f'{name}.json')) or {}
+    stored = load_json(osp.join(results_dir, f'{name}.json')) or {}
     records = stored.get('data', {}).get('runs', {})
     for run in runs:
         old = records.get(run['key'])
         want = run_settings(study, run, args.holdout)
         if old and {k: old.get(k) for k in want} != want:
-            sys.exit(f'error: {work_dir}/{name}.json records {run["key"]} '
+            sys.exit(f'error: {results_dir}/{name}.json records {run["key"]} '
                      f'under other settings ({old}, now {want}): pass '
-                     'another --work-dir or remove that record')
+                     'another --results-dir or remove that record')
     pending = [r for r in runs if r['key'] not in records]
     print(f'{len(runs) - len(pending)} of {len(runs)} runs recorded; '
           f'{len(pending)} to run')
@@ -110,8 +133,13 @@ def main(argv=None):
         else:
             data.update(
                 comparisons=comparisons(study, records),
-                seeds=list(study.seeds))
-        write_results(name, data, results_dir=work_dir)
+                seeds=list(study.seeds),
+                backbones=list(study.backbones),
+                tasks={t: list(v.metrics)
+                       for t, v in study.tasks.items()},
+                budget_minutes=study.budget_minutes,
+                smoke=args.smoke)
+        write_results(name, data, results_dir=results_dir)
     if args.holdout:
         ranking, chosen = choose_schedules(study, records)
         for row in ranking:

@@ -232,7 +232,9 @@ def test_train_command_sets_seed_checkpoint_and_holdout(settings):
     run = _run('lvis', 'random', 2, 'shipped')
     cmd = study.train_command(settings, run, '/w', holdout=False)
     assert cmd[1] == os.path.join(ROOT, 'tools', 'train.py')
-    assert cmd[2:5] == [settings.tasks.lvis.config, '--work-dir', '/w']
+    assert cmd[2:5] == [
+        os.path.join(ROOT, settings.tasks.lvis.config), '--work-dir', '/w'
+    ]
     assert cmd[5:] == [
         '--cfg-options', 'randomness.seed=2', 'model.backbone.init_cfg=None'
     ]
@@ -247,6 +249,30 @@ def test_train_command_sets_seed_checkpoint_and_holdout(settings):
         'mae_lr0.001_wd0.05_seed0_1e/epoch_1.pth' in cmd
     assert 'train_dataloader.dataset.ann_file=fit.txt' in cmd
     assert 'val_dataloader.dataset.ann_file=holdout.txt' in cmd
+
+
+def test_smoke_settings_fine_tune_random_weights_briefly_on_a_small_build(
+        tmp_path, monkeypatch):
+    built = {}
+    monkeypatch.setattr(
+        'mmsiameseim_lab.downstream.layouts.make_miniature_datasets',
+        lambda fmnist, out, **kw: built.update(fmnist=fmnist, out=out, **kw))
+    cfg = Config.fromfile(SETTINGS)
+    study.smoke_settings(cfg, str(tmp_path), 'data/fashion_mnist')
+    assert built == dict(
+        fmnist='data/fashion_mnist',
+        out=str(tmp_path / 'data' / 'miniature'),
+        num_train=cfg.smoke.num_train,
+        num_val=cfg.smoke.num_val)
+    runs = study.planned_runs(cfg)
+    assert [r['key'] for r in runs] == [
+        f'{t}/random/seed0' for t in ('coco', 'lvis', 'ade20k')
+    ]
+    cmd = study.train_command(cfg, runs[0], '/w', holdout=False)
+    assert 'model.backbone.init_cfg=None' in cmd
+    assert f'train_cfg.max_iters={cfg.smoke.iters}' in cmd
+    assert cmd[-1] == 'default_hooks.logger.interval=1'
+    assert cfg.run_root == str(tmp_path)  # where data/miniature is
 
 
 def test_final_metrics_are_the_last_evaluation_in_the_logs(tmp_path):

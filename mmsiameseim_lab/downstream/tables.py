@@ -1,0 +1,140 @@
+"""The miniature downstream study's published tables
+(docs/results/downstream_miniature*.json): the held-out search's ranking of
+candidate schedules, and Table 2 in miniature (every backbone's scores over
+the seeds, each pretrained backbone against its own initial weights)."""
+import statistics
+from typing import List
+
+from ..claim.statistics import format_p
+from ..metrics import DOWNSTREAM_HEADINGS
+from ..results import results_table, smoke_note
+from .study import search_key
+
+def heading(metric: str) -> str:
+    return DOWNSTREAM_HEADINGS.get(metric, metric)
+
+
+def score(metric: str, value: float) -> str:
+    """mmdet's APs are fractions (3 decimals, as it logs them); mmseg's
+    mIoU is a percentage."""
+    return f'{value:.3f}' if '/' in metric else f'{value:.2f}'
+
+
+def _schedule_cells(schedule: dict) -> List[str]:
+    return [
+        str(schedule.get('iters', "config's")),
+        str(schedule.get('lr', "config's")),
+        str(schedule.get('batch', "config's"))
+    ]
+
+
+def _bf16_line(data: dict) -> str:
+    bf16 = data.get('cpu_bf16') or {}
+    native = any(bf16.values())
+    return ('The CPU has native bf16 instructions.'
+            if native else 'The CPU has no native bf16 instructions.')
+
+
+@results_table('downstream_miniature_holdout')
+def search_table(results: dict) -> str:
+    """The held-out search of ``tools/studies/downstream_miniature.py
+    --holdout``: every candidate schedule's score on the held-out training
+    images, its wall time and the choice."""
+    data = results['data']
+    search = data['search']
+    lines = [
+        '| task | candidate | iterations | lr | batch | held-out score | '
+        'wall (min) | chosen |', '|---|---|---|---|---|---|---|---|'
+    ]
+    for row in data['ranking']:
+        rec = data['runs'][search_key(row['task'], row['schedule'],
+                                      search['backbones'][0],
+                                      search['seed'])]
+        over = '' if row['within_budget'] else ' (over the budget)'
+        lines.append('| ' + ' | '.join([
+            row['task'], row['schedule'], *_schedule_cells(rec['schedule']),
+            f'{heading(row["metric"])} {score(row["metric"], row["score"])}',
+            f'{row["wall_s"] / 60:.1f}{over}', '**yes**'
+            if row['chosen'] else ''
+        ]) + ' |')
+    ranked = dict.fromkeys(r['task'] for r in data['ranking'])
+    pending = [t for t in ranked if t not in data.get('chosen', {})]
+    lines += [
+        '', f'Fine-tuned from {", ".join(search["backbones"])} with seed '
+        f'{search["seed"]}, one run a candidate: fit on the training '
+        'images\' `*_fit` part, scored on their `*_holdout` part (never on '
+        'the validation split); "config\'s": the miniature config\'s own '
+        'setting. Each task chooses the best held-out score among the '
+        'candidates that ended within the budget. ' + _bf16_line(data)
+    ]
+    if pending:
+        lines.append(f'No choice yet for {", ".join(pending)}.')
+    return '\n'.join(lines)
+
+
+def _cell(values: List[float], metric: str) -> str:
+    if not values:
+        return '-'
+    mean = statistics.mean(values)
+    if len(values) < 2:
+        return f'{score(metric, mean)} (1 seed)'
+    sd = statistics.stdev(values)
+    return f'{score(metric, mean)} ± {score(metric, sd)} ({len(values)})'
+
+
+@results_table('downstream_miniature')
+def downstream_table(results: dict) -> str:
+    """Table 2 in miniature: per task, every backbone's mean ± sample
+    standard deviation over its recorded seeds; then each pretrained
+    backbone against its own initial weights, with Welch's p and the
+    Holm-corrected verdict over the whole table."""
+    data = results['data']
+    runs = data['runs']
+    lines = []
+    for task, metrics in data['tasks'].items():
+        head = ['backbone', 'schedule'] + [heading(m) for m in metrics]
+        lines += [
+            '| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)
+        ]
+        for backbone in data['backbones']:
+            recs = [
+                runs[k] for k in (f'{task}/{backbone}/seed{s}'
+                                  for s in data['seeds']) if k in runs
+            ]
+            if not recs:
+                continue
+            schedule = recs[0]['schedule']['name']
+            lines.append('| ' + ' | '.join(
+                [backbone, schedule] +
+                [_cell([r['metrics'][m] for r in recs], m)
+                 for m in metrics]) + ' |')
+        lines.append('')
+    total = len(data['tasks']) * len(data['backbones']) * len(data['seeds'])
+    lines.append(
+        f'{len(runs)} of {total} runs recorded. mean ± sample standard '
+        'deviation (seeds); each task fine-tuned with the schedule its '
+        'held-out search chose, on the training images, scored on the '
+        'validation split. ' + _bf16_line(data))
+    if data['comparisons']:
+        lines += [
+            '', '| task | metric | backbone | its initial weights | '
+            'difference | Welch p | Holm p | verdict |',
+            '|---|---|---|---|---|---|---|---|'
+        ]
+        for c in data['comparisons']:
+            lines.append(
+                f'| {c["task"]} | {heading(c["metric"])} | '
+                f'{score(c["metric"], c["mean"])} ({c["backbone"]}) | '
+                f'{score(c["metric"], c["baseline_mean"])} '
+                f'({c["baseline"]}) | {c["diff"]:+.3g} | '
+                f'{format_p(c["p"])} | {format_p(c["p_holm"])} | '
+                f'{c["verdict"]} |')
+        lines += [
+            '', 'Holm\'s correction over every comparison of the table '
+            '(one family); a comparison over fewer than two seeds a side '
+            'has no test.' +
+            (' **The table is incomplete: its family grows as runs are '
+             'recorded, so these verdicts are provisional.**'
+             if len(runs) < total else '')
+        ]
+    return '\n'.join(lines + smoke_note(data))

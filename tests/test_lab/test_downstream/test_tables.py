@@ -1,0 +1,82 @@
+"""The miniature downstream study's published blocks
+(mmsiameseim_lab.downstream.tables): the held-out search's ranking and the
+table of every backbone's scores with its verdicts, from results files."""
+from mmsiameseim_lab.downstream import study, tables
+
+
+def _run(metrics, schedule, wall_s=600.0):
+    return dict(
+        metrics=metrics,
+        schedule=schedule,
+        wall_s=wall_s,
+        within_budget=wall_s <= 900)
+
+
+def test_search_table_ranks_every_candidate_and_marks_the_choice():
+    runs = {
+        study.search_key('coco', 'a', 'siameseim', 0):
+        _run({'coco/bbox_mAP': 0.009}, dict(name='a', iters=200, lr=5e-4)),
+        study.search_key('coco', 'b', 'siameseim', 0):
+        _run({'coco/bbox_mAP': 0.004}, dict(name='b', iters=200)),
+        study.search_key('ade20k', 'c', 'siameseim', 0):
+        _run({'mIoU': 5.06}, dict(name='c', iters=100), wall_s=1000),
+    }
+    ranking = [
+        dict(task='coco', schedule='a', metric='coco/bbox_mAP', score=0.009,
+             wall_s=600.0, within_budget=True, chosen=True),
+        dict(task='coco', schedule='b', metric='coco/bbox_mAP', score=0.004,
+             wall_s=600.0, within_budget=True, chosen=False),
+        dict(task='ade20k', schedule='c', metric='mIoU', score=5.06,
+             wall_s=1000.0, within_budget=False, chosen=False),
+    ]
+    data = dict(
+        runs=runs,
+        ranking=ranking,
+        chosen=dict(coco='a'),
+        search=dict(backbones=['siameseim'], seed=0),
+        cpu_bf16=dict(avx512_bf16=False, amx_bf16=False))
+    md = tables.search_table(dict(data=data))
+    lines = md.splitlines()
+    assert lines[2] == ('| coco | a | 200 | 0.0005 | config\'s | COCO box AP '
+                        '0.009 | 10.0 | **yes** |')
+    assert lines[3] == ('| coco | b | 200 | config\'s | config\'s | COCO box '
+                        'AP 0.004 | 10.0 |  |')
+    assert lines[4] == ('| ade20k | c | 100 | config\'s | config\'s | ADE20k '
+                        'mIoU 5.06 | 16.7 (over the budget) |  |')
+    assert 'no native bf16' in md
+    assert 'No choice yet for ade20k.' in md
+
+
+def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
+    seeds = [0, 1, 2]
+    runs = {}
+    for s, (pre, init) in enumerate(((0.02, 0.01), (0.03, 0.01),
+                                     (0.025, 0.012))):
+        runs[study.run_key('coco', 'siameseim', s)] = _run(
+            {'coco/bbox_mAP': pre}, dict(name='x'))
+        runs[study.run_key('coco', 'siameseim_init', s)] = _run(
+            {'coco/bbox_mAP': init}, dict(name='x'))
+    rows = study.judge([
+        dict(task='coco', metric='coco/bbox_mAP', backbone='siameseim',
+             baseline='siameseim_init', values=[0.02, 0.03, 0.025],
+             baseline_values=[0.01, 0.01, 0.012], mean=0.025,
+             baseline_mean=0.010667, diff=0.014333, expected_sign=1)
+    ])
+    data = dict(
+        runs=runs,
+        seeds=seeds,
+        backbones=['siameseim', 'siameseim_init', 'random'],
+        tasks=dict(coco=['coco/bbox_mAP']),
+        comparisons=rows,
+        cpu_bf16=dict(avx512_bf16=True, amx_bf16=False))
+    md = tables.downstream_table(dict(data=data))
+    assert '| siameseim | x | 0.025 ± 0.005 (3) |' in md
+    assert '| siameseim_init | x | 0.011 ± 0.001 (3) |' in md
+    assert '| random |' not in md  # no run recorded
+    assert '6 of 9 runs recorded.' in md
+    assert 'The CPU has native bf16 instructions.' in md
+    p = rows[0]['p']
+    assert p is not None and 0 < p < 0.05
+    assert (f'| coco | COCO box AP | 0.025 (siameseim) | 0.011 '
+            f'(siameseim_init) | +0.0143 | {p:.3g} | {p:.3g} | holds |') in md
+    assert 'provisional' in md  # the family grows as the table fills
