@@ -181,7 +181,9 @@ def schedule_options(config: str, schedule: dict) -> List[str]:
     ``schedule`` may hold ``iters`` (the number of iterations: the loop's
     ``max_iters``, its one evaluation and checkpoint at the end, every
     scheduler that ends at the config's last iteration ending there too and
-    its milestones at the same fractions; warm-up keeps its length),
+    its milestones at the same fractions; warm-up keeps its length, cut to
+    half the new schedule where it is longer, and a scheduler that began
+    where the warm-up ended begins where it now ends),
     ``batch`` (images per iteration) and ``lr`` (the optimizer's learning
     rate, never scaled by itself). ``{}`` is the config's own.
     """
@@ -201,9 +203,22 @@ def schedule_options(config: str, schedule: dict) -> List[str]:
             f'train_cfg.max_iters={new}', f'train_cfg.val_interval={new}',
             f'default_hooks.checkpoint.interval={new}'
         ]
+        # warm-ups (schedulers that end before the last iteration) longer
+        # than half the new schedule: their old end -> their new end
+        cut = {
+            s['end']: max(1, new // 2)
+            for s in schedulers
+            if s.get('end') not in (None, old) and s['end'] > new // 2
+        }
         for i, scheduler in enumerate(schedulers):
             if scheduler.get('end') == old:
                 options.append(f'param_scheduler.{i}.end={new}')
+            elif scheduler.get('end') in cut:
+                options.append(
+                    f'param_scheduler.{i}.end={cut[scheduler["end"]]}')
+            if scheduler.get('begin') in cut:
+                options.append(
+                    f'param_scheduler.{i}.begin={cut[scheduler["begin"]]}')
             if 'milestones' in scheduler:
                 milestones = [
                     round(m * new / old) for m in scheduler['milestones']

@@ -178,6 +178,20 @@ def test_a_schedule_keeps_the_configs_shape_at_another_length(settings):
                                       'default_hooks.checkpoint.interval=200',
                                       'param_scheduler.1.end=200'
                                   ]
+    # at 100 the 50-iteration warm-up still fits in half; at 2 it is cut
+    # to 1, and the decay that began where it ended begins there
+    assert 'param_scheduler.0.end=50' not in study.schedule_options(
+        settings.tasks.ade20k.config, dict(iters=100))
+    assert study.schedule_options(settings.tasks.ade20k.config,
+                                  dict(iters=2))[3:] == [
+                                      'param_scheduler.0.end=1',
+                                      'param_scheduler.1.end=2',
+                                      'param_scheduler.1.begin=1'
+                                  ]
+    assert study.schedule_options(coco, dict(iters=2))[3:] == [
+        'param_scheduler.0.end=1', 'param_scheduler.1.end=2',
+        'param_scheduler.1.milestones=[2,2]'
+    ]
     assert study.schedule_options(coco, dict(batch=2, lr=2e-4)) == [
         'train_dataloader.batch_size=2', 'optim_wrapper.optimizer.lr=0.0002'
     ]
@@ -339,6 +353,7 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
     argv = [
         '--config',
         str(settings), '--work-dir',
+        str(tmp_path), '--results-dir',
         str(tmp_path), '--tasks', 'ade20k'
     ]
     options = [
