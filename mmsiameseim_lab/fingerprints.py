@@ -113,8 +113,8 @@ UNITS: Dict[str, Unit] = dict(
         ACCUMULATION_STUDY_SMOKE, 'accumulation_study.json'),
     # two iterations of each miniature downstream config, from random
     # weights, on a small build of the miniature datasets
-    downstream_smoke=Unit(('tools/studies/downstream_miniature.py',
-                           '--smoke', '--work-dir', '{work_dir}'),
+    downstream_smoke=Unit(('tools/studies/downstream_miniature.py', '--smoke',
+                           '--work-dir', '{work_dir}'),
                           'downstream_miniature.json'),
     accumulation_gradients=Unit(('-c', ACCUMULATION)),
     parity=Unit(('-c', PARITY)),

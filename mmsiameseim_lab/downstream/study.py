@@ -26,7 +26,7 @@ from mmengine.config import Config
 from mmsiameseim.evaluation.feature_cache import cache_digest
 from ..claim.statistics import judge as holm_verdicts
 from ..claim.statistics import welch_p
-from ..results import REPO
+from ..results import REPO, run_meta
 
 
 def run_key(task: str, backbone: str, seed: int) -> str:
@@ -306,30 +306,6 @@ def choose_schedules(
     return ranking, chosen
 
 
-def smoke_settings(study: Config, root: str, fashion_mnist: str) -> None:
-    """Make ``study`` its smoke run (``--smoke``, the study's fingerprint:
-    ``mmsiameseim_lab.fingerprints``): the backbones and seeds of
-    ``study.smoke``, every task fine-tuned for ``smoke.iters`` iterations
-    with ``smoke.options`` on miniature datasets of ``smoke.num_train`` /
-    ``smoke.num_val`` images built under ``root`` (``root/data/miniature``,
-    the folder the runs start from), with no held-out search."""
-    from .layouts import make_miniature_datasets
-    smoke = study.smoke
-    make_miniature_datasets(
-        fashion_mnist,
-        osp.join(root, 'data', 'miniature'),
-        num_train=smoke.num_train,
-        num_val=smoke.num_val)
-    study.backbones = {n: study.backbones[n] for n in smoke.backbones}
-    study.seeds = list(smoke.seeds)
-    study.schedules = {t: dict(smoke=dict(iters=smoke.iters))
-                       for t in study.tasks}
-    study.chosen_schedules = {t: 'smoke' for t in study.tasks}
-    study.search.backbones = list(smoke.backbones)
-    study.run_root = root
-    study.extra_options = list(smoke.options)
-
-
 def train_command(study: Config, run: dict, work_dir: str,
                   holdout: bool) -> List[str]:
     """``tools/train.py`` (the codebase's training script) for one run,
@@ -398,7 +374,8 @@ def run_scores(work_dir: str, keys: List[str]) -> Tuple[dict, bool]:
 
 
 def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
-    """Fine-tune and evaluate one run; returns its record.
+    """Fine-tune and evaluate one run; returns its record (with ``taken``:
+    the date, machine and commit it started at).
 
     A work dir left
     by an interrupted run is moved aside (``.interrupted``), never lost.
@@ -409,6 +386,8 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         shutil.move(work_dir, aside)
         print(f'{work_dir}: left by an unrecorded run, moved to {aside}')
     os.makedirs(osp.dirname(work_dir), exist_ok=True)
+    meta = run_meta()
+    taken = {k: meta[k] for k in ('date', 'machine', 'commit', 'dirty')}
     start = time.time()
     subprocess.run(
         train_command(study, run, work_dir, holdout),
@@ -422,7 +401,8 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         metrics=metrics,
         predicted_nothing=nothing,
         wall_s=round(wall, 1),
-        within_budget=wall <= 60 * study.budget_minutes)
+        within_budget=wall <= 60 * study.budget_minutes,
+        taken=taken)
 
 
 def cpu_bf16() -> Dict[str, bool]:

@@ -10,6 +10,7 @@ from ..metrics import DOWNSTREAM_HEADINGS
 from ..results import results_table, smoke_note
 from .study import search_key
 
+
 def heading(metric: str) -> str:
     return DOWNSTREAM_HEADINGS.get(metric, metric)
 
@@ -26,6 +27,20 @@ def _schedule_cells(schedule: dict) -> List[str]:
         str(schedule.get('lr', "config's")),
         str(schedule.get('batch', "config's"))
     ]
+
+
+def _commits_line(runs: dict) -> str:
+    """The commits the runs were taken at (a record's ``taken``), with
+    uncommitted changes flagged."""
+    counts = {}
+    for rec in runs.values():
+        taken = rec.get('taken')
+        key = 'no commit recorded' if taken is None else (
+            taken['commit'][:7] +
+            (' with uncommitted changes' if taken.get('dirty') else ''))
+        counts[key] = counts.get(key, 0) + 1
+    return 'Runs taken at: ' + '; '.join(
+        f'{k} ({n})' for k, n in sorted(counts.items())) + '.'
 
 
 def _bf16_line(data: dict) -> str:
@@ -48,14 +63,13 @@ def search_table(results: dict) -> str:
     ]
     for row in data['ranking']:
         rec = data['runs'][search_key(row['task'], row['schedule'],
-                                      search['backbones'][0],
-                                      search['seed'])]
+                                      search['backbones'][0], search['seed'])]
         over = '' if row['within_budget'] else ' (over the budget)'
         lines.append('| ' + ' | '.join([
             row['task'], row['schedule'], *_schedule_cells(rec['schedule']),
             f'{heading(row["metric"])} {score(row["metric"], row["score"])}',
-            f'{row["wall_s"] / 60:.1f}{over}', '**yes**'
-            if row['chosen'] else ''
+            f'{row["wall_s"] / 60:.1f}{over}',
+            '**yes**' if row['chosen'] else ''
         ]) + ' |')
     ranked = dict.fromkeys(r['task'] for r in data['ranking'])
     pending = [t for t in ranked if t not in data.get('chosen', {})]
@@ -65,7 +79,14 @@ def search_table(results: dict) -> str:
         'images\' `*_fit` part, scored on their `*_holdout` part (never on '
         'the validation split); "config\'s": the miniature config\'s own '
         'setting. Each task chooses the best held-out score among the '
-        'candidates that ended within the budget. ' + _bf16_line(data)
+        'candidates that ended within the budget. ' + _bf16_line(data), '',
+        _commits_line({
+            search_key(r['task'], r['schedule'], b, search['seed']):
+            data['runs'][search_key(r['task'], r['schedule'], b,
+                                    search['seed'])]
+            for r in data['ranking']
+            for b in search['backbones']
+        })
     ]
     if pending:
         lines.append(f'No choice yet for {", ".join(pending)}.')
@@ -93,9 +114,7 @@ def downstream_table(results: dict) -> str:
     lines = []
     for task, metrics in data['tasks'].items():
         head = ['backbone', 'schedule'] + [heading(m) for m in metrics]
-        lines += [
-            '| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)
-        ]
+        lines += ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
         for backbone in data['backbones']:
             recs = [
                 runs[k] for k in (f'{task}/{backbone}/seed{s}'
@@ -114,7 +133,7 @@ def downstream_table(results: dict) -> str:
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '
         'held-out search chose, on the training images, scored on the '
-        'validation split. ' + _bf16_line(data))
+        'validation split. ' + _bf16_line(data) + ' ' + _commits_line(runs))
     if data['comparisons']:
         lines += [
             '', '| task | metric | backbone | its initial weights | '

@@ -34,12 +34,12 @@ import sys
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
+from mmsiameseim_lab.downstream.smoke import smoke_settings
 from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
                                               cpu_bf16, planned_runs,
                                               resolve_claim_runs,
                                               resolve_schedules, run_once,
-                                              run_settings, smoke_settings,
-                                              train_command)
+                                              run_settings, train_command)
 from mmsiameseim_lab.results import write_results
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -135,8 +135,10 @@ def main(argv=None):
                 comparisons=comparisons(study, records),
                 seeds=list(study.seeds),
                 backbones=list(study.backbones),
-                tasks={t: list(v.metrics)
-                       for t, v in study.tasks.items()},
+                tasks={
+                    t: list(v.metrics)
+                    for t, v in study.tasks.items()
+                },
                 budget_minutes=study.budget_minutes,
                 smoke=args.smoke)
         write_results(name, data, results_dir=results_dir)

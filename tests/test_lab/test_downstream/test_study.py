@@ -10,6 +10,7 @@ import pytest
 from mmengine.config import Config
 
 from mmsiameseim_lab.downstream import study
+from mmsiameseim_lab.downstream.smoke import smoke_settings
 from tests.helpers import ROOT
 
 SETTINGS = os.path.join(ROOT, 'configs', 'demo', 'downstream_miniature.py')
@@ -272,16 +273,15 @@ def test_smoke_settings_fine_tune_random_weights_briefly_on_a_small_build(
         'mmsiameseim_lab.downstream.layouts.make_miniature_datasets',
         lambda fmnist, out, **kw: built.update(fmnist=fmnist, out=out, **kw))
     cfg = Config.fromfile(SETTINGS)
-    study.smoke_settings(cfg, str(tmp_path), 'data/fashion_mnist')
+    smoke_settings(cfg, str(tmp_path), 'data/fashion_mnist')
     assert built == dict(
         fmnist='data/fashion_mnist',
         out=str(tmp_path / 'data' / 'miniature'),
         num_train=cfg.smoke.num_train,
         num_val=cfg.smoke.num_val)
     runs = study.planned_runs(cfg)
-    assert [r['key'] for r in runs] == [
-        f'{t}/random/seed0' for t in ('coco', 'lvis', 'ade20k')
-    ]
+    assert [r['key'] for r in runs
+            ] == [f'{t}/random/seed0' for t in ('coco', 'lvis', 'ade20k')]
     cmd = study.train_command(cfg, runs[0], '/w', holdout=False)
     assert 'model.backbone.init_cfg=None' in cmd
     assert f'train_cfg.max_iters={cfg.smoke.iters}' in cmd

@@ -22,12 +22,30 @@ def test_search_table_ranks_every_candidate_and_marks_the_choice():
         _run({'mIoU': 5.06}, dict(name='c', iters=100), wall_s=1000),
     }
     ranking = [
-        dict(task='coco', schedule='a', metric='coco/bbox_mAP', score=0.009,
-             wall_s=600.0, within_budget=True, chosen=True),
-        dict(task='coco', schedule='b', metric='coco/bbox_mAP', score=0.004,
-             wall_s=600.0, within_budget=True, chosen=False),
-        dict(task='ade20k', schedule='c', metric='mIoU', score=5.06,
-             wall_s=1000.0, within_budget=False, chosen=False),
+        dict(
+            task='coco',
+            schedule='a',
+            metric='coco/bbox_mAP',
+            score=0.009,
+            wall_s=600.0,
+            within_budget=True,
+            chosen=True),
+        dict(
+            task='coco',
+            schedule='b',
+            metric='coco/bbox_mAP',
+            score=0.004,
+            wall_s=600.0,
+            within_budget=True,
+            chosen=False),
+        dict(
+            task='ade20k',
+            schedule='c',
+            metric='mIoU',
+            score=5.06,
+            wall_s=1000.0,
+            within_budget=False,
+            chosen=False),
     ]
     data = dict(
         runs=runs,
@@ -45,22 +63,33 @@ def test_search_table_ranks_every_candidate_and_marks_the_choice():
                         'mIoU 5.06 | 16.7 (over the budget) |  |')
     assert 'no native bf16' in md
     assert 'No choice yet for ade20k.' in md
+    assert 'Runs taken at: no commit recorded (3).' in md
 
 
 def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
     seeds = [0, 1, 2]
     runs = {}
-    for s, (pre, init) in enumerate(((0.02, 0.01), (0.03, 0.01),
-                                     (0.025, 0.012))):
-        runs[study.run_key('coco', 'siameseim', s)] = _run(
-            {'coco/bbox_mAP': pre}, dict(name='x'))
-        runs[study.run_key('coco', 'siameseim_init', s)] = _run(
-            {'coco/bbox_mAP': init}, dict(name='x'))
+    for s, (pre, init) in enumerate(
+        ((0.02, 0.01), (0.03, 0.01), (0.025, 0.012))):
+        runs[study.run_key('coco', 'siameseim',
+                           s)] = _run({'coco/bbox_mAP': pre}, dict(name='x'))
+        runs[study.run_key('coco', 'siameseim_init',
+                           s)] = _run({'coco/bbox_mAP': init}, dict(name='x'))
+    for rec in runs.values():
+        rec['taken'] = dict(commit='a' * 40, dirty=False)
+    runs[study.run_key('coco', 'siameseim', 0)]['taken']['dirty'] = True
     rows = study.judge([
-        dict(task='coco', metric='coco/bbox_mAP', backbone='siameseim',
-             baseline='siameseim_init', values=[0.02, 0.03, 0.025],
-             baseline_values=[0.01, 0.01, 0.012], mean=0.025,
-             baseline_mean=0.010667, diff=0.014333, expected_sign=1)
+        dict(
+            task='coco',
+            metric='coco/bbox_mAP',
+            backbone='siameseim',
+            baseline='siameseim_init',
+            values=[0.02, 0.03, 0.025],
+            baseline_values=[0.01, 0.01, 0.012],
+            mean=0.025,
+            baseline_mean=0.010667,
+            diff=0.014333,
+            expected_sign=1)
     ])
     data = dict(
         runs=runs,
@@ -79,4 +108,6 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
     assert p is not None and 0 < p < 0.05
     assert (f'| coco | COCO box AP | 0.025 (siameseim) | 0.011 '
             f'(siameseim_init) | +0.0143 | {p:.3g} | {p:.3g} | holds |') in md
+    assert ('Runs taken at: aaaaaaa (5); aaaaaaa with uncommitted changes '
+            '(1).') in md
     assert 'provisional' in md  # the family grows as the table fills
