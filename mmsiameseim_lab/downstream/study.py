@@ -26,6 +26,7 @@ from mmengine.config import Config
 from mmsiameseim.evaluation.feature_cache import cache_digest
 from ..claim.statistics import judge as holm_verdicts
 from ..claim.statistics import welch_p
+from ..fingerprints import uncommitted_code
 from ..results import REPO, run_meta
 
 
@@ -375,7 +376,8 @@ def run_scores(work_dir: str, keys: List[str]) -> Tuple[dict, bool]:
 
 def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
     """Fine-tune and evaluate one run; returns its record (with ``taken``:
-    the date, machine and commit it started at).
+    the date, machine and commit it started at, and the files of code
+    changed but not committed then).
 
     A work dir left
     by an interrupted run is moved aside (``.interrupted``), never lost.
@@ -387,7 +389,11 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         print(f'{work_dir}: left by an unrecorded run, moved to {aside}')
     os.makedirs(osp.dirname(work_dir), exist_ok=True)
     meta = run_meta()
-    taken = {k: meta[k] for k in ('date', 'machine', 'commit', 'dirty')}
+    taken = dict(
+        date=meta['date'],
+        machine=meta['machine'],
+        commit=meta['commit'],
+        code_changes=uncommitted_code(meta))
     start = time.time()
     subprocess.run(
         train_command(study, run, work_dir, holdout),

@@ -7,7 +7,7 @@ from typing import List
 
 from ..claim.statistics import format_p
 from ..metrics import DOWNSTREAM_HEADINGS
-from ..results import results_table, smoke_note
+from ..results import results_cell, results_table, smoke_note
 from .study import search_key
 
 
@@ -111,8 +111,11 @@ def downstream_table(results: dict) -> str:
     Holm-corrected verdict over the whole table."""
     data = results['data']
     runs = data['runs']
-    lines = []
+    lines, waiting = [], []
     for task, metrics in data['tasks'].items():
+        if not any(k.startswith(f'{task}/') for k in runs):
+            waiting.append(task)
+            continue
         head = ['backbone', 'schedule'] + [heading(m) for m in metrics]
         lines += ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
         for backbone in data['backbones']:
@@ -133,7 +136,8 @@ def downstream_table(results: dict) -> str:
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '
         'held-out search chose, on the training images, scored on the '
-        'validation split. ' + _bf16_line(data) + ' ' + _commits_line(runs))
+        'validation split. ' + _bf16_line(data) + ' ' + _commits_line(runs) +
+        (f' No run of {", ".join(waiting)} yet.' if waiting else ''))
     if data['comparisons']:
         lines += [
             '', '| task | metric | backbone | its initial weights | '
@@ -157,3 +161,31 @@ def downstream_table(results: dict) -> str:
              if len(runs) < total else '')
         ]
     return '\n'.join(lines + smoke_note(data))
+
+
+@results_cell('downstream_miniature')
+def downstream_cell(results: dict, key: str) -> str:
+    """The model-zoo cell of task ``key``: the SiameseIM backbone's mean
+    scores over its recorded seeds, beside its own initial weights'."""
+    data = results['data']
+    if key not in data['tasks']:
+        raise KeyError(f'downstream_miniature results: no task {key!r} '
+                       f'(tasks: {sorted(data["tasks"])})')
+    parts = []
+    for backbone in ('siameseim', 'siameseim_init'):
+        recs = [
+            r for k, r in sorted(data['runs'].items())
+            if k.startswith(f'{key}/{backbone}/')
+        ]
+        if not recs:
+            raise KeyError(f'downstream_miniature results: no {backbone} '
+                           f'run of {key!r} recorded yet')
+        scores = ', '.join(
+            f'{heading(m)} '
+            f'{score(m, statistics.mean(r["metrics"][m] for r in recs))}'
+            for m in data['tasks'][key])
+        seeds = f'{len(recs)} seed' + ('s' if len(recs) > 1 else '')
+        parts.append(f'{scores} ({seeds})')
+    iters = recs[0]['schedule'].get('iters', "the config's")
+    return (f'miniature, SiameseIM demo-size backbone, {iters} iterations: '
+            f'{parts[0]}; from its initial weights: {parts[1]}')
