@@ -30,14 +30,20 @@ def _schedule_cells(schedule: dict) -> List[str]:
 
 
 def _commits_line(runs: dict) -> str:
-    """The commits the runs were taken at (a record's ``taken``), with
-    uncommitted changes flagged."""
+    """The commits the runs were taken at (a record's ``taken``), with the
+    code files changed but not committed then."""
     counts = {}
     for rec in runs.values():
         taken = rec.get('taken')
-        key = 'no commit recorded' if taken is None else (
-            taken['commit'][:7] +
-            (' with uncommitted changes' if taken.get('dirty') else ''))
+        if taken is None:
+            key = 'no commit recorded'
+        elif taken.get('code_changes'):
+            key = (f'{taken["commit"][:7]} with uncommitted changes to '
+                   f'{", ".join(taken["code_changes"])}')
+        elif taken.get('dirty'):  # records from before code_changes
+            key = f'{taken["commit"][:7]} with uncommitted changes'
+        else:
+            key = taken['commit'][:7]
         counts[key] = counts.get(key, 0) + 1
     return 'Runs taken at: ' + '; '.join(
         f'{k} ({n})' for k, n in sorted(counts.items())) + '.'

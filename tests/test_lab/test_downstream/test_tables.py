@@ -79,9 +79,8 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
                            s)] = _run({'coco/bbox_mAP': init}, dict(name='x'))
     for rec in runs.values():
         rec['taken'] = dict(commit='a' * 40, code_changes=[])
-    runs[study.run_key('coco', 'siameseim', 0)]['taken']['code_changes'] = [
-        'mmsiameseim/x.py'
-    ]
+    runs[study.run_key('coco', 'siameseim',
+                       0)]['taken']['code_changes'] = ['mmsiameseim/x.py']
     runs[study.run_key('coco', 'siameseim', 1)]['taken'] = dict(
         commit='b' * 40, dirty=True)
     rows = study.judge([
@@ -114,26 +113,31 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
     assert p is not None and 0 < p < 0.05
     assert (f'| coco | COCO box AP | 0.025 (siameseim) | 0.011 '
             f'(siameseim_init) | +0.0143 | {p:.3g} | {p:.3g} | holds |') in md
-    assert ('Runs taken at: aaaaaaa (4); aaaaaaa with uncommitted changes '
-            'to mmsiameseim/x.py (1); bbbbbbb with uncommitted changes (1).'
-            ) in md
+    assert (
+        'Runs taken at: aaaaaaa (4); aaaaaaa with uncommitted changes '
+        'to mmsiameseim/x.py (1); bbbbbbb with uncommitted changes (1).') in md
     assert 'provisional' in md  # the family grows as the table fills
 
 
 def test_model_zoo_cell_gives_siameseim_beside_its_initial_weights():
     runs = {
         study.run_key('coco', 'siameseim', 0):
-        _run({'coco/bbox_mAP': 0.02, 'coco/segm_mAP': 0.03},
-             dict(name='x', iters=200)),
+        _run({
+            'coco/bbox_mAP': 0.02,
+            'coco/segm_mAP': 0.03
+        }, dict(name='x', iters=200)),
         study.run_key('coco', 'siameseim', 1):
-        _run({'coco/bbox_mAP': 0.04, 'coco/segm_mAP': 0.05},
-             dict(name='x', iters=200)),
+        _run({
+            'coco/bbox_mAP': 0.04,
+            'coco/segm_mAP': 0.05
+        }, dict(name='x', iters=200)),
         study.run_key('coco', 'siameseim_init', 0):
-        _run({'coco/bbox_mAP': 0.01, 'coco/segm_mAP': 0.02},
-             dict(name='x', iters=200)),
+        _run({
+            'coco/bbox_mAP': 0.01,
+            'coco/segm_mAP': 0.02
+        }, dict(name='x', iters=200)),
     }
-    data = dict(
-        runs=runs, tasks=dict(coco=['coco/bbox_mAP', 'coco/segm_mAP']))
+    data = dict(runs=runs, tasks=dict(coco=['coco/bbox_mAP', 'coco/segm_mAP']))
     assert tables.downstream_cell(dict(data=data), 'coco') == (
         'miniature, SiameseIM demo-size backbone, 200 iterations: COCO box '
         'AP 0.030, COCO mask AP 0.040 (2 seeds); from its initial weights: '
