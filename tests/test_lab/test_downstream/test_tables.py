@@ -14,6 +14,18 @@ def _run(metrics, schedule, wall_s=600.0):
         within_budget=wall_s <= 900)
 
 
+def _row(task, schedule, metric, score, wall_s, chosen=False):
+    # a ranking row of the search (study.choose_schedules)
+    return dict(
+        task=task,
+        schedule=schedule,
+        metric=metric,
+        score=score,
+        wall_s=wall_s,
+        within_budget=wall_s <= 900,
+        chosen=chosen)
+
+
 def test_search_table_ranks_every_candidate_and_marks_the_choice():
     runs = {
         study.search_key('coco', 'a', 'siameseim', 0):
@@ -24,30 +36,9 @@ def test_search_table_ranks_every_candidate_and_marks_the_choice():
         _run({'mIoU': 5.06}, dict(name='c', iters=100), wall_s=1000),
     }
     ranking = [
-        dict(
-            task='coco',
-            schedule='a',
-            metric='coco/bbox_mAP',
-            score=0.009,
-            wall_s=600.0,
-            within_budget=True,
-            chosen=True),
-        dict(
-            task='coco',
-            schedule='b',
-            metric='coco/bbox_mAP',
-            score=0.004,
-            wall_s=600.0,
-            within_budget=True,
-            chosen=False),
-        dict(
-            task='ade20k',
-            schedule='c',
-            metric='mIoU',
-            score=5.06,
-            wall_s=1000.0,
-            within_budget=False,
-            chosen=False),
+        _row('coco', 'a', 'coco/bbox_mAP', 0.009, 600.0, chosen=True),
+        _row('coco', 'b', 'coco/bbox_mAP', 0.004, 600.0),
+        _row('ade20k', 'c', 'mIoU', 5.06, 1000.0),
     ]
     data = dict(
         runs=runs,
