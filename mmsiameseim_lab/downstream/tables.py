@@ -8,7 +8,7 @@ from typing import List
 from ..claim.statistics import format_p
 from ..metrics import DOWNSTREAM_HEADINGS
 from ..results import results_cell, results_table, smoke_note
-from .study import search_key
+from .study import run_key, search_key
 
 
 def heading(metric: str) -> str:
@@ -29,11 +29,11 @@ def _schedule_cells(schedule: dict) -> List[str]:
     ]
 
 
-def _commits_line(runs: dict) -> str:
+def _commits_line(records: List[dict]) -> str:
     """The commits the runs were taken at (a record's ``taken``), with the
     code files changed but not committed then."""
     counts = {}
-    for rec in runs.values():
+    for rec in records:
         taken = rec.get('taken')
         if taken is None:
             key = 'no commit recorded'
@@ -86,17 +86,21 @@ def search_table(results: dict) -> str:
         'the validation split); "config\'s": the miniature config\'s own '
         'setting. Each task chooses the best held-out score among the '
         'candidates that ended within the budget. ' + _bf16_line(data), '',
-        _commits_line({
-            search_key(r['task'], r['schedule'], b, search['seed']):
+        _commits_line([
             data['runs'][search_key(r['task'], r['schedule'], b,
-                                    search['seed'])]
-            for r in data['ranking']
+                                    search['seed'])] for r in data['ranking']
             for b in search['backbones']
-        })
+        ])
     ]
     if pending:
         lines.append(f'No choice yet for {", ".join(pending)}.')
     return '\n'.join(lines)
+
+
+def _seed_records(data: dict, task: str, backbone: str) -> List[dict]:
+    """A backbone's recorded runs of a task, in the order of the seeds."""
+    keys = (run_key(task, backbone, s) for s in data['seeds'])
+    return [data['runs'][k] for k in keys if k in data['runs']]
 
 
 def _cell(values: List[float], metric: str) -> str:
@@ -125,10 +129,7 @@ def downstream_table(results: dict) -> str:
         head = ['backbone', 'schedule'] + [heading(m) for m in metrics]
         lines += ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
         for backbone in data['backbones']:
-            recs = [
-                runs[k] for k in (f'{task}/{backbone}/seed{s}'
-                                  for s in data['seeds']) if k in runs
-            ]
+            recs = _seed_records(data, task, backbone)
             if not recs:
                 continue
             schedule = recs[0]['schedule']['name']
@@ -142,7 +143,8 @@ def downstream_table(results: dict) -> str:
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '
         'held-out search chose, on the training images, scored on the '
-        'validation split. ' + _bf16_line(data) + ' ' + _commits_line(runs) +
+        'validation split. ' + _bf16_line(data) + ' ' +
+        _commits_line(list(runs.values())) +
         (f' No run of {", ".join(waiting)} yet.' if waiting else ''))
     if data['comparisons']:
         lines += [
@@ -179,10 +181,7 @@ def downstream_cell(results: dict, key: str) -> str:
                        f'(tasks: {sorted(data["tasks"])})')
     parts = []
     for backbone in ('siameseim', 'siameseim_init'):
-        recs = [
-            r for k, r in sorted(data['runs'].items())
-            if k.startswith(f'{key}/{backbone}/')
-        ]
+        recs = _seed_records(data, key, backbone)
         if not recs:
             raise KeyError(f'downstream_miniature results: no {backbone} '
                            f'run of {key!r} recorded yet')
