@@ -14,7 +14,7 @@ CPU and disables itself), and, for training, mmengine's plain
 refuses ``dtype='float32'`` and points there.
 """
 import contextlib
-from typing import ContextManager, Mapping
+from typing import ContextManager, Dict, Mapping
 
 import torch
 from mmengine.config import Config
@@ -114,12 +114,21 @@ def training_precision(optim_wrapper: Mapping) -> str:
     return str(optim_wrapper.get('dtype') or 'float16')
 
 
+def cpu_bf16_flags() -> Dict[str, bool]:
+    """Which of the CPU's bf16 instruction sets /proc/cpuinfo lists:
+    ``{'avx512_bf16': ..., 'amx_bf16': ...}`` (both False where it cannot be
+    read)."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            flags = set(
+                next(line for line in f
+                     if line.startswith('flags')).split(':')[1].split())
+    except (OSError, StopIteration):
+        flags = set()
+    return {name: name in flags for name in ('avx512_bf16', 'amx_bf16')}
+
+
 def native_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX), where
     bf16 autocast is faster than fp32 rather than emulated."""
-    try:
-        with open('/proc/cpuinfo') as f:
-            flags = f.read()
-    except OSError:
-        return False
-    return 'avx512_bf16' in flags or 'amx_bf16' in flags
+    return any(cpu_bf16_flags().values())

@@ -411,19 +411,6 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         taken=taken)
 
 
-def cpu_bf16() -> Dict[str, bool]:
-    """Whether this CPU has bf16 instructions (AVX512-BF16, AMX-BF16)."""
-    try:
-        with open('/proc/cpuinfo') as f:
-            flags = set(
-                next(line for line in f
-                     if line.startswith('flags')).split(':')[1].split())
-    except (OSError, StopIteration):
-        flags = set()
-    return dict(
-        avx512_bf16='avx512_bf16' in flags, amx_bf16='amx_bf16' in flags)
-
-
 def comparisons(study: Config, records: Dict[str, dict]) -> List[dict]:
     """Each pretrained backbone against its baseline, per task and metric,
     over the seeds both have; Welch p, then Holm over all of them."""

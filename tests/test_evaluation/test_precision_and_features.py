@@ -1,5 +1,7 @@
 """Precision switches that say what they do, and the pooling of backbone
 outputs into one feature per image."""
+import io
+
 import pytest
 import torch
 from mmengine.config import Config
@@ -36,6 +38,30 @@ def test_one_vocabulary_the_flags_map_into():
             ValueError, match=r"unknown 'float32' \(fp32, bf16, "
             r'fp16\)'):
         precision_from_flag('float32')
+
+
+def test_bf16_flags_come_from_the_cpuinfo_flags_line(monkeypatch):
+    from mmsiameseim import precision
+    lines = {
+        'model name\t: some cpu avx512_bf16-in-a-name\n'
+        'flags\t\t: fpu sse avx512f\n': {},
+        'flags\t\t: fpu avx512_bf16\n': dict(avx512_bf16=True),
+        'flags\t\t: fpu amx_bf16 avx512_bf16\n': dict(
+            avx512_bf16=True, amx_bf16=True),
+        '': {},
+    }
+    real_open = open
+    for text, present in lines.items():
+
+        def fake_open(path, *args, text=text, **kwargs):
+            if path == '/proc/cpuinfo':
+                return io.StringIO(text)
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr('builtins.open', fake_open)
+        flags = precision.cpu_bf16_flags()
+        assert flags == dict(avx512_bf16=False, amx_bf16=False) | present
+        assert precision.native_bf16() == bool(present)
 
 
 def test_training_precision_switches_the_optim_wrapper():

@@ -34,9 +34,10 @@ import sys
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
+from mmsiameseim.precision import cpu_bf16_flags
 from mmsiameseim_lab.downstream.smoke import smoke_settings
 from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
-                                              cpu_bf16, planned_runs,
+                                              planned_runs,
                                               resolve_claim_runs,
                                               resolve_schedules, run_once,
                                               run_settings, train_command)
@@ -86,8 +87,11 @@ def main(argv=None):
     results_dir = work_dir if args.smoke else osp.abspath(args.results_dir)
     try:
         if args.smoke:
-            smoke_settings(study, osp.join(work_dir, 'smoke_root'),
-                           args.data_root)
+            smoke_settings(
+                study,
+                osp.join(work_dir, 'smoke_root'),
+                args.data_root,
+                build=not args.dry_run)
         elif args.holdout:
             resolve_claim_runs(study, args.backbones
                                or list(study.search.backbones))
@@ -125,7 +129,7 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        data = dict(runs=records, cpu_bf16=cpu_bf16(), holdout=args.holdout)
+        data = dict(runs=records, cpu_bf16=cpu_bf16_flags(), holdout=args.holdout)
         if args.holdout:
             ranking, chosen = choose_schedules(study, records)
             data.update(
