@@ -52,6 +52,9 @@ DOWNSTREAM_HEADINGS = {
     'lvis/segm_APr': 'LVIS mask AP<sub>r</sub>',
     'mIoU': 'ADE20k mIoU',
 }
+# the scores logged as percentages (mmseg's IoUMetric); mmdet's CocoMetric and
+# LVISMetric log fractions
+DOWNSTREAM_PERCENTAGES = frozenset({'mIoU'})
 # the prose name of each score
 METRIC_NAMES = {key: m.prose for key, m in VOCABULARY.items()}
 

@@ -6,7 +6,7 @@ import statistics
 from typing import List
 
 from ..claim.statistics import format_p
-from ..metrics import DOWNSTREAM_HEADINGS
+from ..metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
 from ..results import results_cell, results_table, smoke_note
 from .study import run_key, search_key
 
@@ -17,8 +17,9 @@ def heading(metric: str) -> str:
 
 def score(metric: str, value: float) -> str:
     """mmdet's APs are fractions (3 decimals, as it logs them); mmseg's
-    mIoU is a percentage."""
-    return f'{value:.3f}' if '/' in metric else f'{value:.2f}'
+    mIoU is a percentage (2 decimals)."""
+    return f'{value:.2f}' if metric in DOWNSTREAM_PERCENTAGES else \
+        f'{value:.3f}'
 
 
 def _schedule_cells(schedule: dict) -> List[str]:
