@@ -8,21 +8,26 @@ from mmengine.config import Config
 from . import layouts
 
 
-def smoke_settings(study: Config, root: str, fashion_mnist: str) -> None:
+def smoke_settings(study: Config,
+                   root: str,
+                   fashion_mnist: str,
+                   build: bool = True) -> None:
     """Make ``study`` its smoke run.
 
     The backbones and seeds of ``study.smoke``, every task fine-tuned for
     ``smoke.iters`` iterations with ``smoke.options`` on miniature datasets
     of ``smoke.num_train`` / ``smoke.num_val`` images built under ``root``
     (``root/data/miniature``, the folder the runs start from), with no
-    held-out search.
+    held-out search. ``build=False`` leaves the datasets unbuilt (a dry run
+    only prints the commands).
     """
     smoke = study.smoke
-    layouts.make_miniature_datasets(
-        fashion_mnist,
-        osp.join(root, 'data', 'miniature'),
-        num_train=smoke.num_train,
-        num_val=smoke.num_val)
+    if build:
+        layouts.make_miniature_datasets(
+            fashion_mnist,
+            osp.join(root, 'data', 'miniature'),
+            num_train=smoke.num_train,
+            num_val=smoke.num_val)
     study.backbones = {n: study.backbones[n] for n in smoke.backbones}
     study.seeds = list(smoke.seeds)
     study.schedules = {

@@ -289,6 +289,23 @@ def test_smoke_settings_fine_tune_random_weights_briefly_on_a_small_build(
     assert cfg.run_root == str(tmp_path)  # where data/miniature is
 
 
+def test_a_smoke_dry_run_prints_the_commands_and_builds_nothing(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
+    import downstream_miniature as tool
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('a dry run built the datasets')
+
+    monkeypatch.setattr(
+        'mmsiameseim_lab.downstream.layouts.make_miniature_datasets', refuse)
+    tool.main(['--smoke', '--dry-run', '--work-dir', str(tmp_path)])
+    out = capsys.readouterr().out
+    assert '0 of 3 runs recorded; 3 to run' in out
+    assert out.count('tools/train.py') == 3
+    assert not (tmp_path / 'smoke_root').exists()
+
+
 def test_final_metrics_are_the_last_evaluation_in_the_logs(tmp_path):
     logs = tmp_path / '20261127_120000' / 'vis_data'
     logs.mkdir(parents=True)
