@@ -1,4 +1,4 @@
-# UperNet with a SiameseIM-pretrained ViT-B/16 on ADE20k (paper Table 2(c),
+# UperNet with a SiameseIM-pretrained ViT-B/16 on ADE20k (paper Table 2(b),
 # appendix "Hyper-parameters for ADE20k semantic segmentation"). mmseg's own
 # MAE/UperNet pieces; only the backbone's checkpoint loading is ours. Pass
 # the pretraining checkpoint with
