@@ -108,6 +108,16 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
         'Runs taken at: aaaaaaa (4); aaaaaaa with uncommitted changes '
         'to mmsiameseim/x.py (1); bbbbbbb with uncommitted changes (1).') in md
     assert 'provisional' in md  # the family grows as the table fills
+    assert 'log their APs rounded to 3 decimals' in md
+    # mmseg's mIoU alone: no word on mmdet's rounding
+    data.update(
+        tasks=dict(ade20k=['mIoU']),
+        runs={study.run_key('ade20k', 'siameseim', 0): _run(
+            dict(mIoU=40.0), dict(name='x'))},
+        comparisons=[])
+    md = tables.downstream_table(dict(data=data))
+    assert '| siameseim | x | 40.00 (1 seed) |' in md
+    assert 'rounded' not in md
 
 
 def test_model_zoo_cell_gives_siameseim_beside_its_initial_weights():
