@@ -115,9 +115,11 @@ def training_precision(optim_wrapper: Mapping) -> str:
 
 
 def cpu_bf16_flags() -> Dict[str, bool]:
-    """Which of the CPU's bf16 instruction sets /proc/cpuinfo lists:
-    ``{'avx512_bf16': ..., 'amx_bf16': ...}`` (both False where it cannot be
-    read)."""
+    """Which bf16 instruction sets the CPU's flags (/proc/cpuinfo) list.
+
+    Returns ``{'avx512_bf16': bool, 'amx_bf16': bool}``, both False where the
+    flags cannot be read.
+    """
     try:
         with open('/proc/cpuinfo') as f:
             flags = set(

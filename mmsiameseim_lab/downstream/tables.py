@@ -148,10 +148,10 @@ def downstream_table(results: dict) -> str:
         _commits_line(list(runs.values())) +
         (f' No run of {", ".join(waiting)} yet.' if waiting else '') +
         (' mmdet\'s CocoMetric and LVISMetric log their APs rounded to 3 '
-         'decimals: the values recorded, averaged and tested here.'
-         if any(m not in DOWNSTREAM_PERCENTAGES
-                for t in data['tasks'] if t not in waiting
-                for m in data['tasks'][t]) else ''))
+         'decimals: the values recorded, averaged and tested here.' if any(
+             m not in DOWNSTREAM_PERCENTAGES
+             for t in data['tasks'] if t not in waiting
+             for m in data['tasks'][t]) else ''))
     if data['comparisons']:
         lines += [
             '', '| task | metric | backbone | its initial weights | '

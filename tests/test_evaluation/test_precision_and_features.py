@@ -45,9 +45,10 @@ def test_bf16_flags_come_from_the_cpuinfo_flags_line(monkeypatch):
     lines = {
         'model name\t: some cpu avx512_bf16-in-a-name\n'
         'flags\t\t: fpu sse avx512f\n': {},
-        'flags\t\t: fpu avx512_bf16\n': dict(avx512_bf16=True),
-        'flags\t\t: fpu amx_bf16 avx512_bf16\n': dict(
-            avx512_bf16=True, amx_bf16=True),
+        'flags\t\t: fpu avx512_bf16\n':
+        dict(avx512_bf16=True),
+        'flags\t\t: fpu amx_bf16 avx512_bf16\n':
+        dict(avx512_bf16=True, amx_bf16=True),
         '': {},
     }
     real_open = open

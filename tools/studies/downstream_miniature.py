@@ -37,8 +37,7 @@ from mmsiameseim.atomic_io import load_json
 from mmsiameseim.precision import cpu_bf16_flags
 from mmsiameseim_lab.downstream.smoke import smoke_settings
 from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
-                                              planned_runs,
-                                              resolve_claim_runs,
+                                              planned_runs, resolve_claim_runs,
                                               resolve_schedules, run_once,
                                               run_settings, train_command)
 from mmsiameseim_lab.results import write_results
@@ -129,7 +128,8 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        data = dict(runs=records, cpu_bf16=cpu_bf16_flags(), holdout=args.holdout)
+        data = dict(
+            runs=records, cpu_bf16=cpu_bf16_flags(), holdout=args.holdout)
         if args.holdout:
             ranking, chosen = choose_schedules(study, records)
             data.update(

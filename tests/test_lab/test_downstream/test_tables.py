@@ -112,8 +112,10 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
     # mmseg's mIoU alone: no word on mmdet's rounding
     data.update(
         tasks=dict(ade20k=['mIoU']),
-        runs={study.run_key('ade20k', 'siameseim', 0): _run(
-            dict(mIoU=40.0), dict(name='x'))},
+        runs={
+            study.run_key('ade20k', 'siameseim', 0):
+            _run(dict(mIoU=40.0), dict(name='x'))
+        },
         comparisons=[])
     md = tables.downstream_table(dict(data=data))
     assert '| siameseim | x | 40.00 (1 seed) |' in md
