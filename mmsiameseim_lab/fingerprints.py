@@ -135,6 +135,7 @@ STUDIES: Dict[str, Tuple[str, ...]] = dict(
     accumulation=('accumulation_gradients', ),
     downstream_miniature=('downstream_smoke', ),
     downstream_miniature_holdout=('downstream_smoke', ),
+    downstream_miniature_ablations=('downstream_smoke', ),
     side_by_side=('demo_smoke', 'parity'),
 )
 MEASUREMENTS = frozenset({

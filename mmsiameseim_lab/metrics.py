@@ -46,6 +46,8 @@ METRICS = PROTOCOL_METRICS + DENSE_METRICS
 DOWNSTREAM_HEADINGS = {
     'coco/bbox_mAP': 'COCO box AP',
     'coco/segm_mAP': 'COCO mask AP',
+    'coco/bbox_mAP_50': 'COCO box AP<sub>50</sub>',
+    'coco/segm_mAP_50': 'COCO mask AP<sub>50</sub>',
     'lvis/bbox_AP': 'LVIS box AP',
     'lvis/bbox_APr': 'LVIS box AP<sub>r</sub>',
     'lvis/segm_AP': 'LVIS mask AP',

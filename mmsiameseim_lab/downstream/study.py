@@ -307,20 +307,34 @@ def choose_schedules(
     return ranking, chosen
 
 
+def run_options(task: dict,
+                checkpoint: Optional[str],
+                seed: int,
+                schedule: dict,
+                holdout: bool,
+                extra: List[str] = ()) -> List[str]:
+    """The ``--cfg-options`` of one run of ``task`` (a task of the
+    settings): its seed, its backbone's ``checkpoint`` (None: the ViT's
+    random initialisation), its ``schedule`` (see :func:`schedule_options`),
+    with ``holdout`` the task's held-out split, then ``extra``."""
+    options = [f'randomness.seed={seed}']
+    options.append('model.backbone.init_cfg=None' if checkpoint is None else
+                   f'model.backbone.init_cfg.checkpoint={checkpoint}')
+    options += schedule_options(task['config'], schedule)
+    if holdout:
+        options += [f'{k}={v}' for k, v in task['holdout_options'].items()]
+    return options + list(extra)
+
+
 def train_command(study: Config, run: dict, work_dir: str,
                   holdout: bool) -> List[str]:
     """``tools/train.py`` (the codebase's training script) for one run,
     started in ``study.run_root`` (the repository unless a smoke run)."""
     task = study.tasks[run['task']]
-    ckpt = study.backbones[run['backbone']]['checkpoint']
-    options = [f'randomness.seed={run["seed"]}']
-    options.append('model.backbone.init_cfg=None' if ckpt is
-                   None else f'model.backbone.init_cfg.checkpoint={ckpt}')
-    options += schedule_options(task['config'],
-                                study.schedules[run['task']][run['schedule']])
-    if holdout:
-        options += [f'{k}={v}' for k, v in task['holdout_options'].items()]
-    options += study.get('extra_options', [])
+    options = run_options(task, study.backbones[run['backbone']]['checkpoint'],
+                          run['seed'],
+                          study.schedules[run['task']][run['schedule']],
+                          holdout, study.get('extra_options', []))
     return [
         sys.executable,
         osp.join(REPO, 'tools', 'train.py'),

@@ -1,13 +1,17 @@
 """The miniature downstream study's published tables
 (docs/results/downstream_miniature*.json): the held-out search's ranking of
-candidate schedules, and Table 2 in miniature (every backbone's scores over
-the seeds, each pretrained backbone against its own initial weights)."""
+candidate schedules, Table 2 in miniature (every backbone's scores over
+the seeds, each pretrained backbone against its own initial weights), and
+the held-out A/B runs behind the miniature detection configs' choices."""
+import functools
+import os.path as osp
 import statistics
 from typing import List
 
 from ..claim.statistics import format_p
 from ..metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
 from ..results import results_cell, results_table, smoke_note
+from .ablations import ABSENT
 from .study import run_key, search_key
 
 
@@ -200,3 +204,59 @@ def downstream_cell(results: dict, key: str) -> str:
     iters = recs[0]['schedule'].get('iters', "the config's")
     return (f'miniature, SiameseIM demo-size backbone, {iters} iterations: '
             f'{parts[0]}; from its initial weights: {parts[1]}')
+
+
+def _changed_cell(differs: List[list]) -> str:
+    """What a row's config changes against its ablation's reference (the
+    seed has its own column): ``key=value``, or ``key`` unset."""
+    shown = [d for d in differs if d[0] != 'randomness.seed']
+    if not shown:
+        return '-'
+    return '; '.join(f'`{k}` unset' if v == ABSENT else f'`{k}={v}`'
+                     for k, _, v in shown)
+
+
+def ablation_table(results: dict, name: str) -> str:
+    """One ablation of ``downstream_miniature_ablations``: each run's
+    held-out scores and wall time, and what its dumped config changes
+    against the reference run's (read from the configs, never typed)."""
+    data = results['data']
+    if name not in data['ablations']:
+        raise KeyError(f'downstream_miniature_ablations: no ablation '
+                       f'{name!r} (ablations: {sorted(data["ablations"])})')
+    ablation = data['ablations'][name]
+    metrics = data['metrics']
+    head = ['run', 'seed'] + [heading(m) for m in metrics] + [
+        'wall (min)', 'its config against the reference run\'s'
+    ]
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for row, rec in ablation['rows'].items():
+        changed = '(the reference)' if row == ablation['reference'] else \
+            _changed_cell(rec['differs'])
+        lines.append('| ' + ' | '.join(
+            [rec['label'], str(rec['seed'])] +
+            [score(m, rec['metrics'][m])
+             for m in metrics] + [f'{rec["wall_s"] / 60:.1f}', changed]) +
+                     ' |')
+    ref = ablation['rows'][ablation['reference']]
+    shipped = ablation['reference_vs_shipped']
+    against = (f'the shipped `{osp.basename(ablation["config"])}` as the '
+               'study resolves it today for that run (schedule, seed, '
+               'backbone, held-out split)')
+    lines += [
+        '', 'What a run changes is read from the config its Runner dumped, '
+        'key by key of what the Runner reads (its folder and launcher '
+        'aside). The reference run\'s config ' +
+        (f'is {against}.' if not shipped else f'differs from {against} in '
+         f'{_changed_cell(shipped)}.') +
+        f' Fine-tuned from `{ref["checkpoint"]}`, fit on the training '
+        'images\' `*_fit` part and scored on their `*_holdout` part (never '
+        'the validation split). ' + _commits_line(
+            list(ablation['rows'].values()))
+    ]
+    return '\n'.join(lines)
+
+
+for _name in ('simplefpn_norm', 'finest_scale'):
+    results_table(f'downstream_miniature_ablations:{_name}')(
+        functools.partial(ablation_table, name=_name))
