@@ -84,6 +84,10 @@ docs: setup-full
 #   $(PY) tools/studies/side_by_side.py --official-repo PATH
 #                                                       -> side_by_side.json
 #   $(PY) tools/speed_benchmarks/pretrain.py --results-dir docs/results
+#   $(PY) tools/studies/downstream_miniature.py [--holdout]
+#                                  -> downstream_miniature[_holdout].json
+#   $(PY) tools/studies/collect_downstream_ablations.py
+#                                  -> downstream_miniature_ablations.json
 #   MMSIAMESEIM_RESULTS=1 make test                     -> tests.json, fault_matrix.json
 # `$(PY) tools/docs/render_results.py --check` fails on any block that differs
 # from its source or has none.
