@@ -136,6 +136,7 @@ STUDIES: Dict[str, Tuple[str, ...]] = dict(
     downstream_miniature=('downstream_smoke', ),
     downstream_miniature_holdout=('downstream_smoke', ),
     downstream_miniature_ablations=('downstream_smoke', ),
+    downstream_miniature_lengths=('downstream_smoke', ),
     side_by_side=('demo_smoke', 'parity'),
 )
 MEASUREMENTS = frozenset({

@@ -125,6 +125,24 @@ search = dict(
 # a fine-tune (training and its evaluation) should end within this
 budget_minutes = 15
 
+# --lengths: how long a fine-tune must be for pretraining to show, beside
+# the table and outside its budget. Each of `backbones` is fine-tuned by
+# `task`'s config with each of `schedules` (as `schedules` above) and each
+# of `seeds`, fit on the training images' *_fit part and scored on their
+# *_holdout part (never the validation split), into
+# downstream_miniature_lengths.json. 800 iterations at batch 4 see 3 200
+# images, a little over one pass over the 2 700 of *_fit: about 45 minutes a
+# run with its held-out evaluation on the slowest machine measured (3.2-3.3
+# s an iteration).
+lengths = dict(
+    task='coco',
+    backbones=['siameseim', 'siameseim_init'],
+    seeds=[0],
+    schedules=dict(
+        lr5e_4_200it=dict(iters=200, lr=5e-4),
+        lr5e_4_800it=dict(iters=800, lr=5e-4)),
+)
+
 # --smoke, the study's smoke fingerprint (mmsiameseim_lab/fingerprints.py):
 # these backbones and seeds fine-tuned by every task's config for `iters`
 # iterations with `options`, on miniature datasets of `num_train` /

@@ -92,6 +92,36 @@ def planned_runs(study: Config,
     ]
 
 
+def length_runs(study: Config,
+                backbones: Optional[List[str]] = None) -> List[dict]:
+    """Every (schedule, backbone, seed) of ``study.lengths`` (or of the
+    named backbones), keyed as the search's runs; an unknown backbone is an
+    error that lists the known ones.
+
+    Their schedules become the candidates of the task (``study.schedules``),
+    so that a run's command and record are those of a search run.
+    """
+    lengths = study.lengths
+    chosen = backbones or lengths.backbones
+    unknown = sorted(set(chosen) - set(study.backbones))
+    if unknown:
+        raise ValueError(f'lengths.backbones: unknown backbones {unknown}; '
+                         f'the study has {sorted(study.backbones)}')
+    if lengths.task not in study.tasks:
+        raise ValueError(f'lengths.task: {lengths.task!r} is not a task of '
+                         f'the study ({sorted(study.tasks)})')
+    study.schedules = {lengths.task: lengths.schedules}
+    return [
+        dict(
+            key=search_key(lengths.task, name, b, s),
+            task=lengths.task,
+            backbone=b,
+            seed=s,
+            schedule=name) for name in lengths.schedules for b in chosen
+        for s in lengths.seeds
+    ]
+
+
 def _results_data(path: str, root: str) -> dict:
     """The ``data`` of a results file (a path under ``root``); {} when the
     file is missing."""

@@ -1,8 +1,9 @@
 """The miniature downstream study's published tables
 (docs/results/downstream_miniature*.json): the held-out search's ranking of
 candidate schedules, Table 2 in miniature (every backbone's scores over
-the seeds, each pretrained backbone against its own initial weights), and
-the held-out A/B runs behind the miniature detection configs' choices."""
+the seeds, each pretrained backbone against its own initial weights), the
+longer fine-tunes beside it, and the held-out A/B runs behind the miniature
+detection configs' choices."""
 import functools
 import os.path as osp
 import statistics
@@ -204,6 +205,43 @@ def downstream_cell(results: dict, key: str) -> str:
     iters = recs[0]['schedule'].get('iters', "the config's")
     return (f'miniature, SiameseIM demo-size backbone, {iters} iterations: '
             f'{parts[0]}; from its initial weights: {parts[1]}')
+
+
+@results_table('downstream_miniature_lengths')
+def lengths_table(results: dict) -> str:
+    """``tools/studies/downstream_miniature.py --lengths``: each backbone's
+    held-out scores (mean ± sd over the seeds) at each fine-tune length,
+    beside the table and outside its budget."""
+    data = results['data']
+    lengths, runs = data['lengths'], data['runs']
+    metrics = data['metrics']
+    head = ['schedule', 'iterations', 'lr', 'backbone'
+            ] + [heading(m) for m in metrics] + ['wall (min)']
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for name, schedule in lengths['schedules'].items():
+        for backbone in lengths['backbones']:
+            recs = [
+                runs[k] for k in (search_key(lengths['task'], name, backbone,
+                                             s) for s in lengths['seeds'])
+                if k in runs
+            ]
+            if not recs:
+                continue
+            wall = statistics.mean(r['wall_s'] for r in recs) / 60
+            lines.append('| ' + ' | '.join(
+                [name, *_schedule_cells(schedule)[:2], backbone] +
+                [_cell([r['metrics'][m] for r in recs], m)
+                 for m in metrics] + [f'{wall:.1f}']) + ' |')
+    total = len(lengths['schedules']) * len(lengths['backbones']) * len(
+        lengths['seeds'])
+    lines += [
+        '', f'{len(runs)} of {total} runs recorded. mean ± sample standard '
+        'deviation (seeds). Fit on the training images\' `*_fit` part and '
+        'scored on their `*_holdout` part (never the validation split), '
+        'outside the table\'s budget. ' + _bf16_line(data) + ' ' +
+        _commits_line(list(runs.values()))
+    ]
+    return '\n'.join(lines)
 
 
 def _changed_cell(differs: List[list]) -> str:

@@ -3,7 +3,8 @@ R-CNN and UperNet configs at the demo's size, several seeds each.
 
     python tools/studies/downstream_miniature.py [--tasks coco,lvis,ade20k]
         [--backbones siameseim,siameseim_init,...] [--max-runs N]
-        [--holdout | --smoke] [--work-dir work_dirs/downstream_miniature]
+        [--holdout | --lengths | --smoke]
+        [--work-dir work_dirs/downstream_miniature]
         [--results-dir docs/results] [--data-root data/fashion_mnist]
         [--config configs/demo/downstream_miniature.py]
         [--cfg-options K=V ...] [--dry-run]
@@ -23,7 +24,11 @@ split; the best within the budget is recorded as ``chosen`` in
 ``downstream_miniature_holdout.json``, which the table reads
 (``search.results``). The data come from
 ``tools/dataset_converters/make_miniature_downstream.py`` (data/miniature).
-``--smoke`` is the study's smoke fingerprint (``smoke`` of the settings: two
+``--lengths`` fine-tunes the backbones of the settings' ``lengths`` with
+longer schedules on the held-out split, outside the budget (how long a
+fine-tune must be for pretraining to show), into
+``downstream_miniature_lengths.json``, its work dirs under
+``WORK_DIR/lengths``. ``--smoke`` is the study's smoke fingerprint (``smoke`` of the settings: two
 iterations a task on a small build in the work dir, whose results file
 stays there).
 """
@@ -37,7 +42,8 @@ from mmsiameseim.atomic_io import load_json
 from mmsiameseim.precision import cpu_bf16_flags
 from mmsiameseim_lab.downstream.smoke import smoke_settings
 from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
-                                              planned_runs, resolve_claim_runs,
+                                              length_runs, planned_runs,
+                                              resolve_claim_runs,
                                               resolve_schedules, run_once,
                                               run_settings, train_command)
 from mmsiameseim_lab.results import write_results
@@ -60,6 +66,11 @@ def main(argv=None):
     parser.add_argument('--max-runs', type=int)
     kind = parser.add_mutually_exclusive_group()
     kind.add_argument('--holdout', action='store_true')
+    kind.add_argument(
+        '--lengths',
+        action='store_true',
+        help='the settings\' `lengths`: longer fine-tunes on the held-out '
+        'split, beside the table')
     kind.add_argument(
         '--smoke',
         action='store_true',
@@ -85,27 +96,39 @@ def main(argv=None):
     work_dir = osp.abspath(args.work_dir)
     results_dir = work_dir if args.smoke else osp.abspath(args.results_dir)
     try:
-        if args.smoke:
-            smoke_settings(
-                study,
-                osp.join(work_dir, 'smoke_root'),
-                args.data_root,
-                build=not args.dry_run)
-        elif args.holdout:
-            resolve_claim_runs(study, args.backbones
-                               or list(study.search.backbones))
+        if args.lengths:
+            if args.tasks:
+                raise ValueError('--lengths fine-tunes the task of '
+                                 '`lengths.task`; --tasks does not apply')
+            runs = length_runs(study, args.backbones)
+            resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
+            work_dir = osp.join(work_dir, 'lengths')
         else:
-            resolve_claim_runs(study, args.backbones)
-            resolve_schedules(study, args.tasks)
-        runs = planned_runs(study, args.tasks, args.backbones, args.holdout)
+            if args.smoke:
+                smoke_settings(
+                    study,
+                    osp.join(work_dir, 'smoke_root'),
+                    args.data_root,
+                    build=not args.dry_run)
+            elif args.holdout:
+                resolve_claim_runs(study, args.backbones
+                                   or list(study.search.backbones))
+            else:
+                resolve_claim_runs(study, args.backbones)
+                resolve_schedules(study, args.tasks)
+            runs = planned_runs(study, args.tasks, args.backbones,
+                                args.holdout)
     except ValueError as e:
         sys.exit(f'error: {args.config}: {e}')
-    name = 'downstream_miniature' + ('_holdout' if args.holdout else '')
+    # a length's run is a held-out run
+    holdout = args.holdout or args.lengths
+    name = 'downstream_miniature' + ('_holdout' if args.holdout else
+                                     '_lengths' if args.lengths else '')
     stored = load_json(osp.join(results_dir, f'{name}.json')) or {}
     records = stored.get('data', {}).get('runs', {})
     for run in runs:
         old = records.get(run['key'])
-        want = run_settings(study, run, args.holdout)
+        want = run_settings(study, run, holdout)
         if old and {k: old.get(k) for k in want} != want:
             sys.exit(f'error: {results_dir}/{name}.json records {run["key"]} '
                      f'under other settings ({old}, now {want}): pass '
@@ -117,11 +140,11 @@ def main(argv=None):
         for run in pending:
             print(' '.join(
                 train_command(study, run, osp.join(work_dir, run['key']),
-                              args.holdout)))
+                              holdout)))
         return
     for run in pending[:args.max_runs]:
         print(f'== {run["key"]}')
-        records[run['key']] = run_once(study, run, work_dir, args.holdout)
+        records[run['key']] = run_once(study, run, work_dir, holdout)
         rec = records[run['key']]
         print(f'{run["key"]}: {rec["metrics"]} in {rec["wall_s"] / 60:.1f} '
               'min' + ('' if rec['within_budget'] else
@@ -129,8 +152,12 @@ def main(argv=None):
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
         data = dict(
-            runs=records, cpu_bf16=cpu_bf16_flags(), holdout=args.holdout)
-        if args.holdout:
+            runs=records, cpu_bf16=cpu_bf16_flags(), holdout=holdout)
+        if args.lengths:
+            data.update(
+                lengths=study.lengths.to_dict(),
+                metrics=list(study.tasks[study.lengths.task].metrics))
+        elif args.holdout:
             ranking, chosen = choose_schedules(study, records)
             data.update(
                 ranking=ranking, chosen=chosen, search=study.search.to_dict())
@@ -146,6 +173,8 @@ def main(argv=None):
                 budget_minutes=study.budget_minutes,
                 smoke=args.smoke)
         write_results(name, data, results_dir=results_dir)
+    if args.lengths:
+        return
     if args.holdout:
         ranking, chosen = choose_schedules(study, records)
         for row in ranking:

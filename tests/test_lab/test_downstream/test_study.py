@@ -435,3 +435,72 @@ def test_a_detector_that_predicted_nothing_scores_zero_and_says_so(tmp_path):
         'coco/bbox_mAP': 0.01,
         'coco/segm_mAP': 0.02
     }, False)
+
+
+def test_lengths_plan_every_schedule_backbone_and_seed(settings):
+    settings.lengths = dict(
+        task='coco',
+        backbones=['siameseim', 'siameseim_init'],
+        seeds=[0, 1],
+        schedules=dict(short=dict(iters=200), long=dict(iters=800)))
+    runs = study.length_runs(settings)
+    assert [r['key'] for r in runs] == [
+        'coco/short/siameseim/seed0', 'coco/short/siameseim/seed1',
+        'coco/short/siameseim_init/seed0', 'coco/short/siameseim_init/seed1',
+        'coco/long/siameseim/seed0', 'coco/long/siameseim/seed1',
+        'coco/long/siameseim_init/seed0', 'coco/long/siameseim_init/seed1'
+    ]
+    # a length's run is a held-out run with its schedule, recorded as such
+    assert settings.schedules == dict(coco=settings.lengths.schedules)
+    cmd = study.train_command(settings, runs[-1], '/w', holdout=True)
+    assert 'train_cfg.max_iters=800' in cmd
+    assert ('train_dataloader.dataset.ann_file='
+            'annotations/instances_train2017_fit.json') in cmd
+    assert study.run_settings(settings, runs[-1], True)['schedule'] == dict(
+        name='long', iters=800)
+    with pytest.raises(ValueError, match=r"unknown backbones \['vit'\]"):
+        study.length_runs(settings, ['vit'])
+
+
+def test_the_lengths_run_by_run_into_their_own_results_file(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
+    import downstream_miniature as tool
+    roots = []
+
+    def fake_run_once(settings, run, work_root, holdout):
+        assert holdout
+        roots.append(work_root)
+        return dict(
+            study.run_settings(settings, run, holdout),
+            metrics={'coco/bbox_mAP': 0.01, 'coco/segm_mAP': 0.02},
+            predicted_nothing=False,
+            wall_s=2700.0,
+            within_budget=False)
+
+    monkeypatch.setattr(tool, 'run_once', fake_run_once)
+    claim = _claim_results(tmp_path / 'claim.json',
+                           dict(siameseim=dict(lr=1e-3, weight_decay=0.05)))
+    argv = [
+        '--lengths', '--work-dir',
+        str(tmp_path), '--results-dir',
+        str(tmp_path), '--cfg-options', f'claim.results={claim}'
+    ]
+    tool.main(argv + ['--dry-run'])
+    out = capsys.readouterr().out
+    assert '0 of 4 runs recorded; 4 to run' in out
+    assert f'{tmp_path}/lengths/coco/lr5e_4_800it/siameseim/seed0' in out
+    assert 'train_cfg.max_iters=800' in out
+    tool.main(argv[:1] + ['--max-runs', '1'] + argv[1:])
+    assert roots == [f'{tmp_path}/lengths']
+    data = json.load(open(tmp_path / 'downstream_miniature_lengths.json'))
+    assert list(data['data']['runs']) == [
+        'coco/lr5e_4_200it/siameseim/seed0'
+    ]
+    assert data['data']['holdout'] and data['data']['lengths']['task'] == \
+        'coco'
+    assert data['data']['metrics'] == ['coco/bbox_mAP', 'coco/segm_mAP']
+    # the table's own results file is untouched
+    assert not (tmp_path / 'downstream_miniature.json').exists()
+    with pytest.raises(SystemExit, match='--tasks does not apply'):
+        tool.main(argv + ['--tasks', 'coco'])

@@ -153,3 +153,35 @@ def test_model_zoo_cell_gives_siameseim_beside_its_initial_weights():
     del runs[study.run_key('coco', 'siameseim_init', 0)]
     with pytest.raises(KeyError, match='no siameseim_init run'):
         tables.downstream_cell(dict(data=data), 'coco')
+
+
+def test_lengths_table_gives_each_backbone_at_each_length():
+    lengths = dict(
+        task='coco',
+        backbones=['siameseim', 'siameseim_init'],
+        seeds=[0, 1],
+        schedules=dict(
+            short=dict(iters=200, lr=5e-4), long=dict(iters=800, lr=5e-4)))
+    runs = {
+        study.search_key('coco', 'short', 'siameseim', 0):
+        _run({'coco/bbox_mAP': 0.005}, dict(name='short', iters=200)),
+        study.search_key('coco', 'short', 'siameseim', 1):
+        _run({'coco/bbox_mAP': 0.007}, dict(name='short', iters=200)),
+        study.search_key('coco', 'long', 'siameseim_init', 0):
+        _run({'coco/bbox_mAP': 0.030}, dict(name='long', iters=800),
+             wall_s=2700.0),
+    }
+    data = dict(
+        runs=runs,
+        lengths=lengths,
+        metrics=['coco/bbox_mAP'],
+        cpu_bf16=dict(avx512_bf16=False, amx_bf16=False))
+    lines = tables.lengths_table(dict(data=data)).splitlines()
+    assert lines[0] == ('| schedule | iterations | lr | backbone | COCO box '
+                        'AP | wall (min) |')
+    assert lines[2] == ('| short | 200 | 0.0005 | siameseim | 0.006 ± 0.001 '
+                        '(2) | 10.0 |')
+    assert lines[3] == ('| long | 800 | 0.0005 | siameseim_init | 0.030 (1 '
+                        'seed) | 45.0 |')
+    assert lines[5].startswith('3 of 8 runs recorded.')
+    assert 'never the validation split' in lines[5]
