@@ -39,13 +39,16 @@ def runner_keys() -> List[str]:
 
 def flatten(value, path: str = '') -> Dict[str, object]:
     """Every leaf of nested dicts and lists, by its dotted path
-    (``model.neck.norm_cfg.type``; list items by index)."""
+    (``model.neck.norm_cfg.type``; list items by index); a leaf that JSON
+    cannot hold (a class in a config, say) as its ``str``."""
     if isinstance(value, dict):
         items = value.items()
     elif isinstance(value, (list, tuple)):
         items = enumerate(value)
-    else:
+    elif value is None or isinstance(value, (str, int, float, bool)):
         return {path: value}
+    else:
+        return {path: str(value)}
     out = {}
     for key, item in items:
         out.update(flatten(item, f'{path}.{key}' if path else str(key)))
