@@ -236,3 +236,11 @@ def test_the_command_writes_the_results_file(root, tmp_path):
     assert results['meta']['command']
     assert results['data']['ablations']['norm']['rows']['gn_seed0'][
         'metrics']['coco/bbox_mAP'] == 0.020
+
+
+def test_flatten_names_every_leaf_by_its_path():
+    assert ablations.flatten(dict(a=[1, dict(b=None)], c=dict(d=int))) == {
+        'a.0': 1,
+        'a.1.b': None,
+        'c.d': "<class 'int'>"
+    }
