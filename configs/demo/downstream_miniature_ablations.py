@@ -33,17 +33,17 @@ ablations = dict(
                 label="LN2d (ViTDet's)",
                 results='work_dirs/dm_ln2d/downstream_miniature_holdout.json',
                 key=_key.format(0)),
-            gn_seed0=dict(label="GroupNorm (the miniature configs')",
-                          **_gn_seed0),
-            gn_seed1=dict(label="GroupNorm (the miniature configs')",
-                          **_gn_seed1))),
+            gn_seed0=dict(
+                label="GroupNorm (the miniature configs')", **_gn_seed0),
+            gn_seed1=dict(
+                label="GroupNorm (the miniature configs')", **_gn_seed1))),
     finest_scale=dict(
         reference='fs56_seed0',
         runs=dict(
-            fs56_seed0=dict(label="56 (mmdet's; the miniature configs')",
-                            **_gn_seed0),
-            fs56_seed1=dict(label="56 (mmdet's; the miniature configs')",
-                            **_gn_seed1),
+            fs56_seed0=dict(
+                label="56 (mmdet's; the miniature configs')", **_gn_seed0),
+            fs56_seed1=dict(
+                label="56 (mmdet's; the miniature configs')", **_gn_seed1),
             fs14_seed0=dict(
                 label='14 (scaled with the strides)',
                 results='work_dirs/dm_fs14/downstream_miniature_holdout.json',

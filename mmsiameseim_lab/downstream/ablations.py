@@ -3,8 +3,9 @@ gathered from the downstream study's own records and logs into one results
 file (``docs/results/downstream_miniature_ablations.json``).
 
 Each run was made by ``tools/studies/downstream_miniature.py --holdout``
-and is named in the settings (``configs/demo/downstream_miniature_ablations.py``)
-by its study results file and record key; its folder (the results file's
+and is named in the settings
+(``configs/demo/downstream_miniature_ablations.py``) by its study results
+file and record key; its folder (the results file's
 folder / the key) holds the config its Runner dumped and its logs. What a
 row changed is read from those dumped configs, never typed: every key the
 Runner reads is compared with the ablation's reference run, and the
@@ -84,12 +85,13 @@ def shipped_config(task: dict, record: dict) -> Config:
     """The shipped task config as the study resolves it today for the run
     of ``record`` (its seed, checkpoint, schedule and split)."""
     schedule = {k: v for k, v in record['schedule'].items() if k != 'name'}
-    options = run_options(task, record['checkpoint'], record['seed'],
-                          schedule, record['holdout'])
+    options = run_options(task, record['checkpoint'], record['seed'], schedule,
+                          record['holdout'])
     parser = argparse.ArgumentParser()
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     cfg = Config.fromfile(osp.join(REPO, task['config']))
-    cfg.merge_from_dict(parser.parse_args(['--cfg-options', *options]).cfg_options)
+    cfg.merge_from_dict(
+        parser.parse_args(['--cfg-options', *options]).cfg_options)
     return cfg
 
 
@@ -165,9 +167,7 @@ def collect(settings: Config, root: str = REPO) -> dict:
             config=task['config'],
             reference=ablation.reference,
             reference_vs_shipped=differences(
-                shipped_config(task, records[ablation.reference]),
-                reference),
+                shipped_config(task, records[ablation.reference]), reference),
             rows=rows)
-    return dict(task=settings.task, metrics=list(settings.metrics),
-                ablations=out)
-
+    return dict(
+        task=settings.task, metrics=list(settings.metrics), ablations=out)

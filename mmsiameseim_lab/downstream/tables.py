@@ -221,9 +221,9 @@ def lengths_table(results: dict) -> str:
     for name, schedule in lengths['schedules'].items():
         for backbone in lengths['backbones']:
             recs = [
-                runs[k] for k in (search_key(lengths['task'], name, backbone,
-                                             s) for s in lengths['seeds'])
-                if k in runs
+                runs[k]
+                for k in (search_key(lengths['task'], name, backbone, s)
+                          for s in lengths['seeds']) if k in runs
             ]
             if not recs:
                 continue
@@ -271,11 +271,11 @@ def ablation_table(results: dict, name: str) -> str:
     for row, rec in ablation['rows'].items():
         changed = '(the reference)' if row == ablation['reference'] else \
             _changed_cell(rec['differs'])
-        lines.append('| ' + ' | '.join(
-            [rec['label'], str(rec['seed'])] +
-            [score(m, rec['metrics'][m])
-             for m in metrics] + [f'{rec["wall_s"] / 60:.1f}', changed]) +
-                     ' |')
+        lines.append('| ' +
+                     ' | '.join([rec['label'], str(rec['seed'])] +
+                                [score(m, rec['metrics'][m])
+                                 for m in metrics] +
+                                [f'{rec["wall_s"] / 60:.1f}', changed]) + ' |')
     ref = ablation['rows'][ablation['reference']]
     shipped = ablation['reference_vs_shipped']
     against = (f'the shipped `{osp.basename(ablation["config"])}` as the '
@@ -289,8 +289,8 @@ def ablation_table(results: dict, name: str) -> str:
          f'{_changed_cell(shipped)}.') +
         f' Fine-tuned from `{ref["checkpoint"]}`, fit on the training '
         'images\' `*_fit` part and scored on their `*_holdout` part (never '
-        'the validation split). ' + _commits_line(
-            list(ablation['rows'].values()))
+        'the validation split). ' +
+        _commits_line(list(ablation['rows'].values()))
     ]
     return '\n'.join(lines)
 

@@ -29,8 +29,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument(
         '--config', default='configs/demo/downstream_miniature_ablations.py')
-    parser.add_argument('--results-dir', default=osp.join(ROOT, 'docs',
-                                                          'results'))
+    parser.add_argument(
+        '--results-dir', default=osp.join(ROOT, 'docs', 'results'))
     args = parser.parse_args(argv)
     settings = Config.fromfile(osp.join(ROOT, args.config))
     data = collect(settings, ROOT)

@@ -28,9 +28,9 @@ split; the best within the budget is recorded as ``chosen`` in
 longer schedules on the held-out split, outside the budget (how long a
 fine-tune must be for pretraining to show), into
 ``downstream_miniature_lengths.json``, its work dirs under
-``WORK_DIR/lengths``. ``--smoke`` is the study's smoke fingerprint (``smoke`` of the settings: two
-iterations a task on a small build in the work dir, whose results file
-stays there).
+``WORK_DIR/lengths``. ``--smoke`` is the study's smoke fingerprint
+(``smoke`` of the settings: two iterations a task on a small build in the
+work dir, whose results file stays there).
 """
 import argparse
 import os.path as osp
@@ -111,8 +111,8 @@ def main(argv=None):
                     args.data_root,
                     build=not args.dry_run)
             elif args.holdout:
-                resolve_claim_runs(study, args.backbones
-                                   or list(study.search.backbones))
+                resolve_claim_runs(
+                    study, args.backbones or list(study.search.backbones))
             else:
                 resolve_claim_runs(study, args.backbones)
                 resolve_schedules(study, args.tasks)
@@ -151,8 +151,7 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        data = dict(
-            runs=records, cpu_bf16=cpu_bf16_flags(), holdout=holdout)
+        data = dict(runs=records, cpu_bf16=cpu_bf16_flags(), holdout=holdout)
         if args.lengths:
             data.update(
                 lengths=study.lengths.to_dict(),

@@ -63,8 +63,9 @@ def _make_run(root, name, seed, box, changes=None, runs=None):
     run_dir = cfg.work_dir
     os.makedirs(osp.join(run_dir, '20261128_100000', 'vis_data'))
     cfg.dump(osp.join(run_dir, 'task.py'))
-    with open(osp.join(run_dir, '20261128_100000', 'vis_data',
-                       'scalars.json'), 'w') as f:
+    with open(
+            osp.join(run_dir, '20261128_100000', 'vis_data', 'scalars.json'),
+            'w') as f:
         f.write(json.dumps(dict(loss=2.0, step=10)) + '\n')
         f.write(
             json.dumps({
@@ -77,10 +78,9 @@ def _make_run(root, name, seed, box, changes=None, runs=None):
         json.dump(
             dict(
                 meta=_meta(f'{seed}' * 40),
-                data=dict(runs=records, cpu_bf16=dict(avx512_bf16=False))),
-            f)
-    return dict(results=osp.join(root, name, 'holdout.json'),
-                key=KEY.format(seed))
+                data=dict(runs=records, cpu_bf16=dict(avx512_bf16=False))), f)
+    return dict(
+        results=osp.join(root, name, 'holdout.json'), key=KEY.format(seed))
 
 
 @pytest.fixture
@@ -111,8 +111,7 @@ def test_a_row_changes_what_its_dumped_config_changes_against_the_reference(
         0,
         0.001,
         changes={
-            'model.neck.norm_cfg':
-            dict(_delete_=True, type='LN2d', eps=1e-6),
+            'model.neck.norm_cfg': dict(_delete_=True, type='LN2d', eps=1e-6),
             'helper.size': 64,  # not read by the Runner
         })
     data = ablations.collect(
@@ -133,8 +132,7 @@ def test_a_row_changes_what_its_dumped_config_changes_against_the_reference(
         'coco/bbox_mAP': 0.001,
         'coco/bbox_mAP_50': 0.003
     }
-    assert rows['gn_seed0']['config_sha1'] != rows['ln2d_seed0'][
-        'config_sha1']
+    assert rows['gn_seed0']['config_sha1'] != rows['ln2d_seed0']['config_sha1']
     # the record has no `taken`: its file's meta, code files only
     taken = rows['gn_seed0']['taken']
     assert taken['commit'] == '0' * 40
@@ -151,11 +149,10 @@ def test_the_reference_is_compared_with_the_shipped_config_of_today(root):
         f.write("model['neck']['norm_cfg']['num_groups'] = 16\n")
     data = ablations.collect(
         _settings(root, dict(gn_seed0=dict(label='GN', **gn))), root)
-    assert data['ablations']['norm']['reference_vs_shipped'] == [
-        ['model.neck.norm_cfg.num_groups', 16, 32]
-    ]
-    md = tables.ablation_table(
-        dict(data=data, meta=_meta('a' * 40)), 'norm')
+    assert data['ablations']['norm']['reference_vs_shipped'] == [[
+        'model.neck.norm_cfg.num_groups', 16, 32
+    ]]
+    md = tables.ablation_table(dict(data=data, meta=_meta('a' * 40)), 'norm')
     assert 'differs from the shipped `task.py`' in md
     assert '`model.neck.norm_cfg.num_groups=32`' in md
 
@@ -168,9 +165,7 @@ def test_the_rendered_table_names_each_change_and_the_reference(root):
         'ln2d',
         0,
         0.001,
-        changes={
-            'model.neck.norm_cfg': dict(_delete_=True, type='LN2d')
-        })
+        changes={'model.neck.norm_cfg': dict(_delete_=True, type='LN2d')})
     data = ablations.collect(
         _settings(
             root,
@@ -198,13 +193,14 @@ def test_a_reference_outside_the_runs_and_a_missing_run_are_refused(root):
     gn = _make_run(root, 'gn', 0, 0.020)
     with pytest.raises(KeyError, match='ablations.norm.reference'):
         ablations.collect(
-            _settings(root, dict(gn_seed0=dict(label='GN', **gn)),
-                      reference='ln2d_seed0'), root)
+            _settings(
+                root,
+                dict(gn_seed0=dict(label='GN', **gn)),
+                reference='ln2d_seed0'), root)
     missing = dict(gn, key=KEY.format(5))
     with pytest.raises(KeyError, match='holds no run'):
         ablations.collect(
-            _settings(root, dict(gn_seed0=dict(label='GN', **missing))),
-            root)
+            _settings(root, dict(gn_seed0=dict(label='GN', **missing))), root)
 
 
 def test_a_shared_results_file_needs_the_record_s_own_taken(root):
@@ -234,8 +230,8 @@ def test_the_command_writes_the_results_file(root, tmp_path):
     main(['--config', str(settings), '--results-dir', str(out)])
     results = read_results('downstream_miniature_ablations', str(out))
     assert results['meta']['command']
-    assert results['data']['ablations']['norm']['rows']['gn_seed0'][
-        'metrics']['coco/bbox_mAP'] == 0.020
+    assert results['data']['ablations']['norm']['rows']['gn_seed0']['metrics'][
+        'coco/bbox_mAP'] == 0.020
 
 
 def test_flatten_names_every_leaf_by_its_path():

@@ -473,7 +473,10 @@ def test_the_lengths_run_by_run_into_their_own_results_file(
         roots.append(work_root)
         return dict(
             study.run_settings(settings, run, holdout),
-            metrics={'coco/bbox_mAP': 0.01, 'coco/segm_mAP': 0.02},
+            metrics={
+                'coco/bbox_mAP': 0.01,
+                'coco/segm_mAP': 0.02
+            },
             predicted_nothing=False,
             wall_s=2700.0,
             within_budget=False)
@@ -494,9 +497,7 @@ def test_the_lengths_run_by_run_into_their_own_results_file(
     tool.main(argv[:1] + ['--max-runs', '1'] + argv[1:])
     assert roots == [f'{tmp_path}/lengths']
     data = json.load(open(tmp_path / 'downstream_miniature_lengths.json'))
-    assert list(data['data']['runs']) == [
-        'coco/lr5e_4_200it/siameseim/seed0'
-    ]
+    assert list(data['data']['runs']) == ['coco/lr5e_4_200it/siameseim/seed0']
     assert data['data']['holdout'] and data['data']['lengths']['task'] == \
         'coco'
     assert data['data']['metrics'] == ['coco/bbox_mAP', 'coco/segm_mAP']

@@ -168,7 +168,8 @@ def test_lengths_table_gives_each_backbone_at_each_length():
         study.search_key('coco', 'short', 'siameseim', 1):
         _run({'coco/bbox_mAP': 0.007}, dict(name='short', iters=200)),
         study.search_key('coco', 'long', 'siameseim_init', 0):
-        _run({'coco/bbox_mAP': 0.030}, dict(name='long', iters=800),
+        _run({'coco/bbox_mAP': 0.030},
+             dict(name='long', iters=800),
              wall_s=2700.0),
     }
     data = dict(
