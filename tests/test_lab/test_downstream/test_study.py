@@ -38,6 +38,16 @@ def _search_results(path, chosen, settings):
     return str(path)
 
 
+def _fake_record(settings, run, holdout, metrics, wall_s=1.0):
+    # what study.run_once records for a run, without its fine-tune
+    return dict(
+        study.run_settings(settings, run, holdout),
+        metrics=metrics,
+        predicted_nothing=False,
+        wall_s=wall_s,
+        within_budget=wall_s <= 60 * settings.budget_minutes)
+
+
 @pytest.fixture
 def settings(tmp_path):
     cfg = Config.fromfile(SETTINGS)
@@ -348,15 +358,10 @@ def test_the_study_records_run_by_run_and_a_rerun_continues(
 
     def fake_run_once(settings, run, work_root, holdout):
         done.append(run['key'])
-        return dict(
-            study.run_settings(settings, run, holdout),
-            metrics={
-                m: 1.0 + run['seed']
-                for m in settings.tasks[run['task']]['metrics']
-            },
-            predicted_nothing=False,
-            wall_s=1.0,
-            within_budget=True)
+        return _fake_record(settings, run, holdout, {
+            m: 1.0 + run['seed']
+            for m in settings.tasks[run['task']]['metrics']
+        })
 
     monkeypatch.setattr(tool, 'run_once', fake_run_once)
     claim = _claim_results(tmp_path / 'claim.json',
@@ -471,15 +476,14 @@ def test_the_lengths_run_by_run_into_their_own_results_file(
     def fake_run_once(settings, run, work_root, holdout):
         assert holdout
         roots.append(work_root)
-        return dict(
-            study.run_settings(settings, run, holdout),
-            metrics={
+        return _fake_record(
+            settings,
+            run,
+            holdout, {
                 'coco/bbox_mAP': 0.01,
                 'coco/segm_mAP': 0.02
             },
-            predicted_nothing=False,
-            wall_s=2700.0,
-            within_budget=False)
+            wall_s=2700.0)
 
     monkeypatch.setattr(tool, 'run_once', fake_run_once)
     claim = _claim_results(tmp_path / 'claim.json',
