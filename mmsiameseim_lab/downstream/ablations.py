@@ -22,9 +22,8 @@ from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
 from mmsiameseim.evaluation.feature_cache import cache_digest
-from ..fingerprints import uncommitted_code
 from ..results import REPO
-from .study import final_metrics, run_options
+from .study import final_metrics, run_options, taken_from
 
 ABSENT = '<unset>'
 # what a Runner is built from (the arguments of Runner's constructor) less
@@ -115,12 +114,7 @@ def source_run(source: dict, root: str = REPO) -> dict:
                 f'{path}: run {source["key"]!r} has no `taken` and the file '
                 'holds other runs, so its meta is not that run\'s')
         meta = results['meta']
-        record['taken'] = dict(
-            date=meta['date'],
-            machine=meta['machine'],
-            commit=meta['commit'],
-            code_changes=uncommitted_code(meta),
-            command=meta['command'])
+        record['taken'] = dict(taken_from(meta), command=meta['command'])
     record['cpu_bf16'] = results['data'].get('cpu_bf16')
     record['run_dir'] = osp.join(osp.dirname(path), source['key'])
     return record

@@ -418,6 +418,17 @@ def run_scores(work_dir: str, keys: List[str]) -> Tuple[dict, bool]:
         return {k: 0.0 for k in keys}, True
 
 
+def taken_from(meta: dict) -> dict:
+    """A run's ``taken``: the date, machine and commit of a results meta
+    (:func:`mmsiameseim_lab.results.run_meta`), and the code files changed
+    but not committed then."""
+    return dict(
+        date=meta['date'],
+        machine=meta['machine'],
+        commit=meta['commit'],
+        code_changes=uncommitted_code(meta))
+
+
 def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
     """Fine-tune and evaluate one run; returns its record (with ``taken``:
     the date, machine and commit it started at, and the files of code
@@ -432,12 +443,7 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         shutil.move(work_dir, aside)
         print(f'{work_dir}: left by an unrecorded run, moved to {aside}')
     os.makedirs(osp.dirname(work_dir), exist_ok=True)
-    meta = run_meta()
-    taken = dict(
-        date=meta['date'],
-        machine=meta['machine'],
-        commit=meta['commit'],
-        code_changes=uncommitted_code(meta))
+    taken = taken_from(run_meta())
     start = time.time()
     subprocess.run(
         train_command(study, run, work_dir, holdout),
