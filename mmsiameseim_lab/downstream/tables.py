@@ -103,10 +103,15 @@ def search_table(results: dict) -> str:
     return '\n'.join(lines)
 
 
+def _recorded(runs: dict, keys) -> List[dict]:
+    """The records of those of ``keys`` that ``runs`` holds, in order."""
+    return [runs[k] for k in keys if k in runs]
+
+
 def _seed_records(data: dict, task: str, backbone: str) -> List[dict]:
     """A backbone's recorded runs of a task, in the order of the seeds."""
-    keys = (run_key(task, backbone, s) for s in data['seeds'])
-    return [data['runs'][k] for k in keys if k in data['runs']]
+    return _recorded(data['runs'],
+                     (run_key(task, backbone, s) for s in data['seeds']))
 
 
 def _cell(values: List[float], metric: str) -> str:
@@ -220,11 +225,9 @@ def lengths_table(results: dict) -> str:
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for name, schedule in lengths['schedules'].items():
         for backbone in lengths['backbones']:
-            recs = [
-                runs[k]
-                for k in (search_key(lengths['task'], name, backbone, s)
-                          for s in lengths['seeds']) if k in runs
-            ]
+            recs = _recorded(runs,
+                             (search_key(lengths['task'], name, backbone, s)
+                              for s in lengths['seeds']))
             if not recs:
                 continue
             wall = statistics.mean(r['wall_s'] for r in recs) / 60
