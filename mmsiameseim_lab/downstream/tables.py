@@ -7,7 +7,7 @@ detection configs' choices."""
 import functools
 import os.path as osp
 import statistics
-from typing import List
+from typing import Dict, List
 
 from ..claim.statistics import format_p
 from ..metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
@@ -124,6 +124,36 @@ def _cell(values: List[float], metric: str) -> str:
     return f'{score(metric, mean)} ± {score(metric, sd)} ({len(values)})'
 
 
+def _directions_line(comparisons: List[dict]) -> str:
+    """Which backbones score above, below or level with their own initial
+    weights on average, and which of those differences the corrected test
+    decides: the table's reading in one sentence, so that no prose has to
+    restate it by hand."""
+    sides = {'above': [], 'below': [], 'level with': []}
+    for c in comparisons:
+        side = ('level with' if abs(c['diff']) < 1e-12 else
+                'above' if c['diff'] > 0 else 'below')
+        sides[side].append(c)
+    parts = []
+    for side, rows in sides.items():
+        if not rows:
+            continue
+        metrics: Dict[str, List[str]] = {}
+        for c in rows:
+            metrics.setdefault(c['backbone'], []).append(heading(c['metric']))
+        parts.append(f'{side.capitalize()} its own initial weights on '
+                     'average: ' + '; '.join(
+            f'{b} ({", ".join(ms)})' for b, ms in metrics.items()))
+    decided = [c for c in comparisons if c['verdict'] != 'undecided']
+    verdicts = ('; '.join(
+        f'{c["backbone"]} on {heading(c["metric"])}, a '
+        f'{"gain" if c["diff"] > 0 else "loss"} ({c["verdict"]}, Holm p '
+        f'{format_p(c["p_holm"])})' for c in decided)
+                if decided else 'none, every comparison is undecided')
+    return ('**Reading.** ' + '. '.join(parts) +
+            f'. Decided by the corrected test: {verdicts}.')
+
+
 @results_table('downstream_miniature')
 def downstream_table(results: dict) -> str:
     """Table 2 in miniature: per task, every backbone's mean ± sample
@@ -182,7 +212,8 @@ def downstream_table(results: dict) -> str:
             'has no test.' +
             (' **The table is incomplete: its family grows as runs are '
              'recorded, so these verdicts are provisional.**'
-             if len(runs) < total else '')
+             if len(runs) < total else ''), '',
+            _directions_line(data['comparisons'])
         ]
     return '\n'.join(lines + smoke_note(data))
 

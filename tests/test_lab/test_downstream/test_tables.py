@@ -108,6 +108,9 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
         'Runs taken at: aaaaaaa (4); aaaaaaa with uncommitted changes '
         'to mmsiameseim/x.py (1); bbbbbbb with uncommitted changes (1).') in md
     assert 'provisional' in md  # the family grows as the table fills
+    assert ('**Reading.** Above its own initial weights on average: '
+            'siameseim (COCO box AP). Decided by the corrected test: '
+            f'siameseim on COCO box AP, a gain (holds, Holm p {p:.3g}).') in md
     assert 'log their APs rounded to 3 decimals' in md
     # mmseg's mIoU alone: no word on mmdet's rounding
     data.update(
@@ -120,6 +123,30 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
     md = tables.downstream_table(dict(data=data))
     assert '| siameseim | x | 40.00 (1 seed) |' in md
     assert 'rounded' not in md
+
+
+def test_reading_sorts_backbones_by_side_and_names_no_decision():
+    def row(backbone, metric, diff):
+        return dict(
+            backbone=backbone,
+            metric=metric,
+            diff=diff,
+            p=0.2,
+            p_holm=0.6,
+            verdict='undecided')
+
+    line = tables._directions_line([
+        row('siameseim', 'coco/bbox_mAP', -0.007),
+        row('mocov3', 'coco/bbox_mAP', 0.004),
+        row('siameseim', 'coco/segm_mAP', -0.01),
+        row('siameseim', 'lvis/bbox_APr', 0.0),
+    ])
+    assert line == (
+        '**Reading.** Above its own initial weights on average: mocov3 '
+        '(COCO box AP). Below its own initial weights on average: siameseim '
+        '(COCO box AP, COCO mask AP). Level with its own initial weights on '
+        'average: siameseim (LVIS box AP<sub>r</sub>). Decided by the '
+        'corrected test: none, every comparison is undecided.')
 
 
 def test_model_zoo_cell_gives_siameseim_beside_its_initial_weights():
