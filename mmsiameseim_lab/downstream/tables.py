@@ -142,8 +142,8 @@ def _directions_line(comparisons: List[dict]) -> str:
         for c in rows:
             metrics.setdefault(c['backbone'], []).append(heading(c['metric']))
         parts.append(f'{side.capitalize()} its own initial weights on '
-                     'average: ' + '; '.join(
-            f'{b} ({", ".join(ms)})' for b, ms in metrics.items()))
+                     'average: ' + '; '.join(f'{b} ({", ".join(ms)})'
+                                             for b, ms in metrics.items()))
     decided = [c for c in comparisons if c['verdict'] != 'undecided']
     verdicts = ('; '.join(
         f'{c["backbone"]} on {heading(c["metric"])}, a '

@@ -126,6 +126,7 @@ def test_table_gives_each_backbone_over_its_seeds_and_the_verdicts():
 
 
 def test_reading_sorts_backbones_by_side_and_names_no_decision():
+
     def row(backbone, metric, diff):
         return dict(
             backbone=backbone,
