@@ -195,7 +195,7 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
     them); a table run also at its initial weights.
     """
     from mmsiameseim_lab.demo import initial_weights, pretrain_once
-    from mmsiameseim_lab.results import git_output
+    from mmsiameseim_lab.results import git_output, machine
     t0 = time.time()
     pre = pretrain_once(cfg)
     common = dict(
@@ -212,6 +212,7 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
         pretrain_wall_s=pre['wall_s'],
         resumed=pre['resumed'],
         commit=git_output('rev-parse', 'HEAD'),
+        machine=machine(),
         load_avg_1min=round(os.getloadavg()[0], 2))
     held = scorer.search_holdout
     records = []
