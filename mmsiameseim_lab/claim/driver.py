@@ -1,6 +1,7 @@
 """The claim study's loop (``tools/studies/claim_study.py``): phase by phase,
 plan the runs from the records so far, run the first one not recorded under
 the current settings, write the results file, plan again."""
+import json
 import os.path as osp
 import time
 from typing import Callable, List, Optional
@@ -188,11 +189,23 @@ class StudyInputs:
         data_prefix (str): The dataset folder, absolute with a slash.
         precision (str, optional): Pretraining precision override.
         holdout (int, optional): Score on held-out training images.
+        stored (dict, optional): The ``data`` of the study's results file so
+            far: its pixel floors are kept where they were taken under the
+            same settings and precision (:func:`kept_floors`), so that the
+            rows a study adds later, perhaps on another machine, are judged
+            against the floors its earlier rows were. Defaults to None.
     """
 
-    def __init__(self, study: Config, root: str, eval_dir: str, data_root: str,
-                 work_dir: str, data_prefix: str, precision: Optional[str],
-                 holdout: Optional[int]) -> None:
+    def __init__(self,
+                 study: Config,
+                 root: str,
+                 eval_dir: str,
+                 data_root: str,
+                 work_dir: str,
+                 data_prefix: str,
+                 precision: Optional[str],
+                 holdout: Optional[int],
+                 stored: Optional[dict] = None) -> None:
         from mmsiameseim_lab.demo import describe_pretraining
         from mmsiameseim_lab.evaluation import PixelFloors
         from .data import method_settings
@@ -208,7 +221,14 @@ class StudyInputs:
         if floors['projection_dim'] is None:
             floors['projection_dim'] = projection_dim(study, root)
         self.floors = PixelFloors(self.scorer.protocol(None), **floors)
-        self.floor_scores = dict(
+        self.settings = dict(
+            evaluation=study.evaluation,
+            dense=study.get('dense'),
+            search=study.get('search'),
+            pixel_floors=self.floors.settings(),
+            pretrain_overrides=study.pretrain_overrides,
+            hook_overrides=study.hook_overrides)
+        self.floor_scores = kept_floors(stored, self.settings) or dict(
             self.floors.evaluate(), dense=self.scorer.dense.raw_pixels())
         self.methods = {}
         self.pretraining = {}
@@ -225,13 +245,6 @@ class StudyInputs:
                              root)
             self.methods[m] = method_settings(cfg)
             self.pretraining[m] = describe_pretraining(cfg)
-        self.settings = dict(
-            evaluation=study.evaluation,
-            dense=study.get('dense'),
-            search=study.get('search'),
-            pixel_floors=self.floors.settings(),
-            pretrain_overrides=study.pretrain_overrides,
-            hook_overrides=study.hook_overrides)
 
     def data(self, records: List[dict], protocol: List[str], smoke: bool,
              holdout: Optional[int]) -> dict:
@@ -239,6 +252,23 @@ class StudyInputs:
         return claim_data(self.study, records, self.floor_scores, self.methods,
                           self.settings, protocol, self.pretraining, smoke,
                           holdout)
+
+
+def kept_floors(stored: Optional[dict], settings: dict) -> Optional[dict]:
+    """The pixel floors of a results file's ``stored`` data, where its
+    floors and dense probe were taken under ``settings`` (as the file
+    writes them) and in the precision this CPU evaluates in (native bf16 or
+    not); None otherwise."""
+    from mmsiameseim.evaluation import native_bf16
+    if not stored or not stored.get('pixel_floors'):
+        return None
+    now = json.loads(json.dumps(settings, default=str))
+    then = stored.get('settings') or {}
+    same = all(
+        then.get(k) == now[k] for k in ('evaluation', 'dense', 'pixel_floors'))
+    if not same or stored.get('native_bf16') != native_bf16():
+        return None
+    return stored['pixel_floors']
 
 
 def study_inputs(*args, **kwargs) -> StudyInputs:

@@ -58,14 +58,17 @@ def run(args):
     if args.results_name:
         eval_dir = osp.join(eval_dir, args.results_name)
     precision = precision_override(False)
-    inputs = study_inputs(study, ROOT, eval_dir, args.data_root, wd,
-                          data_prefix, precision, args.holdout)
     name, folder = results_file(args)
     stored = (load_json(osp.join(folder, f'{name}.json')) or {}).get('data')
     if stored and (stored.get('format') != 2
                    or bool(stored.get('smoke')) != bool(args.smoke)):
         say(f'{name}.json holds another kind of study: starting over')
         stored = None
+    inputs = study_inputs(study, ROOT, eval_dir, args.data_root, wd,
+                          data_prefix, precision, args.holdout, stored)
+    if stored and inputs.floor_scores is stored.get('pixel_floors'):
+        say(f'pixel floors: kept from {name}.json (the same settings and '
+            'precision)')
     records = current_records(study, (stored or {}).get('records', []),
                               inputs.scorer, ROOT)
     say(f'{len(records)} record(s) of {name}.json taken under the current '

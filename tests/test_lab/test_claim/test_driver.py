@@ -76,3 +76,27 @@ def test_records_are_kept_under_their_settings_phase_by_phase():
     assert phase_runs('table', study, records[len(grid):]) is None
     kept = current_records(study, records[len(grid):], scorer, ROOT)
     assert kept == []
+
+
+def test_pixel_floors_are_kept_only_under_the_same_settings_and_precision(
+        monkeypatch):
+    import mmsiameseim.evaluation as evaluation
+    from mmsiameseim_lab.claim.driver import kept_floors
+    monkeypatch.setattr(evaluation, 'native_bf16', lambda: True)
+    settings = dict(
+        evaluation=dict(knn=dict(k=20)),
+        dense=dict(canvas=32),
+        pixel_floors=dict(projection_dim=8),
+        search=None)
+    floors = dict(raw=dict(knn=80.0), projection=dict(knn=81.0))
+    stored = dict(pixel_floors=floors, settings=settings, native_bf16=True)
+    assert kept_floors(stored, settings) is floors
+    # a setting the floors do not depend on does not matter
+    assert kept_floors(stored, dict(settings, search=dict(lr=[1]))) is floors
+    for key, other in (('evaluation', dict(knn=dict(k=10))),
+                       ('dense', dict(canvas=64)), ('pixel_floors',
+                                                    dict(projection_dim=16))):
+        assert kept_floors(stored, dict(settings, **{key: other})) is None
+    assert kept_floors(dict(stored, native_bf16=False), settings) is None
+    assert kept_floors(None, settings) is None
+    assert kept_floors(dict(stored, pixel_floors=None), settings) is None
