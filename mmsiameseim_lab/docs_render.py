@@ -116,8 +116,9 @@ def footer(name: str,
         if entry is None or entry.get('results_commit') != commit:
             text += ' **No smoke fingerprint recorded for these results: ' \
                     'they may be stale.**'
-        elif entry.get('changed'):
-            text += f' **Not retaken since {short}: {entry["changed"]}.**'
+        elif fingerprints.changed_note(entry):
+            text += (f' **Not retaken since {short}: '
+                     f'{fingerprints.changed_note(entry)}.**')
     return f'<sub>{text}</sub>'
 
 

@@ -20,6 +20,14 @@ Every results file in docs/results is one of three kinds
   (tests/conftest.py): the counts and the fault and person matrices, which
   the tests' own markers make.
 
+A fingerprint is exact on the kind of CPU it was computed on
+(:func:`cpu_kind`: its model and cores, and whether it has native bf16, in
+which the smoke runs then train): two bf16 CPUs of other makers differ in
+the last bits of the same run. The record of a results file holds the
+fingerprint of the CPU it was first recorded on, and those recorded for
+the same results on other kinds of CPU beside it (``other_cpus``); CI
+checks the one of its own kind.
+
 ``tools/docs/record_fingerprint.py`` computes and records fingerprints.
 """
 import glob
@@ -35,7 +43,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from mmsiameseim.atomic_io import atomic_json, load_json
 from mmsiameseim.precision import native_bf16
 from .metrics import DOWNSTREAM_HEADINGS, METRICS
-from .results import REPO, RESULTS_DIR, read_results, run_meta
+from .results import REPO, RESULTS_DIR, machine, read_results, run_meta
 
 FINGERPRINTS = 'fingerprints.json'
 # What a study's results file scores (timings, counts and settings are not
@@ -262,6 +270,35 @@ def compute(names: Sequence[str],
     return out
 
 
+def cpu_kind(machine_name: Optional[str] = None,
+             bf16: Optional[bool] = None) -> str:
+    """The kind of CPU a fingerprint is exact on: ``machine_name`` (this
+    machine's, :func:`mmsiameseim_lab.results.machine`, by default) and
+    whether it has native bf16 (``bf16``; this CPU's by default)."""
+    name = machine() if machine_name is None else machine_name
+    native = native_bf16() if bf16 is None else bf16
+    return f'{name}, native bf16 {"yes" if native else "no"}'
+
+
+def entry_kind(entry: dict) -> str:
+    """The kind of CPU a recorded fingerprint (a record, or one of its
+    ``other_cpus``) was computed on."""
+    return entry.get('cpu') or cpu_kind(entry['machine'],
+                                        entry['cpu_native_bf16'])
+
+
+def fingerprints_of(entry: dict) -> List[dict]:
+    """A record's fingerprints: its own, then those of ``other_cpus``."""
+    return [entry] + list((entry.get('other_cpus') or {}).values())
+
+
+def changed_note(entry: dict) -> Optional[str]:
+    """What changed since a record's results were taken, as its own
+    fingerprint or one of another CPU notes it (None: current)."""
+    return next((e['changed'] for e in fingerprints_of(entry)
+                 if e.get('changed')), None)
+
+
 def load(results_dir: Optional[str] = None) -> Dict[str, dict]:
     """The recorded fingerprints ({results name: record})."""
     return load_json(osp.join(results_dir or RESULTS_DIR, FINGERPRINTS)) \
@@ -274,10 +311,14 @@ def record(name: str,
            results_dir: Optional[str] = None,
            command: Optional[str] = None,
            evidence: Optional[str] = None) -> dict:
-    """Store ``fingerprint`` as the one of results file ``name``, for the
-    results file's own commit; ``changed`` says what changed since the
-    results were taken (None: they are current), ``evidence`` why they are
-    current.
+    """Store ``fingerprint`` as the one of results file ``name`` on this
+    kind of CPU (:func:`cpu_kind`), for the results file's own commit;
+    ``changed`` says what changed since the results were taken (None: they
+    are current), ``evidence`` why they are current.
+
+    For the results already recorded on another kind of CPU, it goes beside
+    that fingerprint (``other_cpus``); for other results, it replaces the
+    record, the other CPUs' fingerprints with it.
 
     Returns the record.
     """
@@ -290,11 +331,28 @@ def record(name: str,
         machine=meta['machine'],
         torch=_torch_version(),
         cpu_native_bf16=native_bf16(),
+        cpu=cpu_kind(meta['machine']),
         command=meta['command'],
         changed=changed,
         evidence=evidence,
         fingerprint=fingerprint)
     stored = load(folder)
+    old = stored.get(name)
+    if old and old.get('results_commit') == entry['results_commit']:
+        kind = entry['cpu']
+        others = {
+            k: v
+            for k, v in (old.get('other_cpus') or {}).items() if k != kind
+        }
+        if entry_kind(old) != kind:
+            others[kind] = {
+                k: v
+                for k, v in entry.items() if k != 'results_commit'
+            }
+            entry = dict(old)
+        entry.pop('other_cpus', None)
+        if others:
+            entry['other_cpus'] = dict(sorted(others.items()))
     stored[name] = entry
     atomic_json(osp.join(folder, FINGERPRINTS), dict(sorted(stored.items())))
     return entry

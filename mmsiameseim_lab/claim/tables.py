@@ -2,7 +2,8 @@
 table of every method's scores over the seeds, the paper's orderings, the
 learning curve and the readings; the records of the held-out and
 other-feature runs."""
-from typing import Optional
+import statistics
+from typing import Dict, List, Optional
 
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_table, smoke_note
@@ -262,9 +263,12 @@ def _summary_rows(data: dict, parts, metrics) -> list:
         for m in data['methods']:
             s = data['summary'].get(m, {})
             if s.get(part):
-                lines.append('| ' + ' | '.join([
-                    ROW_NAMES[part].format(m), ','.join(map(str, s['seeds']))
-                ] + stats_cells(s[part], metrics)) + ' |')
+                # the equal-time runs may not have every seed of the table
+                seeds = s.get('equal_time_seeds') if part == 'equal_time' \
+                    else s['seeds']
+                lines.append('| ' + ' | '.join(
+                    [ROW_NAMES[part].format(m), ','.join(map(str, seeds))] +
+                    stats_cells(s[part], metrics)) + ' |')
     return lines
 
 
@@ -538,7 +542,43 @@ def claim_setup(results: dict) -> str:
             'the images: the first ones, and above 1 all of them and the '
             'first ones again; a method at a share of 1.00 has no '
             'equal-time row: its table row is it).')
+        took = _equal_time_walls(data['records'])
+        if took:
+            lines.append('* The equal-time pretrainings took (median, '
+                         'min-max over their runs; on the machines below): ' +
+                         took + '.')
+    lines.append(_machines_line(data['records']))
     return '\n'.join(lines + smoke_note(data))
+
+
+def _equal_time_walls(records: List[dict]) -> str:
+    """Each method's measured equal-time pretraining wall times."""
+    walls: Dict[str, List[float]] = {}
+    for r in records:
+        if r.get('kind') == 'equal_time' and r.get('pretrain_wall_s'):
+            walls.setdefault(r['method'], []).append(r['pretrain_wall_s'])
+    return '; '.join(
+        f'{m} {statistics.median(v):.0f} s ({min(v):.0f}-{max(v):.0f}, '
+        f'{len(v)} run(s))' for m, v in walls.items())
+
+
+def _machines_line(records: List[dict]) -> str:
+    """Which machine took which records (a study that spans sessions may
+    move between hosts; wall times and bf16 kernels differ between them)."""
+    phases = dict(
+        search='search', table='table', equal_time='equal-time', curve='curve')
+    by: Dict[str, Dict[str, int]] = {}
+    for r in records:
+        kinds = by.setdefault(r.get('machine') or 'not recorded', {})
+        kinds[r['kind']] = kinds.get(r['kind'], 0) + 1
+    parts = [
+        f'{name}: ' + ', '.join(f'{n} {phases.get(k, k)}' for k, n in sorted(
+            kinds.items(), key=lambda x: list(phases).index(x[0])
+            if x[0] in phases else len(phases)))
+        for name, kinds in sorted(by.items())
+    ]
+    return ('* Machines (records of each phase taken on each): ' +
+            '; '.join(parts) + '.')
 
 
 @results_table('claim:search')

@@ -20,6 +20,10 @@ docs/results/fingerprints.json:
 * ``--changed TEXT`` records it with TEXT as that note (what changed since
   the results were taken), when the study is not retaken yet.
 
+A fingerprint is exact on the kind of CPU it is computed on
+(``mmsiameseim_lab.fingerprints.cpu_kind``); recorded for the same results
+on another kind, it is kept beside the first one (``other_cpus``).
+
 Then ``python tools/docs/render_results.py`` renders the blocks. Exit status 1
 when a results file was left unrecorded.
 """
