@@ -264,8 +264,10 @@ def _summary_rows(data: dict, parts, metrics) -> list:
             s = data['summary'].get(m, {})
             if s.get(part):
                 # the equal-time runs may not have every seed of the table
-                seeds = s.get('equal_time_seeds') if part == 'equal_time' \
-                    else s['seeds']
+                seeds = sorted(
+                    r['seed'] for r in data['records']
+                    if r.get('kind') == 'equal_time' and r['method'] == m
+                ) if part == 'equal_time' else s['seeds']
                 lines.append('| ' + ' | '.join(
                     [ROW_NAMES[part].format(m), ','.join(map(str, seeds))] +
                     stats_cells(s[part], metrics)) + ' |')
@@ -573,7 +575,8 @@ def _machines_line(records: List[dict]) -> str:
         kinds[r['kind']] = kinds.get(r['kind'], 0) + 1
     parts = [
         f'{name}: ' + ', '.join(f'{n} {phases.get(k, k)}' for k, n in sorted(
-            kinds.items(), key=lambda x: list(phases).index(x[0])
+            kinds.items(),
+            key=lambda x: list(phases).index(x[0])
             if x[0] in phases else len(phases)))
         for name, kinds in sorted(by.items())
     ]

@@ -61,7 +61,7 @@ def _stats(v: List[float]) -> Optional[dict]:
 def summary(records: List[dict], methods: List[str]) -> Dict[str, dict]:
     """Method -> ``seeds``, ``scores``, ``initial_weights``, ``gain``
     (metric -> stats over the seeds) and ``equal_time`` (its equal-time
-    runs' scores, when it has them, over ``equal_time_seeds``)."""
+    runs' scores, when it has them)."""
     out = {}
     for m in methods:
         rows = [
@@ -69,11 +69,7 @@ def summary(records: List[dict], methods: List[str]) -> Dict[str, dict]:
         ]
         if not rows:
             continue
-        s = dict(
-            seeds=sorted(r['seed'] for r in rows),
-            equal_time_seeds=sorted(
-                r['seed'] for r in records
-                if r.get('kind') == 'equal_time' and r['method'] == m))
+        s = dict(seeds=sorted(r['seed'] for r in rows))
         for part, get in (('scores', lambda mt: values(records, m, mt)),
                           ('initial_weights',
                            lambda mt: floor_values(records, m, mt)),

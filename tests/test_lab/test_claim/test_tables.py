@@ -12,7 +12,8 @@ from mmsiameseim_lab.claim.data import claim_data, method_settings
 from mmsiameseim_lab.claim.plan import record_key, search_runs
 from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
                                           claim_summary, claim_table)
-from mmsiameseim_lab.claim.verdicts import CLAIM_METRICS, summary
+from mmsiameseim_lab.claim.verdicts import CLAIM_METRICS
+from mmsiameseim_lab.claim.verdicts import summary as summarise
 from tests.helpers import ROOT
 
 SMOKE = os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py')
@@ -173,7 +174,7 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
     data['records'] = [
         r for r in data['records'] if r['key'] != 'mae_time2@time'
     ]
-    data['summary'] = summary(data['records'], data['methods'])
+    data["summary"] = summarise(data["records"], data["methods"])
     fewer = claim_table(dict(results, data=data))
     assert '| mae at equal wall time | 0,1 |' in fewer
     assert '| **mae** | 0,1,2 |' in fewer
@@ -191,12 +192,12 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
             'final LayerNorm.') in setup
     assert 'token maps siameseim 8192, mae 8192; raw pixels 784; their ' \
         'random projection 8192' in setup
-    assert ('* The equal-time pretrainings took (median, min-max over their '
-            'runs; on the machines below): mae 10 s (9-11, 3 run(s)).'
-            ) in setup
+    assert (
+        '* The equal-time pretrainings took (median, min-max over their '
+        'runs; on the machines below): mae 10 s (9-11, 3 run(s)).') in setup
     # the synthetic records name their machine only for mae's equal time
     assert ('* Machines (records of each phase taken on each): host B: 3 '
-            'equal-time; not recorded: 30 search, 6 table, 18 curve.') in setup
+            'equal-time; not recorded: 12 search, 6 table, 18 curve.') in setup
     search = claim_search(results)
     assert '| siameseim | 0.0005 | 0.05 | avg_featmap | 60.50 | 50.00 |' \
         in search
