@@ -295,8 +295,8 @@ def fingerprints_of(entry: dict) -> List[dict]:
 def changed_note(entry: dict) -> Optional[str]:
     """What changed since a record's results were taken, as its own
     fingerprint or one of another CPU notes it (None: current)."""
-    return next((e['changed'] for e in fingerprints_of(entry)
-                 if e.get('changed')), None)
+    return next((e['changed']
+                 for e in fingerprints_of(entry) if e.get('changed')), None)
 
 
 def load(results_dir: Optional[str] = None) -> Dict[str, dict]:

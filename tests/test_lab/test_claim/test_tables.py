@@ -174,7 +174,7 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
     data['records'] = [
         r for r in data['records'] if r['key'] != 'mae_time2@time'
     ]
-    data["summary"] = summarise(data["records"], data["methods"])
+    data['summary'] = summarise(data['records'], data['methods'])
     fewer = claim_table(dict(results, data=data))
     assert '| mae at equal wall time | 0,1 |' in fewer
     assert '| **mae** | 0,1,2 |' in fewer
