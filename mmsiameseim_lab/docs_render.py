@@ -113,12 +113,12 @@ def footer(name: str,
     if fingerprints.results_kind(name) == 'study':
         file = name.split(':')[0]
         entry = fingerprints.load(rdir).get(file)
+        note = entry and fingerprints.changed_note(entry)
         if entry is None or entry.get('results_commit') != commit:
             text += ' **No smoke fingerprint recorded for these results: ' \
                     'they may be stale.**'
-        elif fingerprints.changed_note(entry):
-            text += (f' **Not retaken since {short}: '
-                     f'{fingerprints.changed_note(entry)}.**')
+        elif note:
+            text += f' **Not retaken since {short}: {note}.**'
     return f'<sub>{text}</sub>'
 
 

@@ -349,8 +349,7 @@ def record(name: str,
                 k: v
                 for k, v in entry.items() if k != 'results_commit'
             }
-            entry = dict(old)
-        entry.pop('other_cpus', None)
+            entry = {k: v for k, v in old.items() if k != 'other_cpus'}
         if others:
             entry['other_cpus'] = dict(sorted(others.items()))
     stored[name] = entry

@@ -228,7 +228,9 @@ class StudyInputs:
             pixel_floors=self.floors.settings(),
             pretrain_overrides=study.pretrain_overrides,
             hook_overrides=study.hook_overrides)
-        self.floor_scores = kept_floors(stored, self.settings) or dict(
+        kept = kept_floors(stored, self.settings)
+        self.floors_kept = kept is not None
+        self.floor_scores = kept or dict(
             self.floors.evaluate(), dense=self.scorer.dense.raw_pixels())
         self.methods = {}
         self.pretraining = {}

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_table, smoke_note
-from .plan import variant_name
+from .plan import PHASES, variant_name
 from .statistics import VERDICTS, format_p
 from .study import claim_reading, orderings
 
@@ -567,17 +567,15 @@ def _equal_time_walls(records: List[dict]) -> str:
 def _machines_line(records: List[dict]) -> str:
     """Which machine took which records (a study that spans sessions may
     move between hosts; wall times and bf16 kernels differ between them)."""
-    phases = dict(
-        search='search', table='table', equal_time='equal-time', curve='curve')
+    order = {phase: i for i, phase in enumerate(PHASES)}
     by: Dict[str, Dict[str, int]] = {}
     for r in records:
         kinds = by.setdefault(r.get('machine') or 'not recorded', {})
         kinds[r['kind']] = kinds.get(r['kind'], 0) + 1
     parts = [
-        f'{name}: ' + ', '.join(f'{n} {phases.get(k, k)}' for k, n in sorted(
-            kinds.items(),
-            key=lambda x: list(phases).index(x[0])
-            if x[0] in phases else len(phases)))
+        f'{name}: ' + ', '.join(
+            f'{kinds[k]} {k.replace("_", "-")}'
+            for k in sorted(kinds, key=lambda k: order.get(k, len(order))))
         for name, kinds in sorted(by.items())
     ]
     return ('* Machines (records of each phase taken on each): ' +

@@ -66,7 +66,7 @@ def run(args):
         stored = None
     inputs = study_inputs(study, ROOT, eval_dir, args.data_root, wd,
                           data_prefix, precision, args.holdout, stored)
-    if stored and inputs.floor_scores is stored.get('pixel_floors'):
+    if inputs.floors_kept:
         say(f'pixel floors: kept from {name}.json (the same settings and '
             'precision)')
     records = current_records(study, (stored or {}).get('records', []),
