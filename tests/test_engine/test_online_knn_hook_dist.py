@@ -55,7 +55,9 @@ def _worker(rank, port, out):
     model = _Model()
     x, y, capped = hook.encode(model, model.backbone, 'bank', None)
     if rank == 0:
-        out.put((x, y, capped))
+        # numpy, not tensors: a tensor travels as a shared-memory handle
+        # that the parent cannot open once this process has exited
+        out.put((x.numpy(), y.numpy(), capped))
     torch.distributed.destroy_process_group()
 
 
@@ -71,6 +73,7 @@ def test_two_ranks_gather_every_sample_once():
     for p in procs:
         p.start()
     x, y, capped = out.get(timeout=120)
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0

@@ -5,6 +5,7 @@ import os
 import socket
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 import torch.multiprocessing as mp
@@ -253,7 +254,12 @@ def _worker(rank, port, out):
         model=_Model(), message_hub=MessageHub.get_instance(f'r{rank}'))
     for _ in range(3):
         hook.train_step(runner)
-    out.put((rank, hook.classifier.state_dict()))
+    # numpy, not tensors: a tensor travels as a shared-memory handle that
+    # the parent cannot open once this process has exited
+    out.put((rank, {
+        k: v.numpy()
+        for k, v in hook.classifier.state_dict().items()
+    }))
     torch.distributed.destroy_process_group()
 
 
@@ -276,4 +282,4 @@ def test_two_ranks_hold_the_same_classifier():
         p.join(timeout=60)
         assert p.exitcode == 0
     for key in states[0]:
-        assert torch.allclose(states[0][key], states[1][key]), key
+        assert np.allclose(states[0][key], states[1][key]), key
