@@ -11,6 +11,7 @@ the claim study's verdicts (``mmsiameseim_lab.claim.statistics``).
 """
 import functools
 import glob
+import hashlib
 import json
 import os
 import os.path as osp
@@ -183,6 +184,26 @@ def config_digest(config: str) -> str:
     under another version of the config, or of one of its bases, is not
     reused."""
     return cache_digest(resolved_config(config).to_dict())
+
+
+def weights_digest(checkpoint: Optional[str]) -> Optional[str]:
+    """SHA-1 (16 hex digits) of a checkpoint's weights: its state dict's
+    names and values, not the file (whose meta holds dates); None for no
+    checkpoint (random initialisation).
+
+    A pretraining recreated on another host keeps its path, so a record names
+    the weights it was fine-tuned from by this digest.
+    """
+    if not checkpoint:
+        return None
+    import torch
+    state = torch.load(checkpoint, map_location='cpu', weights_only=False)
+    state = state.get('state_dict', state)
+    digest = hashlib.sha1()
+    for name in sorted(state):
+        digest.update(name.encode())
+        digest.update(state[name].detach().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def run_settings(study: Config, run: dict, holdout: bool) -> dict:
@@ -444,6 +465,7 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         print(f'{work_dir}: left by an unrecorded run, moved to {aside}')
     os.makedirs(osp.dirname(work_dir), exist_ok=True)
     taken = taken_from(run_meta())
+    weights = weights_digest(study.backbones[run['backbone']]['checkpoint'])
     start = time.time()
     subprocess.run(
         train_command(study, run, work_dir, holdout),
@@ -458,6 +480,7 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         predicted_nothing=nothing,
         wall_s=round(wall, 1),
         within_budget=wall <= 60 * study.budget_minutes,
+        checkpoint_weights_sha1=weights,
         taken=taken)
 
 

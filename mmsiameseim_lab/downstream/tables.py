@@ -55,6 +55,36 @@ def _commits_line(records: List[dict]) -> str:
         f'{k} ({n})' for k, n in sorted(counts.items())) + '.'
 
 
+def _weights_line(runs: Dict[str, dict]) -> str:
+    """Which weights each pretrained backbone's runs were fine-tuned from
+    (a record's ``checkpoint_weights_sha1``), since a pretraining
+    recreated on another host keeps its path; runs recorded before records
+    held the digest are counted."""
+    digests: Dict[str, Dict[str, int]] = {}
+    unnamed = 0
+    for key, rec in runs.items():
+        if not rec.get('checkpoint'):
+            continue
+        sha = rec.get('checkpoint_weights_sha1')
+        if sha is None:
+            unnamed += 1
+            continue
+        counts = digests.setdefault(key.split('/')[1], {})
+        counts[sha] = counts.get(sha, 0) + 1
+    parts = [
+        f'{backbone} ' + ', '.join(f'{sha[:8]} ({n})'
+                                   for sha, n in sorted(counts.items()))
+        for backbone, counts in digests.items()
+    ]
+    text = ('Weights fine-tuned from (SHA-1 of their values, runs): ' +
+            '; '.join(parts) + '.') if parts else ''
+    if unnamed:
+        text += (' ' if text else '') + (
+            f'{unnamed} run(s) from a checkpoint were recorded before '
+            'records named its weights.')
+    return text
+
+
 def _bf16_line(data: dict) -> str:
     bf16 = data.get('cpu_bf16') or {}
     native = any(bf16.values())
@@ -180,12 +210,14 @@ def downstream_table(results: dict) -> str:
                  for m in metrics]) + ' |')
         lines.append('')
     total = len(data['tasks']) * len(data['backbones']) * len(data['seeds'])
+    weights = _weights_line(runs)
     lines.append(
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '
         'held-out search chose, on the training images, scored on the '
         'validation split. ' + _bf16_line(data) + ' ' +
         _commits_line(list(runs.values())) +
+        (' ' + weights if weights else '') +
         (f' No run of {", ".join(waiting)} yet.' if waiting else '') +
         (' mmdet\'s CocoMetric and LVISMetric log their APs rounded to 3 '
          'decimals: the values recorded, averaged and tested here.' if any(

@@ -509,3 +509,18 @@ def test_the_lengths_run_by_run_into_their_own_results_file(
     assert not (tmp_path / 'downstream_miniature.json').exists()
     with pytest.raises(SystemExit, match='--tasks does not apply'):
         tool.main(argv + ['--tasks', 'coco'])
+
+
+def test_a_record_names_its_weights_by_their_values_not_their_file(tmp_path):
+    import torch
+    weights = {'backbone.w': torch.arange(6.).reshape(2, 3)}
+    one, two, other = (str(tmp_path / f'{n}.pth') for n in 'abc')
+    torch.save(dict(meta=dict(time='then'), state_dict=weights), one)
+    torch.save(dict(meta=dict(time='now'), state_dict=weights), two)
+    torch.save(
+        dict(state_dict={'backbone.w': weights['backbone.w'] + 1}), other)
+    digest = study.weights_digest(one)
+    assert len(digest) == 16
+    assert study.weights_digest(two) == digest  # meta (dates) left out
+    assert study.weights_digest(other) != digest
+    assert study.weights_digest(None) is None  # random initialisation

@@ -150,6 +150,29 @@ def test_reading_sorts_backbones_by_side_and_names_no_decision():
         'corrected test: none, every comparison is undecided.')
 
 
+def test_the_weights_each_backbone_was_fine_tuned_from_are_named():
+
+    def rec(checkpoint, sha=None):
+        return dict(
+            checkpoint=checkpoint,
+            **({} if sha is None else dict(checkpoint_weights_sha1=sha)))
+
+    runs = {
+        'coco/random/seed0': rec(None),
+        'coco/mae/seed0': rec('claim/mae/epoch_1.pth'),  # an old record
+        'coco/mae/seed1': rec('claim/mae/epoch_1.pth', 'a' * 16),
+        'lvis/mae/seed0': rec('claim/mae/epoch_1.pth', 'b' * 16),
+        'lvis/mae_init/seed0': rec('claim/mae/initial.pth', 'c' * 16),
+    }
+    # a pretraining recreated elsewhere under the same path shows as a
+    # second digest of its backbone
+    assert tables._weights_line(runs) == (
+        'Weights fine-tuned from (SHA-1 of their values, runs): mae '
+        'aaaaaaaa (1), bbbbbbbb (1); mae_init cccccccc (1). 1 run(s) from a '
+        'checkpoint were recorded before records named its weights.')
+    assert tables._weights_line({'coco/random/seed0': rec(None)}) == ''
+
+
 def test_model_zoo_cell_gives_siameseim_beside_its_initial_weights():
     runs = {
         study.run_key('coco', 'siameseim', 0):
