@@ -188,17 +188,17 @@ def config_digest(config: str) -> str:
 
 def weights_digest(checkpoint: Optional[str]) -> Optional[str]:
     """SHA-1 (16 hex digits) of a checkpoint's weights: its state dict's
-    names and values, not the file (whose meta holds dates); None for no
-    checkpoint (random initialisation).
+    names and values (read by the package's one checkpoint reader), not
+    the file (whose meta holds dates); None for no checkpoint (random
+    initialisation).
 
     A pretraining recreated on another host keeps its path, so a record names
     the weights it was fine-tuned from by this digest.
     """
     if not checkpoint:
         return None
-    import torch
-    state = torch.load(checkpoint, map_location='cpu', weights_only=False)
-    state = state.get('state_dict', state)
+    from mmsiameseim.checkpoint.reader import read_state_dict
+    state = read_state_dict(checkpoint)
     digest = hashlib.sha1()
     for name in sorted(state):
         digest.update(name.encode())

@@ -55,27 +55,27 @@ def _commits_line(records: List[dict]) -> str:
         f'{k} ({n})' for k, n in sorted(counts.items())) + '.'
 
 
-def _weights_line(runs: Dict[str, dict]) -> str:
+def _weights_line(data: dict) -> str:
     """Which weights each pretrained backbone's runs were fine-tuned from
     (a record's ``checkpoint_weights_sha1``), since a pretraining
     recreated on another host keeps its path; runs recorded before records
     held the digest are counted."""
-    digests: Dict[str, Dict[str, int]] = {}
-    unnamed = 0
-    for key, rec in runs.items():
-        if not rec.get('checkpoint'):
-            continue
-        sha = rec.get('checkpoint_weights_sha1')
-        if sha is None:
-            unnamed += 1
-            continue
-        counts = digests.setdefault(key.split('/')[1], {})
-        counts[sha] = counts.get(sha, 0) + 1
-    parts = [
-        f'{backbone} ' + ', '.join(f'{sha[:8]} ({n})'
-                                   for sha, n in sorted(counts.items()))
-        for backbone, counts in digests.items()
-    ]
+    parts, unnamed = [], 0
+    for backbone in data['backbones']:
+        counts: Dict[str, int] = {}
+        for task in data['tasks']:
+            for rec in _seed_records(data, task, backbone):
+                if not rec.get('checkpoint'):
+                    continue
+                sha = rec.get('checkpoint_weights_sha1')
+                if sha is None:
+                    unnamed += 1
+                else:
+                    counts[sha] = counts.get(sha, 0) + 1
+        if counts:
+            parts.append(f'{backbone} ' +
+                         ', '.join(f'{sha[:8]} ({n})'
+                                   for sha, n in sorted(counts.items())))
     text = ('Weights fine-tuned from (SHA-1 of their values, runs): ' +
             '; '.join(parts) + '.') if parts else ''
     if unnamed:
@@ -210,7 +210,7 @@ def downstream_table(results: dict) -> str:
                  for m in metrics]) + ' |')
         lines.append('')
     total = len(data['tasks']) * len(data['backbones']) * len(data['seeds'])
-    weights = _weights_line(runs)
+    weights = _weights_line(data)
     lines.append(
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '

@@ -166,11 +166,17 @@ def test_the_weights_each_backbone_was_fine_tuned_from_are_named():
     }
     # a pretraining recreated elsewhere under the same path shows as a
     # second digest of its backbone
-    assert tables._weights_line(runs) == (
+    data = dict(
+        runs=runs,
+        tasks=dict(coco=[], lvis=[]),
+        backbones=['random', 'mae', 'mae_init'],
+        seeds=[0, 1])
+    assert tables._weights_line(data) == (
         'Weights fine-tuned from (SHA-1 of their values, runs): mae '
         'aaaaaaaa (1), bbbbbbbb (1); mae_init cccccccc (1). 1 run(s) from a '
         'checkpoint were recorded before records named its weights.')
-    assert tables._weights_line({'coco/random/seed0': rec(None)}) == ''
+    assert tables._weights_line(
+        dict(data, runs={'coco/random/seed0': rec(None)})) == ''
 
 
 def test_model_zoo_cell_gives_siameseim_beside_its_initial_weights():
