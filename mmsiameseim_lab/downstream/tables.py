@@ -184,6 +184,41 @@ def _directions_line(comparisons: List[dict]) -> str:
             f'. Decided by the corrected test: {verdicts}.')
 
 
+def _fresh_init_line(data: dict) -> str:
+    """Where each backbone fine-tuned from no checkpoint (its task config's
+    own initialisation) stands among the backbones loaded from one, on each
+    task's first metric: a level that a pretraining has to clear besides
+    its own initial weights. Empty while no task has both kinds."""
+    parts = []
+    for task, metrics in data['tasks'].items():
+        metric = metrics[0]
+        fresh, loaded = {}, {}
+        for backbone in data['backbones']:
+            recs = _seed_records(data, task, backbone)
+            if not recs or any('checkpoint' not in r for r in recs):
+                continue
+            mean = statistics.mean(r['metrics'][metric] for r in recs)
+            if all(r['checkpoint'] is None for r in recs):
+                fresh[backbone] = mean
+            elif all(r['checkpoint'] for r in recs):
+                loaded[backbone] = mean
+        if not fresh or not loaded:
+            continue
+        best = max(loaded, key=loaded.get)
+        for backbone, mean in fresh.items():
+            above = sum(mean > m for m in loaded.values())
+            parts.append(
+                f'{backbone} on {heading(metric)}, {score(metric, mean)}: '
+                f'above {above} of the {len(loaded)} backbones loaded from '
+                f'a checkpoint (the best of them {best}, '
+                f'{score(metric, loaded[best])})')
+    if not parts:
+        return ''
+    return ('**From no checkpoint** (the task config\'s own initialisation, '
+            'fine-tuned alike; means over the seeds): ' + '; '.join(parts) +
+            '.')
+
+
 @results_table('downstream_miniature')
 def downstream_table(results: dict) -> str:
     """Table 2 in miniature: per task, every backbone's mean ± sample
@@ -247,6 +282,9 @@ def downstream_table(results: dict) -> str:
              if len(runs) < total else ''), '',
             _directions_line(data['comparisons'])
         ]
+    fresh = _fresh_init_line(data)
+    if fresh:
+        lines += ['', fresh]
     return '\n'.join(lines + smoke_note(data))
 
 

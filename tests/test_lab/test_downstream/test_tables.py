@@ -150,6 +150,36 @@ def test_reading_sorts_backbones_by_side_and_names_no_decision():
         'corrected test: none, every comparison is undecided.')
 
 
+def test_backbones_from_no_checkpoint_stand_among_the_loaded_ones():
+    runs = {}
+    for backbone, checkpoint, values in (
+        ('siameseim', 'a.pth', (3.0, 3.6)),
+        ('siameseim_init', 'b.pth', (3.5, 3.5)),
+        ('random', None, (10.0, 11.0)),
+    ):
+        for s, v in enumerate(values):
+            rec = _run(dict(mIoU=v), dict(name='x'))
+            rec['checkpoint'] = checkpoint
+            runs[study.run_key('ade20k', backbone, s)] = rec
+    data = dict(
+        runs=runs,
+        seeds=[0, 1],
+        backbones=['siameseim', 'siameseim_init', 'random'],
+        tasks=dict(ade20k=['mIoU']),
+        comparisons=[])
+    assert tables._fresh_init_line(data) == (
+        '**From no checkpoint** (the task config\'s own initialisation, '
+        'fine-tuned alike; means over the seeds): random on ADE20k mIoU, '
+        '10.50: above 2 of the 2 backbones loaded from a checkpoint (the '
+        'best of them siameseim_init, 3.50).')
+    assert '**From no checkpoint**' in tables.downstream_table(
+        dict(data=data))
+    # records that do not say what they were loaded from are left out
+    for rec in runs.values():
+        del rec['checkpoint']
+    assert tables._fresh_init_line(data) == ''
+
+
 def test_the_weights_each_backbone_was_fine_tuned_from_are_named():
 
     def rec(checkpoint, sha=None):
