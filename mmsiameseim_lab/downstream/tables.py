@@ -188,7 +188,10 @@ def _fresh_init_line(data: dict) -> str:
     """Where each backbone fine-tuned from no checkpoint (its task config's
     own initialisation) stands among the backbones loaded from one, on each
     task's first metric: a level that a pretraining has to clear besides
-    its own initial weights. Empty while no task has both kinds."""
+    its own initial weights.
+
+    Empty while no task has both kinds.
+    """
     parts = []
     for task, metrics in data['tasks'].items():
         metric = metrics[0]

@@ -172,8 +172,7 @@ def test_backbones_from_no_checkpoint_stand_among_the_loaded_ones():
         'fine-tuned alike; means over the seeds): random on ADE20k mIoU, '
         '10.50: above 2 of the 2 backbones loaded from a checkpoint (the '
         'best of them siameseim_init, 3.50).')
-    assert '**From no checkpoint**' in tables.downstream_table(
-        dict(data=data))
+    assert '**From no checkpoint**' in tables.downstream_table(dict(data=data))
     # records that do not say what they were loaded from are left out
     for rec in runs.values():
         del rec['checkpoint']
