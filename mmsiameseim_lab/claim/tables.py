@@ -73,23 +73,11 @@ def _past_pixels(data: dict) -> list:
     return out
 
 
-@results_table('claim_token_map:summary')
-def claim_token_map_summary(results: dict) -> str:
-    """The README's line on a curve scored under another feature: per
-    method, where kNN passes raw pixels."""
-    data = results['data']
-    return '\n'.join([f'* {x}' for x in _past_pixels(data)] + smoke_note(data))
-
-
-@results_table('claim_holdout')
 @results_table('claim_token_map')
-@results_table('claim_token_map_holdout')
-@results_table('claim_token_map_norm_holdout')
 def claim_records_table(results: dict) -> str:
-    """A results file of ``tools/studies/claim_study.py`` as its records, one
-    row per scored checkpoint, beside raw pixels: the held-out scores
-    (``--holdout N``, for choosing settings) and the curve under another
-    feature (``--results-name``)."""
+    """A results file of ``tools/studies/claim_study.py``'s first format as
+    its records, one row per scored checkpoint, beside raw pixels: the
+    curve under another feature (``--results-name``)."""
     data = results['data']
     raw = data['raw_pixels']
     lines = [
@@ -111,12 +99,6 @@ def claim_records_table(results: dict) -> str:
                      f'{r["dense_miou"]:.2f} |')
     lines.append(f'| raw pixels | - | {raw["knn"]:.2f} | - | - | '
                  f'{raw["dense_miou"]:.2f} |')
-    if data.get('holdout'):
-        lines += [
-            '', f'Scored on {data["holdout"]} held-out training images (the '
-            'test images are not used); the other metrics\' images are '
-            'drawn from the rest of the training set.'
-        ]
     lines += [''] + [f'* {x}' for x in _past_pixels(data)]
     feature = [x for x in data['protocol'] if x.startswith('* Feature:')]
     methods = {r['method'] for r in data['records']}
