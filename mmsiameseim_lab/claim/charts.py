@@ -72,41 +72,75 @@ def plot_claim_table(data: dict, path: str) -> None:
     plt.close(fig)
 
 
+def curve_points(data: dict, method: str, key: str) -> List[tuple]:
+    """(epoch, mean, seeds scored) of ``key`` over ``method``'s curve runs,
+    epoch 0 (the initial weights) included, in epoch order."""
+    by = {}
+    for r in data['records']:
+        if r['method'] == method and r['curve'] and r.get(key) is not None:
+            by.setdefault(r['epochs'], []).append(r[key])
+    return [(e, sum(v) / len(v), len(v)) for e, v in sorted(by.items())]
+
+
+# where a log-scaled epoch axis draws epoch 0, the initial weights
+INIT_X = 0.5
+
+
 def plot_learning_curve(data: dict, path: str) -> None:
     """kNN and dense mIoU against pretraining epochs (the epoch checkpoints
     of each method's curve runs, the mean over the seeds scored at each;
-    the token map's kNN dashed where recorded), raw pixels as a line (PNG)."""
+    the token map's kNN dashed where recorded), each run's initial weights
+    at "0 (init)", the pixel floors as lines (PNG)."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    seeds = data.get('curve_seeds', [data.get('curve_seed', 0)])
     raw = data['raw_pixels']
+    projection = (data.get('pixel_floors') or {}).get('projection') or {}
+    colours = plt.rcParams['axes.prop_cycle'].by_key()['color']
+    epochs = set()
     for ax, (metric, name) in zip(axes, [SERIES[0], SERIES[3]]):
-        for method in data['methods']:
+        for i, method in enumerate(data['methods']):
+            seeds = sorted({
+                r['seed']
+                for r in data['records'] if r['method'] == method and
+                r['curve']
+            })
             for key, style, label in ((metric, 'o-', method),
                                       ('token_map_knn', 's--',
                                        f'{method} token map')):
                 if key == 'token_map_knn' and metric != 'knn':
                     continue
-                by = {}
-                for r in data['records']:
-                    if r['method'] == method and r['curve'] and \
-                            r['epochs'] > 0 and r.get(key) is not None:
-                        by.setdefault(r['epochs'], []).append(r[key])
-                pts = sorted((e, sum(v) / len(v)) for e, v in by.items())
-                if pts:
-                    ax.plot(*zip(*pts), style, label=label)
+                pts = curve_points(data, method, key)
+                if not pts:
+                    continue
+                epochs.update(e for e, _, _ in pts)
+                ax.plot([e or INIT_X for e, _, _ in pts],
+                        [m for _, m, _ in pts],
+                        style,
+                        color=colours[i % len(colours)],
+                        label=f'{label} (seeds {seeds})')
         if raw.get(metric) is not None:
             ax.axhline(
                 raw[metric],
                 color='r',
                 ls='--',
                 label=f'raw pixels ({raw[metric]:.1f})')
+        if metric == 'knn' and projection.get('knn') is not None:
+            ax.axhline(
+                projection['knn'],
+                color='0.4',
+                ls=':',
+                label=f'random projection of the pixels, the token map\'s '
+                f'floor ({projection["knn"]:.1f})')
         ax.set_xscale('log', base=2)
-        ax.set_xlabel('epoch checkpoint of one run per method')
+        ticks = sorted(epochs) or [1]
+        ax.set_xticks([e or INIT_X for e in ticks])
+        ax.set_xticklabels(['0 (init)' if e == 0 else str(e) for e in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel('pretraining epochs (a checkpoint of each curve run)')
         ax.set_ylabel(f'{name} (%)')
-        ax.set_title(f'{name}, seeds {seeds} (mean)')
+        ax.set_title(f'{name}: mean over the seeds scored at each epoch')
         if ax.has_data():
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
