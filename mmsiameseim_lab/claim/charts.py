@@ -101,8 +101,8 @@ def plot_learning_curve(data: dict, path: str) -> None:
         for i, method in enumerate(data['methods']):
             seeds = sorted({
                 r['seed']
-                for r in data['records'] if r['method'] == method and
-                r['curve']
+                for r in data['records']
+                if r['method'] == method and r['curve']
             })
             for key, style, label in ((metric, 'o-', method),
                                       ('token_map_knn', 's--',
