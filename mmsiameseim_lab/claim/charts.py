@@ -96,14 +96,18 @@ def plot_learning_curve(data: dict, path: str) -> None:
     raw = data['raw_pixels']
     projection = (data.get('pixel_floors') or {}).get('projection') or {}
     colours = plt.rcParams['axes.prop_cycle'].by_key()['color']
+    curve_seeds = {
+        m:
+        sorted({
+            r['seed']
+            for r in data['records'] if r['method'] == m and r['curve']
+        })
+        for m in data['methods']
+    }
     epochs = set()
     for ax, (metric, name) in zip(axes, [SERIES[0], SERIES[3]]):
         for i, method in enumerate(data['methods']):
-            seeds = sorted({
-                r['seed']
-                for r in data['records']
-                if r['method'] == method and r['curve']
-            })
+            seeds = curve_seeds[method]
             for key, style, label in ((metric, 'o-', method),
                                       ('token_map_knn', 's--',
                                        f'{method} token map')):
