@@ -395,14 +395,19 @@ def _v2_curve(data: dict) -> list:
     if tests:
         lines += [
             '', 'At the key epochs, against the pixel floors (one-sample t '
-            'over the seeds; Holm over these '
-            f'{len(tests)}):', '', '| comparison | difference | p | '
-            'p (Holm) | verdict |', '|---|---|---|---|---|'
+            'over the seeds) and against the same runs\' initial weights '
+            '(paired t, each seed at its epoch 0); Holm over these '
+            f'{len(tests)}:', '', '| comparison | test | difference | p | '
+            'p (Holm) | verdict |', '|---|---|---|---|---|---|'
         ]
         for c in tests:
+            if c['kind'] == 'curve_gain':
+                over = f'its initial weights ({c["initial_value"]:.2f})'
+            else:
+                over = f'{FLOOR_NAMES[c["floor"]]} ({c["floor_value"]:.2f})'
             lines.append(f'| {c["method"]} {_name(c["metric"])} at epoch '
-                         f'{c["epoch"]} over {FLOOR_NAMES[c["floor"]]} '
-                         f'({c["floor_value"]:.2f}) | {_p_cells(c)} |')
+                         f'{c["epoch"]} over {over} | {c["test"]} | '
+                         f'{_p_cells(c)} |')
     return lines
 
 
@@ -411,10 +416,19 @@ def v2_reading(data: dict, short: bool = False) -> list:
     its p-values; ``short``: the paper's orderings only."""
     out = []
     by = {}
-    for c in data['statistics']['table']:
+    tests = data['statistics']['table']
+    if not short:
+        tests = tests + data['statistics']['curve']
+    for c in tests:
         if short and c['kind'] != 'ordering':
             continue
-        if c['kind'] == 'ordering':
+        if c['kind'] == 'curve':
+            what = f'{c["method"]} {_name(c["metric"])} at epoch ' \
+                f'{c["epoch"]} above {FLOOR_NAMES[c["floor"]]}'
+        elif c['kind'] == 'curve_gain':
+            what = f'{c["method"]} {_name(c["metric"])} at epoch ' \
+                f'{c["epoch"]} above its initial weights'
+        elif c['kind'] == 'ordering':
             what = f'{c["a"]} vs {c["b"]} on {METRIC_NAMES[c["metric"]]}' + (
                 ' at equal wall time' if c['budget'] == 'equal_time' else '')
         elif c['kind'] == 'gain':
@@ -430,7 +444,9 @@ def v2_reading(data: dict, short: bool = False) -> list:
     heads = dict(
         ordering='The paper\'s orderings',
         gain='Gains over the initial weights',
-        pixels='Against the pixel floors')
+        pixels='Against the pixel floors',
+        curve='The curve against the pixel floors',
+        curve_gain='The curve over its initial weights')
 
     def order(item):
         (kind, verdict), _ = item

@@ -1,8 +1,9 @@
 """What the claim study's records say, tested: every comparison of the
 table in one Holm family (the paper's orderings at equal epochs and at
 equal wall time, each method's gain over its own initial weights, each
-method against the pixel floors), and the curve's passes of the pixel
-floors at its key epochs in another."""
+method against the pixel floors), and the curve's key epochs in another
+(their passes of the pixel floors, and their gains over each run's own
+initial weights)."""
 import statistics as st
 from typing import Dict, List, Optional
 
@@ -170,19 +171,32 @@ def table_comparisons(records: List[dict], methods: List[str],
     return judge(out)
 
 
+# the curve's scores tested at its key epochs against each run's own
+# initial weights (its epoch 0)
+CURVE_GAIN_METRICS = ('knn', 'token_map_knn', 'dense_miou')
+
+
 def curve_comparisons(records: List[dict], methods: List[str], floors: dict,
                       key_epochs: List[int]) -> List[dict]:
-    """At each key epoch of the curve with two seeds or more: the pooled
-    feature's and the token map's kNN against raw pixels' (and the token
-    map's against the projection's), one-sample t over the seeds; Holm's
-    correction over these (a family of their own)."""
+    """At each key epoch of the curve with two seeds or more, one family
+    under Holm's correction (apart from the table's):
+
+    * ``curve``: the pooled feature's and the token map's kNN against raw
+      pixels' (and the token map's against the projection's), one-sample t
+      over the seeds;
+    * ``curve_gain``: kNN, token-map kNN and dense mIoU over the same
+      runs' initial weights (epoch 0), paired by seed: whether the probe
+      sees pretraining.
+    """
     out = []
     for m in methods:
+        curve = [
+            r for r in records
+            if r.get('kind') == 'curve' and r['method'] == m
+        ]
+        start = {r['seed']: r for r in curve if r['epochs'] == 0}
         for epoch in key_epochs:
-            rows = [
-                r for r in records if r.get('kind') == 'curve'
-                and r['method'] == m and r['epochs'] == epoch
-            ]
+            rows = [r for r in curve if r['epochs'] == epoch]
             if len(rows) < 2:
                 continue
             for metric, pairs in (('knn', [
@@ -204,4 +218,23 @@ def curve_comparisons(records: List[dict], methods: List[str], floors: dict,
                             p=one_sample_p(a, value),
                             test='one-sample t',
                             expected_sign=1))
+            paired = sorted((r for r in rows if r['seed'] in start),
+                            key=lambda r: r['seed'])
+            if len(paired) < 2:
+                continue
+            for metric in CURVE_GAIN_METRICS:
+                a = [r[metric] for r in paired]
+                b = [start[r['seed']][metric] for r in paired]
+                out.append(
+                    dict(
+                        kind='curve_gain',
+                        method=m,
+                        epoch=epoch,
+                        seeds=[r['seed'] for r in paired],
+                        metric=metric,
+                        initial_value=st.mean(b),
+                        diff=st.mean(a) - st.mean(b),
+                        p=paired_p(a, b),
+                        test='paired t',
+                        expected_sign=1))
     return judge(out)

@@ -12,7 +12,8 @@ from mmsiameseim_lab.claim.data import claim_data, method_settings
 from mmsiameseim_lab.claim.plan import record_key, search_runs
 from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
                                           claim_summary, claim_table)
-from mmsiameseim_lab.claim.verdicts import CLAIM_METRICS
+from mmsiameseim_lab.claim.statistics import holm
+from mmsiameseim_lab.claim.verdicts import CLAIM_METRICS, curve_comparisons
 from mmsiameseim_lab.claim.verdicts import summary as summarise
 from tests.helpers import ROOT
 
@@ -151,6 +152,40 @@ def test_every_comparison_is_tested_and_corrected_in_one_family():
     assert chosen['pooled'] == dict(feature='cls_token', final_norm=False)
     assert chosen['token_map'] == dict(feature='featmap', final_norm=True)
     assert data['dims']['token_map'] == dict(siameseim=8192, mae=8192)
+
+
+def test_the_curve_is_tested_against_each_runs_own_initial_weights():
+    data = _results()['data']
+    gains = [c for c in data['statistics']['curve'] if c['kind'] ==
+             'curve_gain']
+    # kNN, token-map kNN and dense mIoU at the one key epoch, per method
+    assert {(c['method'], c['metric'])
+            for c in gains} == {(m, k)
+                                for m in ('siameseim', 'mae')
+                                for k in ('knn', 'token_map_knn',
+                                          'dense_miou')}
+    knn = next(c for c in gains
+               if c['method'] == 'mae' and c['metric'] == 'knn')
+    # the synthetic curve gains one point an epoch, every seed alike
+    assert knn['test'] == 'paired t' and knn['seeds'] == [0, 1, 2]
+    assert knn['diff'] == pytest.approx(2.0)
+    assert knn['initial_value'] == pytest.approx(80.3)
+    assert knn['verdict'] == 'holds'
+    # one family: the pixel comparisons' Holm counts the gains too
+    curve = data['statistics']['curve']
+    assert [c['p_holm'] for c in curve] == holm([c['p'] for c in curve])
+    # without a seed's epoch 0, that seed is left out of the pairs
+    records = [
+        r for r in data['records'] if r['key'] != 'mae_curve2@0'
+    ]
+    fewer = curve_comparisons(records, ['mae'], FLOORS, [2])
+    assert {tuple(c['seeds']) for c in fewer
+            if c['kind'] == 'curve_gain'} == {(0, 1)}
+    text = claim_table(_results())
+    assert '| mae dense mIoU at epoch 2 over its initial weights (80.60) | ' \
+        'paired t | +2.00 |' in text
+    assert 'The curve over its initial weights, holds: siameseim kNN top-1 ' \
+        'at epoch 2 above its initial weights (+2.00' in text
 
 
 def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
