@@ -191,8 +191,7 @@ def curve_comparisons(records: List[dict], methods: List[str], floors: dict,
     out = []
     for m in methods:
         curve = [
-            r for r in records
-            if r.get('kind') == 'curve' and r['method'] == m
+            r for r in records if r.get('kind') == 'curve' and r['method'] == m
         ]
         start = {r['seed']: r for r in curve if r['epochs'] == 0}
         for epoch in key_epochs:

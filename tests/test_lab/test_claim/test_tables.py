@@ -10,9 +10,9 @@ from mmengine.config import Config
 from mmsiameseim_lab.claim import plot_claim
 from mmsiameseim_lab.claim.data import claim_data, method_settings
 from mmsiameseim_lab.claim.plan import record_key, search_runs
+from mmsiameseim_lab.claim.statistics import holm
 from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
                                           claim_summary, claim_table)
-from mmsiameseim_lab.claim.statistics import holm
 from mmsiameseim_lab.claim.verdicts import CLAIM_METRICS, curve_comparisons
 from mmsiameseim_lab.claim.verdicts import summary as summarise
 from tests.helpers import ROOT
@@ -156,14 +156,15 @@ def test_every_comparison_is_tested_and_corrected_in_one_family():
 
 def test_the_curve_is_tested_against_each_runs_own_initial_weights():
     data = _results()['data']
-    gains = [c for c in data['statistics']['curve'] if c['kind'] ==
-             'curve_gain']
+    gains = [
+        c for c in data['statistics']['curve'] if c['kind'] == 'curve_gain'
+    ]
     # kNN, token-map kNN and dense mIoU at the one key epoch, per method
     assert {(c['method'], c['metric'])
             for c in gains} == {(m, k)
                                 for m in ('siameseim', 'mae')
-                                for k in ('knn', 'token_map_knn',
-                                          'dense_miou')}
+                                for k in ('knn', 'token_map_knn', 'dense_miou')
+                                }
     knn = next(c for c in gains
                if c['method'] == 'mae' and c['metric'] == 'knn')
     # the synthetic curve gains one point an epoch, every seed alike
@@ -175,12 +176,10 @@ def test_the_curve_is_tested_against_each_runs_own_initial_weights():
     curve = data['statistics']['curve']
     assert [c['p_holm'] for c in curve] == holm([c['p'] for c in curve])
     # without a seed's epoch 0, that seed is left out of the pairs
-    records = [
-        r for r in data['records'] if r['key'] != 'mae_curve2@0'
-    ]
+    records = [r for r in data['records'] if r['key'] != 'mae_curve2@0']
     fewer = curve_comparisons(records, ['mae'], FLOORS, [2])
-    assert {tuple(c['seeds']) for c in fewer
-            if c['kind'] == 'curve_gain'} == {(0, 1)}
+    assert {tuple(c['seeds'])
+            for c in fewer if c['kind'] == 'curve_gain'} == {(0, 1)}
     text = claim_table(_results())
     assert '| mae dense mIoU at epoch 2 over its initial weights (80.60) | ' \
         'paired t | +2.00 |' in text
