@@ -47,6 +47,10 @@ features = dict(siameseim='avg_featmap', mae='avg_featmap', mocov3='cls_token')
 # `reference`'s median table wall time (from its median wall time per
 # table epoch, measured in the study).
 equal_time = dict(reference='siameseim')
+# The kNN bank of its own (20000 random training images, drawn apart from
+# the linear probe's), as every record of the study was scored: the demo's
+# shared bank would be another protocol.
+evaluation = dict(knn=dict(bank='own', train_samples=20000))
 # the learning curve: method -> epochs. One run per method and seed of
 # curve_seeds pretrains the longest, its cosine schedule ending there; the
 # first seed's checkpoints of every listed epoch are scored, the other

@@ -30,7 +30,10 @@ hook_overrides = dict(OnlineKNNHook=dict(before_train=True))
 evaluation = dict(
     probe_config='configs/benchmarks/mmpretrain/'
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py',
-    knn=dict(k=20, temperature=0.07, train_samples=20000),
+    # bank='probe': the kNN bank is the linear probe's training images,
+    # whose unflipped features the cached probe extracts anyway (one
+    # encoding of them serves both)
+    knn=dict(k=20, temperature=0.07, bank='probe'),
     # engine='cached': the probe trains on frozen features extracted once
     # (both flips of each training image); 'runner': through mmengine's
     # Runner, the backbone again in every epoch

@@ -11,7 +11,8 @@ import torch
 from mmengine.config import Config, ConfigDict
 
 from mmsiameseim.evaluation.cached_linear_probe import (
-    check_cached_probe_config, extract_probe_views, train_probe_on_features)
+    check_cached_probe_config, extract_probe_views, probe_view_pipelines,
+    train_probe_on_features)
 from mmsiameseim.evaluation.feature_cache import (cache_digest,
                                                   cached_features,
                                                   file_identity)
@@ -42,6 +43,10 @@ def raw_images(dataset_cfg: dict,
 #: how the linear probe trains: on features cached once per view, or
 #: through mmengine's Runner (the frozen backbone again in every epoch)
 LINEAR_ENGINES = ('cached', 'runner')
+#: where the kNN bank comes from: ``knn.train_samples`` random training
+#: images of its own, or the linear probe's training images (their unflipped
+#: view: with the cached probe, encoded once for both)
+KNN_BANKS = ('own', 'probe')
 
 
 class FrozenBackboneProtocol:
@@ -70,8 +75,13 @@ class FrozenBackboneProtocol:
             ``vit-tiny-p4_linear-probe-10e_fashionmnist.py``): its train/test
             datasets and test pipeline serve every metric.
         work_dir (str): Where subsets, results and probe runs go.
-        knn (dict): ``k``, ``temperature`` and ``train_samples`` (random
-            training images forming the bank).
+        knn (dict): ``k``, ``temperature``, and the ``bank``: 'own'
+            (default; ``train_samples`` random training images of its own)
+            or 'probe' (the linear probe's training images, the view
+            without the flip: with the cached probe and a test pipeline
+            equal to that view's, their features are extracted once for
+            both; ``train_samples``, when given, must be the probe's). The
+            bank is one of the stored settings.
         linear (dict): ``train_samples`` and ``epochs`` of the probe, and
             its ``engine``: 'cached' (default; the probe config's neck,
             head, optimizer and schedule trained on frozen features
@@ -142,6 +152,7 @@ class FrozenBackboneProtocol:
         self.probe_path = osp.abspath(probe_config)
         self.work_dir = osp.abspath(work_dir)
         self.knn = dict(knn)
+        self.knn_bank = self.knn.get('bank', 'own')
         self.linear = dict(linear)
         self.linear.setdefault('engine', 'cached')
         self.fewshot = dict(fewshot)
@@ -162,7 +173,7 @@ class FrozenBackboneProtocol:
 
     # the keys each metric's settings take (required, optional)
     SETTING_KEYS = dict(
-        knn=(('k', 'temperature', 'train_samples'), ()),
+        knn=(('k', 'temperature'), ('train_samples', 'bank')),
         linear=(('train_samples', 'epochs'), ('engine', )),
         fewshot=(('fraction', ), ('folds', )))
 
@@ -178,6 +189,10 @@ class FrozenBackboneProtocol:
                     if value not in LINEAR_ENGINES:
                         problems.append(f'linear.engine={value!r}: choose '
                                         f'one of {LINEAR_ENGINES}')
+                elif (name, key) == ('knn', 'bank'):
+                    if value not in KNN_BANKS:
+                        problems.append(f'knn.bank={value!r}: choose one '
+                                        f'of {KNN_BANKS}')
                 elif key not in valid:
                     near = difflib.get_close_matches(key, valid, 2, 0.6)
                     hint = (f"did you mean {' or '.join(map(repr, near))}? "
@@ -192,6 +207,17 @@ class FrozenBackboneProtocol:
                 f'{name}.{key}: missing' for key in required
                 if key not in given
             ]
+        bank_size = self.knn.get('train_samples')
+        if self.knn.get('bank', 'own') == 'own' and bank_size is None:
+            problems.append("knn.train_samples: missing (the bank's size; "
+                            "or knn.bank='probe', the probe's images)")
+        elif self.knn.get('bank') == 'probe' and bank_size is not None \
+                and bank_size != self.linear.get('train_samples'):
+            problems.append(
+                f"knn.bank='probe' is the linear probe's "
+                f'{self.linear.get("train_samples")} training images, but '
+                f'knn.train_samples={bank_size}: drop knn.train_samples, '
+                "or give knn.bank='own'")
         if problems:
             raise ValueError('FrozenBackboneProtocol: ' + '; '.join(problems))
 
@@ -200,7 +226,7 @@ class FrozenBackboneProtocol:
         self._check_keys()
         for option, value, least in (('knn.k', self.knn['k'],
                                       1), ('knn.train_samples',
-                                           self.knn['train_samples'], 1),
+                                           self.knn.get('train_samples'), 1),
                                      ('linear.train_samples',
                                       self.linear['train_samples'], 1),
                                      ('linear.epochs', self.linear['epochs'],
@@ -245,7 +271,8 @@ class FrozenBackboneProtocol:
         new = dict(
             feature=(self.feature, 'cls_token'),
             final_norm=(self.final_norm, False),
-            holdout=(self.holdout, None))
+            holdout=(self.holdout, None),
+            knn_bank=(self.knn_bank, 'own'))
         return {k: v for k, (v, default) in new.items() if v != default}
 
     def subset_settings(self) -> dict:
@@ -256,21 +283,26 @@ class FrozenBackboneProtocol:
             probe_config=self.probe_config,
             probe_config_sha1=probe_sha1,
             data_prefix=self.data_prefix,
-            knn_train_samples=self.knn['train_samples'],
+            knn_train_samples=self.knn.get('train_samples'),
             linear_train_samples=self.linear['train_samples'],
             fewshot_fraction=self.fewshot['fraction'],
             test_samples=self.test_samples,
             test_seed=self.test_seed,
             **{
                 k: v
-                for k, v in self._new_settings().items() if k == 'holdout'
+                for k, v in self._new_settings().items()
+                if k in ('holdout', 'knn_bank')
             })
 
     def settings(self) -> dict:
         """What every result depends on, besides the checkpoint."""
         return dict(
             self.subset_settings(),
-            knn=self.knn,
+            # results stored before the bank existed had their own
+            knn={
+                k: v
+                for k, v in self.knn.items() if (k, v) != ('bank', 'own')
+            },
             # results stored before the engine existed are the Runner's
             linear={
                 k: v
@@ -325,9 +357,10 @@ class FrozenBackboneProtocol:
                     len(labels), self.holdout, replace=False))
             pool = np.setdiff1d(pool, held)
         for option, count, size in (('knn.train_samples',
-                                     self.knn['train_samples'], len(pool)),
-                                    ('linear.train_samples',
-                                     self.linear['train_samples'], len(pool)),
+                                     self.knn.get('train_samples') or 0,
+                                     len(pool)), ('linear.train_samples',
+                                                  self.linear['train_samples'],
+                                                  len(pool)),
                                     ('test_samples', self.test_samples
                                      or 0, test_size)):
             if count > size:
@@ -338,13 +371,16 @@ class FrozenBackboneProtocol:
                     f'{"test" if option == "test_samples" else "training"} '
                     f'set ({where}) has {size} images{held}')
         rng = np.random.default_rng(0)
-        out = dict(
-            knn=np.sort(pool[rng.choice(
-                len(pool), self.knn['train_samples'], replace=False)]),
-            probe=np.sort(pool[rng.choice(
-                len(pool), self.linear['train_samples'], replace=False)]),
-            few=pool[class_balanced_subset(labels[pool],
-                                           self.fewshot['fraction'])])
+        out = {}
+        if self.knn_bank == 'own':
+            out['knn'] = np.sort(pool[rng.choice(
+                len(pool), self.knn['train_samples'], replace=False)])
+        out['probe'] = np.sort(pool[rng.choice(
+            len(pool), self.linear['train_samples'], replace=False)])
+        if self.knn_bank == 'probe':
+            out['knn'] = out['probe']
+        out['few'] = pool[class_balanced_subset(labels[pool],
+                                                self.fewshot['fraction'])]
         per_class = np.bincount(labels[out['few']])
         fewest = int(per_class[per_class > 0].min())
         if fewest < 2:
@@ -406,6 +442,17 @@ class FrozenBackboneProtocol:
                                          split, split_key, extract)
         return out
 
+    def shares_bank(self, cfg: Config) -> bool:
+        """Whether the kNN bank is read off the cached probe's unflipped
+        view: the bank is the probe's images (``knn.bank='probe'``), the
+        probe trains on cached features, and the view's pipeline is the
+        test pipeline the bank is otherwise encoded with."""
+        if self.knn_bank != 'probe' or self.linear['engine'] != 'cached':
+            return False
+        unflipped = probe_view_pipelines(cfg)[0][0]
+        return [dict(t) for t in unflipped
+                ] == [dict(t) for t in cfg.test_dataloader.dataset.pipeline]
+
     def evaluate(self,
                  name: str,
                  checkpoint: Optional[str],
@@ -447,11 +494,23 @@ class FrozenBackboneProtocol:
                 dict(pretrain_model)))
         result = load_result(out_path, settings)
         cfg = self.config(pretrain_model if checkpoint else None)
-        model, f = None, {}
+        model, f, views = None, {}, None
         if 'knn' not in result or 'fewshot' not in result:
             torch.manual_seed(0)
             model = build_frozen_backbone_model(cfg, checkpoint)
-            f = self.features(model, cfg, name, cache_key)
+            if linear and 'linear' not in result and self.shares_bank(cfg):
+                # the probe's views first: the unflipped one is the bank
+                views, flip = extract_probe_views(model, cfg,
+                                                  self.subsets()['probe'],
+                                                  self.precision,
+                                                  self.cache_dir, cache_key,
+                                                  name)
+                f = dict(
+                    self.features(model, cfg, name, cache_key,
+                                  ('few', 'test')),
+                    knn=views[0])
+            else:
+                f = self.features(model, cfg, name, cache_key)
             result['knn'] = weighted_knn_accuracy(
                 *f['knn'],
                 *f['test'],
@@ -478,10 +537,12 @@ class FrozenBackboneProtocol:
                     model = build_frozen_backbone_model(cfg, checkpoint)
                 if 'test' not in f:
                     f = self.features(model, cfg, name, cache_key, ['test'])
-                views, flip = extract_probe_views(model, cfg, subsets['probe'],
-                                                  self.precision,
-                                                  self.cache_dir, cache_key,
-                                                  name)
+                if views is None:
+                    views, flip = extract_probe_views(model, cfg,
+                                                      subsets['probe'],
+                                                      self.precision,
+                                                      self.cache_dir,
+                                                      cache_key, name)
                 result['linear'] = train_probe_on_features(
                     cfg, [v[0] for v in views],
                     views[0][1],
@@ -557,10 +618,13 @@ class FrozenBackboneProtocol:
                     'from the rest)')
         probe = osp.relpath(self.probe_config) \
             if not osp.isabs(self.probe_config) else self.probe_config
+        bank = (f'{self.knn["train_samples"]} random training images'
+                if self.knn_bank == 'own' else
+                f'the linear probe\'s {self.linear["train_samples"]} '
+                'training images (unflipped)')
         return [
             f'* kNN: weighted cosine, k={self.knn["k"]}, '
-            f'T={self.knn["temperature"]}, on '
-            f'{self.knn["train_samples"]} random training images.',
+            f'T={self.knn["temperature"]}, on {bank}.',
             f'* Linear probe: `{probe}` (frozen backbone, BatchNorm without '
             f'affine, linear head), {self.linear["epochs"]} epoch(s) on '
             f'{self.linear["train_samples"]} training images, ' +

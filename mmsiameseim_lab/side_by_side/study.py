@@ -16,8 +16,11 @@ from ..demo.cli import ROOT, precision_override
 
 def demo_overrides(args) -> dict:
     """The demo evaluation's subset sizes from the tool's arguments (the
-    same test images every run)."""
+    same test images every run); the kNN bank is the probe's images, as
+    in the demo, where the two sizes agree, else a bank of its own."""
     return {
+        'evaluation.knn.bank':
+        'probe' if args.knn_train == args.probe_train else 'own',
         'evaluation.knn.train_samples':
         args.knn_train,
         'evaluation.linear.train_samples':

@@ -72,7 +72,8 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
         assert row in text
     assert 'SiameseIM vs. its own initial weights' in text
     # the protocol text comes from the smoke config that ran
-    assert 'k=20, T=0.07, on 400 random training images' in text
+    assert "k=20, T=0.07, on the linear probe's 400 training images " \
+        '(unflipped)' in text
     assert '1 epoch(s) on 400 training images' in text
     assert 'top-1 on the first 300 test images' in text
     assert '1 epoch(s) on 256 training images at batch 64' in text
