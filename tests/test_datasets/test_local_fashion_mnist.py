@@ -150,6 +150,38 @@ def test_intact_files_load():
     assert dataset.get_data_info(0)['img'].shape == (28, 28)
 
 
+@pytest.mark.parametrize('test_mode', [True, False])
+def test_the_samples_are_mmpretrains(test_mode):
+    # the same images and labels, of the same types, as mmpretrain's own
+    # FashionMNIST reads from these files
+    import numpy as np
+    from mmpretrain.datasets import FashionMNIST
+    from mmpretrain.registry import DATASETS
+    ours = DATASETS.build(
+        dict(
+            type='LocalFashionMNIST',
+            data_prefix=DATA,
+            test_mode=test_mode,
+            serialize_data=False))
+    theirs = FashionMNIST(
+        data_root=DATA,
+        test_mode=test_mode,
+        download=False,
+        split='test' if test_mode else 'train',
+        serialize_data=False)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours.data_list, theirs.data_list):
+        assert a.keys() == b.keys() == {'img', 'gt_label'}
+        assert a['img'].dtype == b['img'].dtype == np.uint8
+        assert a['img'].shape == b['img'].shape == (28, 28)
+        assert a['gt_label'].dtype == b['gt_label'].dtype == np.int64
+        assert a['gt_label'].shape == b['gt_label'].shape == ()
+        assert int(a['gt_label']) == int(b['gt_label'])
+    assert np.array_equal(
+        np.stack([d['img'] for d in ours.data_list]),
+        np.stack([d['img'] for d in theirs.data_list]))
+
+
 @pytest.mark.person_matrix(
     'train', 'console', 'the Fashion-MNIST test loaders (test_mode=True): '
     "the test split read, with no 'split=\"train\" but test_mode=True. The "
