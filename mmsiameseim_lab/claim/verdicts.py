@@ -48,6 +48,22 @@ def floor_values(records: List[dict], method: str,
     }
 
 
+def paired_gain(after: Dict[int, float],
+                before: Dict[int, float]) -> Optional[dict]:
+    """Runs over their own initial weights, paired by seed: the seeds both
+    sides hold, ``diff`` (the mean of each seed's difference), the mean
+    ``initial_value`` and the paired t ``p``; None without a shared seed."""
+    seeds = sorted(set(after) & set(before))
+    if not seeds:
+        return None
+    a, b = [after[s] for s in seeds], [before[s] for s in seeds]
+    return dict(
+        seeds=seeds,
+        diff=st.mean(x - y for x, y in zip(a, b)),
+        initial_value=st.mean(b),
+        p=paired_p(a, b))
+
+
 def _stats(v: List[float]) -> Optional[dict]:
     if not v:
         return None
@@ -138,17 +154,17 @@ def table_comparisons(records: List[dict], methods: List[str],
                         expected_sign=1 if paper[a] > paper[b] else -1))
     for m in methods:
         for metric in CLAIM_METRICS:
-            a, b = values(records, m, metric), floor_values(records, m, metric)
-            seeds = sorted(set(a) & set(b))
-            if not seeds:
+            gain = paired_gain(
+                values(records, m, metric), floor_values(records, m, metric))
+            if gain is None:
                 continue
             out.append(
                 dict(
                     kind='gain',
                     method=m,
                     metric=metric,
-                    diff=st.mean(a[s] - b[s] for s in seeds),
-                    p=paired_p([a[s] for s in seeds], [b[s] for s in seeds]),
+                    diff=gain['diff'],
+                    p=gain['p'],
                     test='paired t',
                     expected_sign=1))
         for metric, pairs in PIXEL_FLOORS.items():
@@ -217,23 +233,21 @@ def curve_comparisons(records: List[dict], methods: List[str], floors: dict,
                             p=one_sample_p(a, value),
                             test='one-sample t',
                             expected_sign=1))
-            paired = sorted((r for r in rows if r['seed'] in start),
-                            key=lambda r: r['seed'])
-            if len(paired) < 2:
-                continue
             for metric in CURVE_GAIN_METRICS:
-                a = [r[metric] for r in paired]
-                b = [start[r['seed']][metric] for r in paired]
+                gain = paired_gain({r['seed']: r[metric]
+                                    for r in rows}, {
+                                        s: r[metric]
+                                        for s, r in start.items()
+                                    })
+                if gain is None or len(gain['seeds']) < 2:
+                    continue
                 out.append(
                     dict(
                         kind='curve_gain',
                         method=m,
                         epoch=epoch,
-                        seeds=[r['seed'] for r in paired],
                         metric=metric,
-                        initial_value=st.mean(b),
-                        diff=st.mean(a) - st.mean(b),
-                        p=paired_p(a, b),
                         test='paired t',
-                        expected_sign=1))
+                        expected_sign=1,
+                        **gain))
     return judge(out)
