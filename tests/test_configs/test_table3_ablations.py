@@ -292,7 +292,8 @@ def test_miniature_run_smoke(tmp_path):
     assert '| (g) - (j) | dense vs global loss | +1.6 |' in text
     # the settings text comes from the configs that ran
     assert '1 epoch(s) on 64 training images at batch 64' in text
-    assert 'k=20, T=0.07, on 400 random training images' in text
+    assert "k=20, T=0.07, on the linear probe's 400 training images " \
+        '(unflipped)' in text
     # the floor: row (g)'s run at its own initial weights
     assert "Floor: row (g)'s run at its own initial weights" in text
     assert (tmp_path / 'table3g' / 'initial_weights.pth').exists()
