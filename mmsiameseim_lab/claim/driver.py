@@ -221,8 +221,10 @@ class StudyInputs:
         if floors['projection_dim'] is None:
             floors['projection_dim'] = projection_dim(study, root)
         self.floors = PixelFloors(self.scorer.protocol(None), **floors)
+        from ..evaluation.protocol import stored_knn
         self.settings = dict(
-            evaluation=study.evaluation,
+            evaluation=dict(
+                study.evaluation, knn=stored_knn(study.evaluation.knn)),
             dense=study.get('dense'),
             search=study.get('search'),
             pixel_floors=self.floors.settings(),

@@ -49,6 +49,12 @@ LINEAR_ENGINES = ('cached', 'runner')
 KNN_BANKS = ('own', 'probe')
 
 
+def stored_knn(knn: dict) -> dict:
+    """The kNN settings as results store them: the default bank ('own')
+    left out, as results stored before the bank existed have it."""
+    return {k: v for k, v in dict(knn).items() if (k, v) != ('bank', 'own')}
+
+
 class FrozenBackboneProtocol:
     """Frozen-backbone evaluation of pretrained checkpoints: weighted kNN,
     a linear probe of an mmpretrain config (trained on frozen features
@@ -151,7 +157,8 @@ class FrozenBackboneProtocol:
         self.probe_config = probe_config
         self.probe_path = osp.abspath(probe_config)
         self.work_dir = osp.abspath(work_dir)
-        self.knn = dict(knn)
+        # 'own' is the default, stored as results before the bank stored it
+        self.knn = stored_knn(knn)
         self.knn_bank = self.knn.get('bank', 'own')
         self.linear = dict(linear)
         self.linear.setdefault('engine', 'cached')
@@ -298,11 +305,7 @@ class FrozenBackboneProtocol:
         """What every result depends on, besides the checkpoint."""
         return dict(
             self.subset_settings(),
-            # results stored before the bank existed had their own
-            knn={
-                k: v
-                for k, v in self.knn.items() if (k, v) != ('bank', 'own')
-            },
+            knn=self.knn,
             # results stored before the engine existed are the Runner's
             linear={
                 k: v

@@ -114,6 +114,16 @@ def test_the_knn_bank_is_a_setting_old_results_keep(tmp_path):
     # an explicit 'own' bank is the protocol results were stored under
     assert own.settings() == before.settings()
     assert own.subset_settings() == before.subset_settings()
+    assert own.knn == before.knn  # what pixel_knn and PixelFloors store
+    # the claim's config (bank 'own' pinned) stores what its results hold
+    from mmsiameseim_lab.evaluation.protocol import stored_knn
+    study = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'demo', 'claim_study.py'))
+    stored = json.load(
+        open(os.path.join(ROOT, 'docs', 'results',
+                          'claim.json')))['data']['settings']
+    assert stored_knn(study.evaluation.knn) == \
+        stored['evaluation']['knn'] == stored['pixel_floors']['knn']
     assert probe.settings()['knn']['bank'] == 'probe'
     assert probe.subset_settings()['knn_bank'] == 'probe'
     cfg = probe.config()
