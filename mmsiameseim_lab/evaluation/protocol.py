@@ -215,10 +215,10 @@ class FrozenBackboneProtocol:
                 if key not in given
             ]
         bank_size = self.knn.get('train_samples')
-        if self.knn.get('bank', 'own') == 'own' and bank_size is None:
+        if self.knn_bank == 'own' and bank_size is None:
             problems.append("knn.train_samples: missing (the bank's size; "
                             "or knn.bank='probe', the probe's images)")
-        elif self.knn.get('bank') == 'probe' and bank_size is not None \
+        elif self.knn_bank == 'probe' and bank_size is not None \
                 and bank_size != self.linear.get('train_samples'):
             problems.append(
                 f"knn.bank='probe' is the linear probe's "
@@ -456,6 +456,13 @@ class FrozenBackboneProtocol:
         return [dict(t) for t in unflipped
                 ] == [dict(t) for t in cfg.test_dataloader.dataset.pipeline]
 
+    def _probe_views(self, model, cfg, cache_key, name):
+        """Both flips' features of the probe's training images (see
+        :func:`extract_probe_views`) and the flip probability."""
+        return extract_probe_views(model, cfg,
+                                   self.subsets()['probe'], self.precision,
+                                   self.cache_dir, cache_key, name)
+
     def evaluate(self,
                  name: str,
                  checkpoint: Optional[str],
@@ -503,11 +510,7 @@ class FrozenBackboneProtocol:
             model = build_frozen_backbone_model(cfg, checkpoint)
             if linear and 'linear' not in result and self.shares_bank(cfg):
                 # the probe's views first: the unflipped one is the bank
-                views, flip = extract_probe_views(model, cfg,
-                                                  self.subsets()['probe'],
-                                                  self.precision,
-                                                  self.cache_dir, cache_key,
-                                                  name)
+                views, flip = self._probe_views(model, cfg, cache_key, name)
                 f = dict(
                     self.features(model, cfg, name, cache_key,
                                   ('few', 'test')),
@@ -541,11 +544,8 @@ class FrozenBackboneProtocol:
                 if 'test' not in f:
                     f = self.features(model, cfg, name, cache_key, ['test'])
                 if views is None:
-                    views, flip = extract_probe_views(model, cfg,
-                                                      subsets['probe'],
-                                                      self.precision,
-                                                      self.cache_dir,
-                                                      cache_key, name)
+                    views, flip = self._probe_views(model, cfg, cache_key,
+                                                    name)
                 result['linear'] = train_probe_on_features(
                     cfg, [v[0] for v in views],
                     views[0][1],
