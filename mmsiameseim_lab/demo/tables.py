@@ -27,14 +27,16 @@ def demo_table(results: dict) -> str:
 
 
 def _wall_line(data: dict) -> str:
-    """The whole demo's wall time, split into its pretrainings and the
-    rest (the frozen-backbone evaluation of every row, and the report)."""
+    """The whole demo's wall time, split into its pretrainings (each
+    run's training loop) and the rest: the frozen-backbone evaluation of
+    every row and the report, and the start-up around them (imports,
+    building the runners, the data checks)."""
     whole = data['wall_s']
     pretraining = sum(r.get('pretrain_wall_s') or 0 for r in data['rows'])
     if not pretraining:
         return f'Whole demo: {whole / 60:.1f} min.'
     return (f'Whole demo: {whole / 60:.1f} min: pretraining '
-            f'{pretraining / 60:.1f} min, evaluation and report '
+            f'{pretraining / 60:.1f} min, evaluation, report and start-up '
             f'{(whole - pretraining) / 60:.1f} min '
             f'({whole - pretraining:.0f} s).')
 

@@ -29,8 +29,8 @@ def test_the_wall_time_is_split_into_pretraining_and_evaluation():
     assert '| siameseim | 75.00 | 76.00 | 67.00 | 5.0 min | 200 |' in text
     assert '| siameseim initial weights | 75.00 | 76.00 | 67.00 | - | - |' \
         in text
-    assert 'Whole demo: 10.0 min: pretraining 7.0 min, evaluation and ' \
-        'report 3.0 min (180 s).' in text
+    assert 'Whole demo: 10.0 min: pretraining 7.0 min, evaluation, ' \
+        'report and start-up 3.0 min (180 s).' in text
 
 
 def test_a_demo_without_pretraining_times_states_the_whole_only():
