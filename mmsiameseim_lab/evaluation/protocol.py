@@ -51,8 +51,14 @@ KNN_BANKS = ('own', 'probe')
 
 def stored_knn(knn: dict) -> dict:
     """The kNN settings as results store them: the default bank ('own')
-    left out, as results stored before the bank existed have it."""
-    return {k: v for k, v in dict(knn).items() if (k, v) != ('bank', 'own')}
+    left out, as results stored before the bank existed have it; the
+    shared bank ('probe') without ``train_samples``, which can only repeat
+    the probe's count (the protocol refuses another), so that both
+    spellings store one protocol."""
+    knn = dict(knn)
+    if knn.get('bank') == 'probe':
+        knn.pop('train_samples', None)
+    return {k: v for k, v in knn.items() if (k, v) != ('bank', 'own')}
 
 
 class FrozenBackboneProtocol:
@@ -157,8 +163,7 @@ class FrozenBackboneProtocol:
         self.probe_config = probe_config
         self.probe_path = osp.abspath(probe_config)
         self.work_dir = osp.abspath(work_dir)
-        # 'own' is the default, stored as results before the bank stored it
-        self.knn = stored_knn(knn)
+        self.knn = dict(knn)
         self.knn_bank = self.knn.get('bank', 'own')
         self.linear = dict(linear)
         self.linear.setdefault('engine', 'cached')
@@ -174,6 +179,8 @@ class FrozenBackboneProtocol:
         self.final_norm = bool(final_norm)
         self.holdout = holdout
         self._check_counts()
+        # checked as given, stored as results store it (see stored_knn)
+        self.knn = stored_knn(self.knn)
         if self.linear['engine'] == 'cached':
             check_cached_probe_config(self.config())
         os.makedirs(osp.join(self.work_dir, 'results'), exist_ok=True)

@@ -125,6 +125,11 @@ def test_the_knn_bank_is_a_setting_old_results_keep(tmp_path):
     assert stored_knn(study.evaluation.knn) == \
         stored['evaluation']['knn'] == stored['pixel_floors']['knn']
     assert probe.settings()['knn']['bank'] == 'probe'
+    # the probe's count spelt out is the same protocol, stored alike
+    spelt = _tiny(tmp_path / 'e', bank='probe', train_samples=100)
+    spelt.work_dir = ''
+    assert spelt.settings() == probe.settings()
+    assert 'train_samples' not in probe.knn
     assert probe.subset_settings()['knn_bank'] == 'probe'
     cfg = probe.config()
     assert probe.shares_bank(cfg) and not own.shares_bank(cfg)
