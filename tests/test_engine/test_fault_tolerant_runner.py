@@ -375,3 +375,19 @@ def test_the_checks_come_before_any_weight_is_loaded(finished, tmp_path):
         work_dir / 'epoch_1.pth', weights_only=True)['state_dict']
     key = 'backbone.layers.0.attn.qkv.weight'
     assert not torch.equal(runner.model.state_dict()[key], saved[key])
+
+
+def test_a_runner_built_in_the_second_a_run_was_refused_gets_its_own_logs(
+        finished, tmp_path, monkeypatch):
+    # one experiment name for both runners, as two built in one second get
+    import time
+    monkeypatch.setattr(time, 'strftime', lambda *args: '20260101_000000')
+    for name in ('a', 'b'):
+        work_dir = _copy(finished, tmp_path / name)
+        _damage(work_dir / 'epoch_1.pth', 'empty')
+        cfg = _cfg(work_dir, resume=True, max_epochs=2)
+        cfg.load_from = str(work_dir / 'epoch_1.pth')
+        # the second is refused too, not failed writing into the first's
+        # removed log folder
+        with pytest.raises(RunRefused, match='cannot read the checkpoint'):
+            _train(cfg)

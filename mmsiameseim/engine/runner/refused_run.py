@@ -26,7 +26,8 @@ def remove_own_files(runner) -> None:
     (unless ``runner._log_dir_existed``) and, when it created it
     (``runner._work_dir_existed`` is False) and it is empty, the work dir.
 
-    The log file is closed first.
+    The log file is closed first, and the runner's logger and visualizer are
+    forgotten by mmengine.
     """
     logger = getattr(runner, 'logger', None)
     for handler in list(logger.handlers if logger else []):
@@ -38,3 +39,11 @@ def remove_own_files(runner) -> None:
     if (not runner._work_dir_existed and osp.isdir(runner.work_dir)
             and not os.listdir(runner.work_dir)):
         os.rmdir(runner.work_dir)
+    # mmengine names the logger and visualizer by the experiment (the
+    # config's name and the second): a runner built in the same second
+    # would be handed these, and write into the folder just removed
+    for instance in (logger, getattr(runner, 'visualizer', None)):
+        if instance is not None:
+            named = type(instance)._instance_dict
+            if named.get(instance.instance_name) is instance:
+                del named[instance.instance_name]
