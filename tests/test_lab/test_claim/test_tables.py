@@ -243,6 +243,20 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
         assert os.path.getsize(path) > 10_000
 
 
+def test_a_curve_method_with_one_seed_is_named_as_not_tested_yet():
+    results = _results()
+    assert 'Not tested yet' not in claim_table(results)
+    data = dict(results['data'])
+    data['records'] = [
+        r for r in data['records']
+        if not (r['method'] == 'mae' and r.get('kind') == 'curve'
+                and r['seed'] > 0)
+    ]
+    text = claim_table(dict(results, data=data))
+    assert 'Not tested yet (a test needs two seeds or more at the epoch): ' \
+        'mae at epoch(s) 2 (seeds: 0).' in text
+
+
 def test_a_study_in_progress_says_so_and_renders_what_it_holds(tmp_path):
     study = Config.fromfile(SMOKE)
     methods = {
