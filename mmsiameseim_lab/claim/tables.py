@@ -408,7 +408,7 @@ def _v2_curve(data: dict) -> list:
             lines.append(f'| {c["method"]} {_name(c["metric"])} at epoch '
                          f'{c["epoch"]} over {over} | {c["test"]} | '
                          f'{_p_cells(c)} |')
-    untested = _untested_curve_epochs(curve, data['curve_key_epochs'])
+    untested = _untested_curve_epochs(curve, tests, data['curve_key_epochs'])
     if untested:
         lines += [
             '', 'Not tested yet (a test needs two seeds or more at the '
@@ -417,19 +417,22 @@ def _v2_curve(data: dict) -> list:
     return lines
 
 
-def _untested_curve_epochs(curve: list, key_epochs: list) -> list:
-    """Each method with curve records whose key epochs hold fewer than
-    two seeds, with the seeds they hold, so that a row of the curve table
-    without tests reads as waiting for seeds, not as left out."""
+def _untested_curve_epochs(curve: list, tests: list, key_epochs: list) -> list:
+    """Each method with curve records whose key epochs entered no test
+    (``curve_comparisons`` needs two seeds at an epoch), with the seeds
+    they hold, so that a row of the curve table without tests reads as
+    waiting for seeds, not as left out."""
+    tested = {(c['method'], c['epoch']) for c in tests}
     out = []
     for m in sorted({r['method'] for r in curve}):
         short = []
         for e in key_epochs:
+            if (m, e) in tested:
+                continue
             seeds = sorted(r['seed'] for r in curve
                            if r['method'] == m and r['epochs'] == e)
-            if len(seeds) < 2:
-                held = ', '.join(map(str, seeds)) or 'none'
-                short.append(f'{e} (seeds: {held})')
+            held = ', '.join(map(str, seeds)) or 'none'
+            short.append(f'{e} (seeds: {held})')
         if short:
             out.append(f'{m} at epoch(s) ' + ', '.join(short))
     return out

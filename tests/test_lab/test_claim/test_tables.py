@@ -252,6 +252,10 @@ def test_a_curve_method_with_one_seed_is_named_as_not_tested_yet():
         if not (r['method'] == 'mae' and r.get('kind') == 'curve'
                 and r['seed'] > 0)
     ]
+    data['statistics'] = dict(
+        data['statistics'],
+        curve=curve_comparisons(data['records'], data['methods'], FLOORS,
+                                data['curve_key_epochs']))
     text = claim_table(dict(results, data=data))
     assert 'Not tested yet (a test needs two seeds or more at the epoch): ' \
         'mae at epoch(s) 2 (seeds: 0).' in text
