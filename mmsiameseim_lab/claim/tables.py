@@ -368,8 +368,9 @@ def _v2_curve(data: dict) -> list:
     epochs = sorted({r['epochs'] for r in curve})
     lines = [
         '', 'Learning curve: the epoch checkpoints of one run per method and '
-        f'seed (seeds {data["curve_seeds"]}; the first at every epoch, the '
-        f'others at epochs {data["curve_key_epochs"]}), each schedule ending '
+        f'seed (seeds {data["curve_seeds"]}; the first at each epoch of its '
+        f'method ({_curve_epochs(data)}), the others at epochs '
+        f'{data["curve_key_epochs"]}), each schedule ending '
         'at its last epoch, epoch 0 its initial weights; mean over the '
         'seeds scored (their number) of kNN top-1 / token-map kNN top-1 / '
         'dense mIoU:', '',
@@ -415,6 +416,10 @@ def _v2_curve(data: dict) -> list:
             'epoch): ' + '; '.join(untested) + '.'
         ]
     return lines
+
+
+def _curve_epochs(data: dict) -> str:
+    return ', '.join(f'{m} {e}' for m, e in data.get('curve', {}).items())
 
 
 def _untested_curve_epochs(curve: list, tests: list, key_epochs: list) -> list:

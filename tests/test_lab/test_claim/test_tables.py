@@ -345,3 +345,13 @@ def test_a_missing_pixel_floor_is_named_in_the_table_and_dashed_beside():
     del data['pixel_floors']['dense']  # a copy: FLOORS stays whole
     with pytest.raises(KeyError, match='dense'):
         claim_table(dict(meta={}, data=data))
+
+
+def test_the_curve_sentence_names_the_epochs_each_method_is_scored_at():
+    results = _results()
+    text = claim_table(results)
+    assert 'the first at each epoch of its method (siameseim [1, 2]), ' \
+        'the others at epochs [2])' in text
+    data = dict(results['data'], curve=dict(siameseim=[1, 2], mae=[2]))
+    assert '(siameseim [1, 2], mae [2])' in claim_table(
+        dict(results, data=data))
