@@ -419,7 +419,7 @@ def _v2_curve(data: dict) -> list:
 
 
 def _curve_epochs(data: dict) -> str:
-    return ', '.join(f'{m} {e}' for m, e in data.get('curve', {}).items())
+    return ', '.join(f'{m} {e}' for m, e in data['curve'].items())
 
 
 def _untested_curve_epochs(curve: list, tests: list, key_epochs: list) -> list:
