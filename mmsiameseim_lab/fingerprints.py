@@ -134,7 +134,6 @@ UNITS: Dict[str, Unit] = dict(
 STUDIES: Dict[str, Tuple[str, ...]] = dict(
     demo=('demo_smoke', ),
     claim=('claim_smoke', ),
-    claim_token_map=('claim_smoke', ),
     table3=('table3_smoke', ),
     accumulation_study=('accumulation_study_smoke', ),
     accumulation=('accumulation_gradients', ),

@@ -1,7 +1,6 @@
 """The claim study's published tables (docs/results/claim*.json): the main
 table of every method's scores over the seeds, the paper's orderings, the
-learning curve and the readings; the records of the held-out and
-other-feature runs."""
+learning curve and the readings, the setup and the search."""
 import statistics
 from typing import Dict, List, Optional
 
@@ -47,67 +46,6 @@ def claim_summary(results: dict) -> str:
         return '\n'.join(lines + smoke_note(data))
     lines = _claim_main_rows(data) + ['']
     lines += [f'* {x}' for x in claim_reading(data, floors=False)]
-    return '\n'.join(lines + smoke_note(data))
-
-
-def _past_pixels(data: dict) -> list:
-    """Per method, written from the records: the first scored epoch whose
-    kNN passes raw pixels', or that none does."""
-    raw = data['raw_pixels']['knn']
-    out = []
-    for method in data['methods']:
-        rows = sorted((r for r in data['records'] if r['method'] == method),
-                      key=lambda r: r['epochs'])
-        if not rows:
-            continue
-        past = [r for r in rows if r['knn'] > raw]
-        best = max(rows, key=lambda r: r['knn'])
-        if past:
-            out.append(f'{method}: kNN first passes raw pixels ({raw:.2f}) '
-                       f'at epoch {past[0]["epochs"]} ({past[0]["knn"]:.2f}); '
-                       f'best {best["knn"]:.2f} at epoch {best["epochs"]}.')
-        else:
-            out.append(f'{method}: kNN stays below raw pixels ({raw:.2f}) at '
-                       f'every scored epoch; best {best["knn"]:.2f} at epoch '
-                       f'{best["epochs"]}.')
-    return out
-
-
-@results_table('claim_token_map')
-def claim_records_table(results: dict) -> str:
-    """A results file of ``tools/studies/claim_study.py``'s first format as
-    its records, one row per scored checkpoint, beside raw pixels: the
-    curve under another feature (``--results-name``)."""
-    data = results['data']
-    raw = data['raw_pixels']
-    lines = [
-        '| run | epoch | kNN top-1 | 1 % few-shot top-1 | linear probe top-1 '
-        '| dense mIoU |', '|---|---|---|---|---|---|'
-    ]
-
-    methods = list(data['methods'])
-
-    def order(r):  # the study's method order, then run and epoch
-        rank = methods.index(r['method']) if r['method'] in methods else \
-            len(methods)
-        return rank, r['key'].split('@')[0], r['epochs']
-
-    for r in sorted(data['records'], key=order):
-        lin = '-' if r.get('linear') is None else f'{r["linear"]:.2f}'
-        lines.append(f'| {r["key"].split("@")[0]} | {r["epochs"]} | '
-                     f'{r["knn"]:.2f} | {r["fewshot"]:.2f} | {lin} | '
-                     f'{r["dense_miou"]:.2f} |')
-    lines.append(f'| raw pixels | - | {raw["knn"]:.2f} | - | - | '
-                 f'{raw["dense_miou"]:.2f} |')
-    lines += [''] + [f'* {x}' for x in _past_pixels(data)]
-    feature = [x for x in data['protocol'] if x.startswith('* Feature:')]
-    methods = {r['method'] for r in data['records']}
-    if feature:  # the features of the methods shown
-        parts = feature[0][len('* Feature: '):].rstrip('.').split('; ')
-        lines += [
-            '', 'Feature: ' +
-            '; '.join(p for p in parts if p.split(':')[0] in methods) + '.'
-        ]
     return '\n'.join(lines + smoke_note(data))
 
 

@@ -95,25 +95,3 @@ def test_table_renders_means_floors_orderings_and_the_curve(tmp_path):
     paths = plot_claim(_results(records)['data'], str(tmp_path))
     for path in paths:
         assert os.path.getsize(path) > 10_000
-
-
-def test_a_curve_under_another_feature_says_where_it_passes_pixels():
-    from mmsiameseim_lab.claim.tables import claim_records_table
-    records = [
-        _record('siameseim', 0, table=False, epochs=e, base=b)
-        for e, b in ((1, 83.0), (2, 85.0), (4, 84.0), (8, 86.0))
-    ] + [_record('mae', 0, table=False, epochs=e, base=80.0) for e in (1, 4)]
-    results = _results(records)
-    results['data']['protocol'] = [
-        '* Feature: siameseim: the token map; mae: the token map; mocov3: '
-        'the cls token.'
-    ]
-    text = claim_records_table(results)
-    assert '| siameseim_seed0_8e | 8 | 86.00 |' in text
-    assert '| raw pixels | - | 84.20 | - | - | 20.50 |' in text
-    assert ('siameseim: kNN first passes raw pixels (84.20) at epoch 2 '
-            '(85.00); best 86.00 at epoch 8.') in text
-    assert 'mae: kNN stays below raw pixels (84.20) at every scored epoch; ' \
-        'best 80.00 at epoch 1.' in text
-    # the features of the methods shown, not of the others
-    assert 'Feature: siameseim: the token map; mae: the token map.' in text
