@@ -9,17 +9,16 @@ from .driver import (StudyInputs, current_records, describe_study, phase_runs,
 from .plan import PHASES, check_study, choices, equal_time, record_key
 from .runner import Scorer, run_config, token_map_dim
 from .statistics import holm, one_sample_p, paired_p, welch_p
-from .study import (PAIRS, PAPER_TABLE1, claim_reading, figures_dir, orderings,
-                    results_file, summary, welch_threshold)
+from .study import (PAIRS, PAPER_TABLE1, figures_dir, results_file, summary,
+                    welch_threshold)
 from .verdicts import curve_comparisons, table_comparisons
 
 __all__ = [
     'PAIRS', 'PAPER_TABLE1', 'PHASES', 'SERIES', 'Scorer', 'StudyInputs',
-    'build_dense_probe', 'check_study', 'choices', 'claim_reading',
-    'current_records', 'curve_comparisons', 'describe_study', 'equal_time',
-    'figures_dir', 'holm', 'one_sample_p', 'orderings', 'paired_p',
-    'phase_runs', 'plot_claim', 'plot_claim_table', 'plot_learning_curve',
-    'record_key', 'results_file', 'run_config', 'run_phases', 'study_inputs',
-    'summary', 'table_comparisons', 'token_map_dim', 'welch_p',
-    'welch_threshold'
+    'build_dense_probe', 'check_study', 'choices', 'current_records',
+    'curve_comparisons', 'describe_study', 'equal_time', 'figures_dir', 'holm',
+    'one_sample_p', 'paired_p', 'phase_runs', 'plot_claim', 'plot_claim_table',
+    'plot_learning_curve', 'record_key', 'results_file', 'run_config',
+    'run_phases', 'study_inputs', 'summary', 'table_comparisons',
+    'token_map_dim', 'welch_p', 'welch_threshold'
 ]

@@ -1,12 +1,11 @@
-"""The paper's Table 1 against the claim study's results, and the reading of
-a results file of the first format (three seeds, 95 % Welch thresholds, no
-correction): what the published claim*.json files of that format are
-rendered with until the study is run again (format 2: verdicts.py)."""
+"""The paper's Table 1 and the pairs the claim study compares (the tests:
+verdicts.py), each method's summary over its seeds, the 95 % Welch threshold,
+and where the study's results file and charts go."""
 import os.path as osp
 import statistics
 from typing import Dict, List
 
-from ..metrics import METRIC_NAMES, METRICS
+from ..metrics import METRICS
 from ..results import REPO
 
 
@@ -63,97 +62,6 @@ def welch_threshold(sa: dict, sb: dict, level: float = 0.95) -> float:
         return 0.0
     df = (va + vb)**2 / (va**2 / (sa['n'] - 1) + vb**2 / (sb['n'] - 1))
     return float(t.ppf(0.5 + level / 2, df)) * (va + vb)**0.5
-
-
-def orderings(summary_: Dict[str, dict]) -> List[dict]:
-    """Each of the paper's pairwise orderings (:data:`PAPER_TABLE1`)
-    against ours: the difference of our means, its standard error over
-    the seeds and a verdict: 'holds' or 'reversed' when a two-sided Welch
-    t-test at 95 % finds the difference (:func:`welch_threshold`), else
-    'within the seed spread' ('one seed' when a side has a single run)."""
-    out = []
-    for metric, (column, paper) in PAPER_TABLE1.items():
-        for a, b in PAIRS:
-            sa = summary_.get(a, {}).get('scores', {}).get(metric)
-            sb = summary_.get(b, {}).get('scores', {}).get(metric)
-            if not sa or not sb or a not in paper or b not in paper:
-                continue
-            diff = sa['mean'] - sb['mean']
-            paper_diff = paper[a] - paper[b]
-            if sa['sd'] is None or sb['sd'] is None:
-                se, verdict = None, 'one seed'
-            else:
-                se = (sa['sd']**2 / sa['n'] + sb['sd']**2 / sb['n'])**0.5
-                if abs(diff) <= welch_threshold(sa, sb):
-                    verdict = 'within the seed spread'
-                else:
-                    verdict = 'holds' if (diff > 0) == (paper_diff > 0) \
-                        else 'reversed'
-            out.append(
-                dict(
-                    metric=metric,
-                    column=column,
-                    a=a,
-                    b=b,
-                    paper=paper_diff,
-                    ours=diff,
-                    se=se,
-                    verdict=verdict))
-    return out
-
-
-def claim_reading(data: dict, floors: bool = True) -> List[str]:
-    """Sentences on what the results say, written from them: the paper's
-    orderings by verdict, each method against its initial weights and
-    raw pixels (``floors``), and whether SiameseIM's kNN passes raw pixels
-    on the curve."""
-    out = []
-    by = {}
-    for o in orderings(data['summary']):
-        by.setdefault(o['verdict'], []).append(
-            f'{o["a"]} vs {o["b"]} on {METRIC_NAMES[o["metric"]]} '
-            f'({o["column"]})')
-    heads = {
-        'holds': 'The paper\'s orderings that hold here',
-        'reversed': 'The paper\'s orderings reversed here',
-        'within the seed spread': 'Undecided (within the seed spread)',
-        'one seed': 'Undecided (one seed)'
-    }
-    for verdict, head in heads.items():
-        if by.get(verdict):
-            out.append(f'{head}: ' + '; '.join(by[verdict]) + '.')
-    raw = data['raw_pixels']
-    for method, s in data['summary'].items() if floors else ():
-        sc, floor = s['scores'], s['initial_weights']
-        above = [
-            METRIC_NAMES[m] for m in METRICS
-            if m in sc and m in floor and sc[m]['mean'] > floor[m]['mean']
-        ]
-        below = [
-            METRIC_NAMES[m] for m in METRICS
-            if m in sc and m in floor and sc[m]['mean'] <= floor[m]['mean']
-        ]
-        text = f'{method}: above its initial weights on ' + \
-            (', '.join(above) or 'nothing')
-        if below:
-            text += f'; not above them on {", ".join(below)}'
-        pix = [
-            METRIC_NAMES[m] for m in ('knn', 'dense_miou')
-            if m in sc and raw.get(m) is not None and sc[m]['mean'] > raw[m]
-        ]
-        text += '; above raw pixels on ' + (', '.join(pix) or 'neither kNN '
-                                            'nor dense mIoU') + '.'
-        out.append(text)
-    curve = sorted((r['epochs'], r['knn']) for r in data['records']
-                   if r['curve'] and r['method'] == 'siameseim')
-    if curve:
-        past = [e for e, k in curve if k > raw['knn']]
-        out.append('Learning curve, on the pooled feature of the table: '
-                   'SiameseIM\'s kNN ' +
-                   (f'first passes raw pixels at epoch {past[0]} of its '
-                    'curve run.' if past else 'stays below raw pixels up to '
-                    f'epoch {curve[-1][0]}, the last point recorded.'))
-    return out
 
 
 # ---------------------------------------------------------------- tool side

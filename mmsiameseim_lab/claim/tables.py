@@ -4,123 +4,34 @@ learning curve and the readings, the setup and the search."""
 import statistics
 from typing import Dict, List, Optional
 
-from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
+from ..metrics import METRIC_NAMES, headings, stats_cells
 from ..results import results_table, smoke_note
 from .plan import PHASES, variant_name
 from .statistics import VERDICTS, format_p
-from .study import claim_reading, orderings
-
-
-def _claim_main_rows(data: dict) -> list:
-    """The table of every method's mean and spread, their initial weights
-    and raw pixels."""
-    head = ('method', 'seeds', *headings(METRICS))
-    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
-    summary = data['summary']
-    for key, name in (('scores', '**{}**'), ('initial_weights',
-                                             '{} initial weights')):
-        for method in data['methods']:
-            if method in summary:
-                s = summary[method]
-                seeds = ','.join(str(x) for x in s['seeds'])
-                lines.append('| ' + ' | '.join([name.format(method), seeds] +
-                                               stats_cells(s[key], METRICS)) +
-                             ' |')
-    raw = data['raw_pixels']
-    lines.append(f'| raw pixels | - | {raw["knn"]:.2f} | - | - | '
-                 f'{raw["dense_miou"]:.2f} | {raw["dense_accuracy"]:.2f} |')
-    return lines + [
-        '', 'mean ± sample standard deviation (min-max) over the seeds; '
-        'initial weights: each run before its first step.'
-    ]
 
 
 @results_table('claim:summary')
 def claim_summary(results: dict) -> str:
     """The README's part of ``tools/studies/claim_study.py``: the main table
     and the reading."""
-    data = results['data']
-    if _v2(data):
-        lines = _v2_progress(data) + _v2_main_rows(data, compact=True) + ['']
-        lines += [f'* {x}' for x in v2_reading(data, short=True)]
-        return '\n'.join(lines + smoke_note(data))
-    lines = _claim_main_rows(data) + ['']
-    lines += [f'* {x}' for x in claim_reading(data, floors=False)]
+    data = _study_data(results)
+    lines = _v2_progress(data) + _v2_main_rows(data, compact=True) + ['']
+    lines += [f'* {x}' for x in v2_reading(data, short=True)]
     return '\n'.join(lines + smoke_note(data))
 
 
-@results_table('claim')
-def claim_table(results: dict) -> str:
-    """``tools/studies/claim_study.py``: per method the mean and spread over
-    seeds of every score, the floors, the paper's orderings against ours, and
-    the learning curve."""
+def _study_data(results: dict) -> dict:
+    """The data of a claim results file. A file of the study's first format
+    (before its search, pixel floors and corrected tests) has no renderer
+    any more and is refused by name."""
     data = results['data']
-    if _v2(data):
-        return _v2_claim(data)
-    summary = data['summary']
-    raw = data['raw_pixels']
-    lines = _claim_main_rows(data) + [
-        '', '| paper column | comparison | paper | ours (difference of means) '
-        '| verdict |', '|---|---|---|---|---|'
-    ]
-    for o in orderings(summary):
-        se = '' if o['se'] is None else f' ± {o["se"]:.2f}'
-        lines.append(f'| {o["column"]} | {o["a"]} - {o["b"]} | '
-                     f'{o["paper"]:+.1f} | {o["ours"]:+.2f}{se} | '
-                     f'{o["verdict"]} |')
-    lines += [
-        '', 'ours: difference of the means ± its standard error over the '
-        'seeds; "holds" / "reversed": a two-sided Welch t-test at 95 % '
-        'finds the difference, with the paper\'s sign / the other sign '
-        f'(with {len(data["seeds"])} seeds a side, only large gaps pass it).'
-    ]
-    curve = [r for r in data['records'] if r['curve']]
-    if curve:
-        epochs = sorted({r['epochs'] for r in curve})
-        lines += [
-            '', f'Learning curve (seed {data.get("curve_seed", 0)}): the '
-            'epoch checkpoints of one run per method, its cosine schedule '
-            'ending at its last epoch; kNN top-1 / dense mIoU:', '',
-            '| method | ' + ' | '.join(f'{e} ep.' for e in epochs) + ' |',
-            '|---|' + '---|' * len(epochs)
-        ]
-        for method in data['methods']:
-            by = {r['epochs']: r for r in curve if r['method'] == method}
-            if by:
-                lines.append(f'| {method} | ' + ' | '.join(
-                    f'{by[e]["knn"]:.2f} / {by[e]["dense_miou"]:.2f}' if e in
-                    by else '-' for e in epochs) + ' |')
-        lines.append('| raw pixels | ' +
-                     ' | '.join(f'{raw["knn"]:.2f} / {raw["dense_miou"]:.2f}'
-                                for _ in epochs) + ' |')
-    lines += ['', 'Reading (written from the numbers above):', '']
-    lines += [f'* {x}' for x in claim_reading(data)]
-    bf16 = 'native bf16' if data.get('native_bf16') else 'no native bf16 ' \
-        '(fp32)'
-    lines += [
-        '', f'Pretraining: {data["epochs"]} epoch(s) per table run; '
-        f'the CPU had {bf16}.'
-    ]
-    return '\n'.join(lines + smoke_note(data))
-
-
-# ---------------------------------------------------- results format 2
-# (mmsiameseim_lab/claim/data.py: search, token map, pixel floors, tests)
-def _v2(data: dict) -> bool:
-    return data.get('format') == 2
-
-
-def _v1_note(data: dict) -> str:
-    """What a first-format file holds of the study's setup: its seeds and
-    the features it was scored with (it has no search)."""
-    feature = [x for x in data['protocol'] if x.startswith('* Feature:')]
-    return '\n'.join([
-        'This results file predates the search on held-out images (no '
-        'choices, augmentations or dimensions recorded); run '
-        '`python tools/studies/claim_study.py` to replace it.', '',
-        f'* Seeds: {", ".join(map(str, data["seeds"]))}; '
-        f'{data["epochs"]} epoch(s) per table run.'
-    ] + feature + smoke_note(data))
+    if data.get('format') != 2:
+        raise ValueError(
+            f'a claim results file of format {data.get("format", 1)} (from '
+            f'{results["meta"].get("command")!r}): only format 2 is '
+            'rendered; run `python tools/studies/claim_study.py` to replace '
+            'it')
+    return data
 
 
 def _variant_text(v: dict) -> str:
@@ -427,7 +338,11 @@ def v2_reading(data: dict, short: bool = False) -> list:
     return out
 
 
-def _v2_claim(data: dict) -> str:
+@results_table('claim')
+def claim_table(results: dict) -> str:
+    """``tools/studies/claim_study.py``: per method the mean and spread over
+    seeds of every score, the floors, the tests and the learning curve."""
+    data = _study_data(results)
     lines = _v2_progress(data) + _v2_main_rows(data) + _v2_dense_details(
         data) + _v2_tests(data) + _v2_curve(data)
     reading = v2_reading(data)
@@ -449,9 +364,7 @@ def claim_setup(results: dict) -> str:
     each method's augmentation, the search and its choices (lr, weight
     decay, pooled feature and token map, final norm included), the
     dimensions and the equal-time budget."""
-    data = results['data']
-    if not _v2(data):
-        return _v1_note(data)
+    data = _study_data(results)
     dims = data['dims']
     search = data.get('search') or {}
     chosen = search.get('chosen') or {}
@@ -554,9 +467,7 @@ def _machines_line(records: List[dict]) -> str:
 def claim_search(results: dict) -> str:
     """The search's held-out scores: the grid per method, then the feature
     variants of its best setting."""
-    data = results['data']
-    if not _v2(data):
-        return _v1_note(data)
+    data = _study_data(results)
     search = data.get('search')
     if not search:
         return 'No search in this study.' + '\n'.join(smoke_note(data))
