@@ -1,6 +1,9 @@
-"""The paper's Table 1 and the pairs the claim study compares (the tests:
-verdicts.py), each method's summary over its seeds, the 95 % Welch threshold,
-and where the study's results file and charts go."""
+"""The paper's Table 1, the pairs the claim study compares, each method's
+summary over its seeds and the 95 % Welch threshold.
+
+The tests are in verdicts.py; the tool side below says where the study's
+results file and charts go.
+"""
 import os.path as osp
 import statistics
 from typing import Dict, List

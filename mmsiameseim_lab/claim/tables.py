@@ -21,9 +21,11 @@ def claim_summary(results: dict) -> str:
 
 
 def _study_data(results: dict) -> dict:
-    """The data of a claim results file. A file of the study's first format
-    (before its search, pixel floors and corrected tests) has no renderer
-    any more and is refused by name."""
+    """The data of a claim results file.
+
+    A file of the study's first format (before its search, pixel floors and
+    corrected tests) has no renderer any more and is refused by name.
+    """
     data = results['data']
     if data.get('format') != 2:
         raise ValueError(

@@ -64,6 +64,6 @@ def test_a_first_format_results_file_is_refused_by_name(render):
             protocol=[]))
     with pytest.raises(
             ValueError,
-            match=r"format 1 \(from "
+            match=r'format 1 \(from '
             r"'tools/claim_study.py'\): only format 2"):
         render(results)
