@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 
 from ..metrics import METRIC_NAMES, headings, stats_cells
 from ..results import results_table, smoke_note
+from .data import FORMAT
 from .plan import PHASES, variant_name
 from .statistics import VERDICTS, format_p
 
@@ -27,10 +28,10 @@ def _study_data(results: dict) -> dict:
     corrected tests) has no renderer any more and is refused by name.
     """
     data = results['data']
-    if data.get('format') != 2:
+    if data.get('format') != FORMAT:
         raise ValueError(
             f'a claim results file of format {data.get("format", 1)} (from '
-            f'{results["meta"].get("command")!r}): only format 2 is '
+            f'{results["meta"].get("command")!r}): only format {FORMAT} is '
             'rendered; run `python tools/studies/claim_study.py` to replace '
             'it')
     return data

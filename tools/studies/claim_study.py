@@ -45,6 +45,7 @@ def run(args):
     from mmsiameseim_lab.claim import (current_records, describe_study,
                                        figures_dir, plot_claim, results_file,
                                        run_phases, study_inputs)
+    from mmsiameseim_lab.claim.data import FORMAT
     from mmsiameseim_lab.results import write_results
     data_prefix = osp.abspath(args.data_root) + '/'
     check_dataset(data_prefix)
@@ -60,7 +61,7 @@ def run(args):
     precision = precision_override(False)
     name, folder = results_file(args)
     stored = (load_json(osp.join(folder, f'{name}.json')) or {}).get('data')
-    if stored and (stored.get('format') != 2
+    if stored and (stored.get('format') != FORMAT
                    or bool(stored.get('smoke')) != bool(args.smoke)):
         say(f'{name}.json holds another kind of study: starting over')
         stored = None
