@@ -212,11 +212,18 @@ def paper_results(metafile: str) -> Dict[str, dict]:
     return out
 
 
-def plot_table3(results: Dict[str, dict], paper: Dict[str, dict], path: str,
-                title: str) -> None:
-    """Ours (kNN, linear probe) and the paper's LIN per row (PNG)."""
+def plot_table3(results: Dict[str, dict],
+                paper: Dict[str, dict],
+                path: str,
+                title: str,
+                floor: Optional[Tuple[str, dict]] = None) -> None:
+    """Ours (kNN, linear probe) and the paper's LIN per row (PNG); with
+    ``floor`` ((row, results) of a run's initial weights), its kNN and
+    linear probe as dashed lines across the rows."""
     import matplotlib
     matplotlib.use('Agg')
+    import textwrap
+
     import matplotlib.pyplot as plt
     import numpy as np
     rows = list(results)
@@ -229,7 +236,16 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict], path: str,
             .4,
             label=label)
         ax.bar_label(bars, fmt='%.1f', fontsize=7)
-    ax.set_title(title, fontsize=9)
+        if floor is not None:
+            ax.axhline(
+                floor[1][key],
+                color=bars.patches[0].get_facecolor(),
+                linestyle='--',
+                linewidth=1,
+                label=f'{label}, ({floor[0]}) at its initial weights')
+    # the run's settings are a long sentence: wrapped, or it runs into the
+    # paper's panel
+    ax.set_title(textwrap.fill(title, 80), fontsize=9)
     ax.set_ylabel('top-1 (%)')
     lo = min(min(results[r]['knn'], results[r]['linear']) for r in rows)
     ax.set_ylim(max(0, lo - 10), 100)
@@ -243,7 +259,8 @@ def plot_table3(results: Dict[str, dict], paper: Dict[str, dict], path: str,
     for a in (ax, bx):
         a.set_xticks(x)
         a.set_xticklabels([f'({r})' for r in rows])
-    ax.legend(loc='lower right', fontsize=8)
+    # above the bars (the y axis reaches 100), where no row's bar is
+    ax.legend(loc='upper left', ncol=2, fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -274,7 +291,7 @@ def write_table3_report(path: str,
         note (str): Appended to the "Produced by" line.
     """
     plot_table3(results, paper, osp.join(osp.dirname(path), 'table3.png'),
-                f'miniature (Fashion-MNIST): {settings}')
+                f'miniature (Fashion-MNIST): {settings}', floor)
     yes = lambda v: 'yes' if v else ''  # noqa: E731
     lines = [
         '# Table 3 in miniature (Fashion-MNIST, CPU)', '',
