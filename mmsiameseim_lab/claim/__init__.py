@@ -9,9 +9,9 @@ from .driver import (StudyInputs, current_records, describe_study, phase_runs,
 from .plan import PHASES, check_study, choices, equal_time, record_key
 from .runner import Scorer, run_config, token_map_dim
 from .statistics import holm, one_sample_p, paired_p, welch_p
-from .study import (PAIRS, PAPER_TABLE1, figures_dir, results_file, summary,
+from .study import (PAIRS, PAPER_TABLE1, figures_dir, results_file,
                     welch_threshold)
-from .verdicts import curve_comparisons, table_comparisons
+from .verdicts import curve_comparisons, summary, table_comparisons
 
 __all__ = [
     'PAIRS', 'PAPER_TABLE1', 'PHASES', 'SERIES', 'Scorer', 'StudyInputs',

@@ -1,48 +1,12 @@
-"""The paper's Table 1, the pairs the claim study compares, each method's
-summary over its seeds and the 95 % Welch threshold.
+"""The paper's Table 1, the pairs the claim study compares and the 95 %
+Welch threshold.
 
 The tests are in verdicts.py; the tool side below says where the study's
 results file and charts go.
 """
 import os.path as osp
-import statistics
-from typing import Dict, List
 
-from ..metrics import METRICS
 from ..results import REPO
-
-
-def summary(records: List[dict], methods: List[str]) -> Dict[str, dict]:
-    """Method -> metric -> {mean, sd, min, max, n} over the table runs
-    (and ``initial_weights`` over their floors)."""
-    out = {}
-    for method in methods:
-        rows = [r for r in records if r['method'] == method and r['table']]
-        if not rows:
-            continue
-        out[method] = dict(
-            seeds=[r['seed'] for r in rows],
-            scores=_stats([{
-                m: r[m]
-                for m in METRICS
-            } for r in rows]),
-            initial_weights=_stats([r['initial_weights'] for r in rows]))
-    return out
-
-
-def _stats(rows: List[dict]) -> Dict[str, dict]:
-    out = {}
-    for m in METRICS:
-        v = [r[m] for r in rows if r.get(m) is not None]
-        if v:
-            out[m] = dict(
-                mean=statistics.mean(v),
-                sd=statistics.stdev(v) if len(v) > 1 else None,
-                min=min(v),
-                max=max(v),
-                n=len(v))
-    return out
-
 
 # The paper's Table 1 (ViT-B/16, ImageNet): the metric of ours that each
 # of its columns is miniaturised by -> method -> number.

@@ -9,24 +9,23 @@ from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
 from mmsiameseim_lab.metrics import METRICS
 
 
-def _record(method, seed, table=True, base=70.0):
+def _record(method, seed, kind='table', base=70.0):
     rec = dict(
         key=f'{method}_seed{seed}_1e',
         method=method,
         seed=seed,
         epochs=1,
-        table=table,
-        curve=not table,
+        kind=kind,
         **{m: base + seed
            for m in METRICS})
-    if table:
+    if kind == 'table':
         rec['initial_weights'] = {m: 50.0 for m in METRICS}
     return rec
 
 
 def test_summary_is_over_the_table_runs_with_their_initial_weights():
     records = [_record('siameseim', s) for s in (0, 1, 2)]
-    records += [_record('siameseim', 5, table=False, base=99.0)]
+    records += [_record('siameseim', 5, kind='curve', base=99.0)]
     records += [_record('mae', 0)]
     out = summary(records, ['siameseim', 'mae', 'mocov3'])
     assert set(out) == {'siameseim', 'mae'}  # no mocov3 run, no entry
