@@ -101,7 +101,7 @@ ACCUMULATION_STUDY_SMOKE = (
     'evaluation.knn.train_samples=400', 'evaluation.linear.train_samples=400',
     'evaluation.linear.epochs=1', 'evaluation.fewshot.fraction=0.002',
     'evaluation.test_samples=300', 'dense.train_mosaics=40',
-    'dense.test_mosaics=20', 'dense.max_iter=20')
+    'dense.test_mosaics=20', 'dense.lowshot=10', 'dense.max_iter=20')
 
 UNITS: Dict[str, Unit] = dict(
     demo_smoke=Unit(

@@ -1,7 +1,8 @@
 # Settings of the accumulation study (issue "fits the GPUs people have"):
 # what a user with fewer images per device gets from each way of shrinking
 # the demo's batch of 64, on the demo's budget (1 epoch), three seeds each,
-# scored like the claim study (kNN, linear probe, 1 % few-shot, dense probe).
+# scored like the claim study (kNN, linear probe, 1 % few-shot, dense probe)
+# beside the floors (each run's initial weights, raw pixels).
 #
 #     python tools/studies/claim_study.py \
 #         --config configs/demo/accumulation_study.py \
@@ -10,13 +11,8 @@
 #
 # Rendered in docs/pretraining/memory.md ("Evidence in miniature").
 _base_ = ['claim_study.py']
-# the grid-aligned dense probe its published numbers were taken with
-dense = dict(
-    _delete_=True,
-    train_mosaics=4000,
-    test_mosaics=2000,
-    l2=1e-4,
-    threshold=32)
+# the dense probe, the pixel floors and the kNN bank are the claim study's
+# (claim_study.py): the scattered mosaics, on which pretraining shows
 
 pretrain_configs = {
     'siameseim-microbatch4':

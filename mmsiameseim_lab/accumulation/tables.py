@@ -1,7 +1,13 @@
 """Gradient accumulation's published tables: the gradients' distances
 (docs/results/accumulation.json) and the study of training with exact and
 plain accumulation (docs/results/accumulation_study.json)."""
-from ..claim.study import welch_threshold
+import json
+import statistics as st
+from typing import List
+
+from ..claim.data import FORMAT
+from ..claim.statistics import format_p, judge, welch_p
+from ..claim.verdicts import values
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_cell, results_table, smoke_note
 from .gradients import table as accumulation_rows
@@ -26,33 +32,107 @@ _ACCUMULATION_SETTINGS = {
 SCORED = METRICS[:4]
 
 
+def _setting(method: str) -> str:
+    return _ACCUMULATION_SETTINGS.get(method, method)
+
+
+def setting_comparisons(data: dict) -> List[dict]:
+    """Each setting against batch 64 (the study's first method), score by
+    score: the difference of the means and the two-sided Welch p, Holm's
+    correction over all of them (one family). No direction is expected, so
+    a verdict is ``differs`` (adjusted p below alpha) or ``undecided``."""
+    records, methods = data['records'], data['methods']
+    out = []
+    for method in methods[1:]:
+        for metric in SCORED:
+            a = list(values(records, method, metric).values())
+            b = list(values(records, methods[0], metric).values())
+            if not a or not b:
+                continue
+            out.append(
+                dict(
+                    method=method,
+                    metric=metric,
+                    diff=st.mean(a) - st.mean(b),
+                    p=welch_p(a, b),
+                    expected_sign=1))
+    for c in judge(out, data['statistics']['alpha']):
+        c['verdict'] = 'undecided' if c['verdict'] == 'undecided' \
+            else 'differs'
+    return out
+
+
+def _comparison_text(c: dict) -> str:
+    # rounded first: a difference of -0.001 reads +0.00, not -0.00
+    return (f'{METRIC_NAMES[c["metric"]]} {round(c["diff"], 2) + 0.0:+.2f} '
+            f'(p {format_p(c["p"])}, Holm {format_p(c["p_holm"])})')
+
+
 def _accumulation_reading(data: dict) -> list:
-    """Each setting against batch 64, metric by metric: the difference of
-    the means and whether a two-sided Welch t-test at 95 % finds it."""
-    summary = data['summary']
-    base = summary.get('siameseim', {}).get('scores')
+    """Each setting against batch 64, then each setting over its own
+    initial weights (the results file's tested gains)."""
+    comparisons = setting_comparisons(data)
     out = []
     for method in data['methods'][1:]:
-        scores = summary.get(method, {}).get('scores')
-        if not base or not scores:
+        mine = [c for c in comparisons if c['method'] == method]
+        if not mine:
             continue
-        found, within = [], []
-        for m in SCORED:
-            a, b = scores.get(m), base.get(m)
-            if not a or not b or a['sd'] is None or b['sd'] is None:
-                continue
-            diff = a['mean'] - b['mean']
-            text = f'{METRIC_NAMES[m]} {diff:+.2f}'
-            (found
-             if abs(diff) > welch_threshold(a, b) else within).append(text)
-        name = _ACCUMULATION_SETTINGS.get(method, method)
-        line = f'{name} against batch 64: '
-        line += ('differs on ' +
-                 ', '.join(found) if found else 'no difference the test finds')
-        if within:
-            line += '; within the seed spread: ' + ', '.join(within)
+        found = [c for c in mine if c['verdict'] == 'differs']
+        line = f'{_setting(method)} against batch 64: ' + (
+            'differs on ' + ', '.join(map(_comparison_text, found))
+            if found else 'no difference the corrected test finds')
+        rest = [c for c in mine if c['verdict'] != 'differs']
+        if rest:
+            line += ('; undecided: ' if found else ': ') + ', '.join(
+                map(_comparison_text, rest))
         out.append(line + '.')
+    gains = [
+        c for c in data['statistics']['table']
+        if c['kind'] == 'gain' and c['metric'] in SCORED
+    ]
+    for method in data['methods']:
+        mine = [c for c in gains if c['method'] == method]
+        if mine:
+            out.append(f'{_setting(method)} over its initial weights: ' +
+                       ', '.join(f'{_comparison_text(c)} {c["verdict"]}'
+                                 for c in mine) + '.')
     return out
+
+
+def _initial_weights_rows(data: dict) -> list:
+    """The floor: one row when every setting starts from the same weights
+    (the same seeds, the same network), else one row per setting."""
+    summary = data['summary']
+    floors = {
+        m: summary[m]['initial_weights']
+        for m in data['methods'] if summary.get(m, {}).get('initial_weights')
+    }
+    seeds = {m: summary[m]['seeds'] for m in floors}
+    if len({json.dumps([floors[m], seeds[m]], sort_keys=True)
+            for m in floors}) == 1:
+        m = next(iter(floors))
+        return [
+            _row('initial weights (every setting\'s, before its first step)',
+                 seeds[m], stats_cells(floors[m], SCORED), '-')
+        ]
+    return [
+        _row(f'{_setting(m)}: initial weights', seeds[m],
+             stats_cells(floors[m], SCORED), '-') for m in floors
+    ]
+
+
+def _row(name: str, seeds: list, cells: list, wall: str) -> str:
+    return '| ' + ' | '.join(
+        [name, ','.join(map(str, seeds)) or '-', *cells, wall]) + ' |'
+
+
+def _pixel_cells(floors: dict) -> list:
+    cells = []
+    for metric in SCORED:
+        v = floors['dense'].get(metric[len('dense_'):]) \
+            if metric.startswith('dense_') else floors['raw'].get(metric)
+        cells.append('-' if v is None else f'{v:.2f}')
+    return cells
 
 
 @results_table('accumulation_study')
@@ -60,8 +140,15 @@ def accumulation_study_table(results: dict) -> str:
     """The demo's batch of 64 against three ways of training it on a quarter of
     the images at a time (``configs/demo/accumulation_study.py`` run by
     ``tools/studies/claim_study.py``): mean and spread over the seeds, the
-    pretraining time, and each setting against batch 64."""
+    pretraining time, the floors (the same network's initial weights, raw
+    pixels through the same protocol), each setting against batch 64 and
+    each over its initial weights, with Holm-corrected tests."""
     data = results['data']
+    if data.get('format') != FORMAT:
+        raise ValueError(
+            'docs/results/accumulation_study.json is of the claim study\'s '
+            f'format {data.get("format", 1)}; only format {FORMAT} is '
+            'rendered: rerun the command above it to replace it')
     summary = data['summary']
     head = ('setting', 'seeds', *headings(SCORED), 'pretraining (s)')
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
@@ -71,17 +158,29 @@ def accumulation_study_table(results: dict) -> str:
         s = summary[method]
         walls = [
             r['pretrain_wall_s'] for r in data['records']
-            if r['method'] == method and r['table']
+            if r.get('kind') == 'table' and r['method'] == method
         ]
-        lines.append('| ' + ' | '.join([
-            _ACCUMULATION_SETTINGS.get(method, method), ','.join(
-                str(x) for x in s['seeds'])
-        ] + stats_cells(s['scores'], SCORED) +
-                                       [f'{sum(walls) / len(walls):.0f}']) +
-                     ' |')
+        lines.append(
+            _row(
+                _setting(method), s['seeds'], stats_cells(s['scores'], SCORED),
+                f'{sum(walls) / len(walls):.0f}'))
+    lines += _initial_weights_rows(data)
+    floors = data['pixel_floors']
+    lines.append(
+        _row(f'raw pixels ({floors["raw"]["dim"]} values)', [],
+             _pixel_cells(floors), '-'))
+    bf16 = {True: 'with', False: 'without'}.get(data.get('native_bf16'))
     lines += [
         '', 'mean ± sample standard deviation (min-max) over the seeds; '
-        'pretraining: the mean wall time of one epoch on the 2-core CPU.', ''
+        'initial weights: each run before its first step; raw pixels: read '
+        'by the same kNN, linear probe, few-shot and dense probe as the '
+        'features; pretraining: the mean wall time of one epoch on the '
+        '2-core CPU' + (f' ({bf16} native bf16)' if bf16 else '') + '. '
+        'Tests: each setting against batch 64 by Welch\'s t over the '
+        'seeds, Holm\'s correction over those comparisons ("differs": the '
+        f'adjusted p below {data["statistics"]["alpha"]}); each setting '
+        'over its initial weights by a paired t, Holm-corrected with the '
+        'study\'s other tests of the results file.', ''
     ]
     lines += [f'* {x}' for x in _accumulation_reading(data)]
     return '\n'.join(lines + smoke_note(data))

@@ -9,8 +9,7 @@ from .driver import (StudyInputs, current_records, describe_study, phase_runs,
 from .plan import PHASES, check_study, choices, equal_time, record_key
 from .runner import Scorer, run_config, token_map_dim
 from .statistics import holm, one_sample_p, paired_p, welch_p
-from .study import (PAIRS, PAPER_TABLE1, figures_dir, results_file,
-                    welch_threshold)
+from .study import PAIRS, PAPER_TABLE1, figures_dir, results_file
 from .verdicts import curve_comparisons, summary, table_comparisons
 
 __all__ = [
@@ -20,5 +19,5 @@ __all__ = [
     'one_sample_p', 'paired_p', 'phase_runs', 'plot_claim', 'plot_claim_table',
     'plot_learning_curve', 'record_key', 'results_file', 'run_config',
     'run_phases', 'study_inputs', 'summary', 'table_comparisons',
-    'token_map_dim', 'welch_p', 'welch_threshold'
+    'token_map_dim', 'welch_p'
 ]

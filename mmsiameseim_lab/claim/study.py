@@ -1,5 +1,4 @@
-"""The paper's Table 1, the pairs the claim study compares and the 95 %
-Welch threshold.
+"""The paper's Table 1 and the pairs the claim study compares.
 
 The tests are in verdicts.py; the tool side below says where the study's
 results file and charts go.
@@ -16,19 +15,6 @@ PAPER_TABLE1 = {
     'dense_miou': ('ADE20k mIoU', dict(siameseim=51.1, mocov3=47.3, mae=48.1)),
 }
 PAIRS = (('siameseim', 'mocov3'), ('siameseim', 'mae'), ('mocov3', 'mae'))
-
-
-def welch_threshold(sa: dict, sb: dict, level: float = 0.95) -> float:
-    """The smallest difference of two means (stats with ``mean``, ``sd``,
-    ``n``) that a two-sided Welch t-test at ``level`` calls real: the
-    t quantile at the Welch-Satterthwaite degrees of freedom times the
-    standard error."""
-    from scipy.stats import t
-    va, vb = sa['sd']**2 / sa['n'], sb['sd']**2 / sb['n']
-    if va + vb == 0:
-        return 0.0
-    df = (va + vb)**2 / (va**2 / (sa['n'] - 1) + vb**2 / (sb['n'] - 1))
-    return float(t.ppf(0.5 + level / 2, df)) * (va + vb)**0.5
 
 
 # ---------------------------------------------------------------- tool side

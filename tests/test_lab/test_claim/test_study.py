@@ -1,9 +1,9 @@
-"""Each method's summary over its seeds, the 95 % Welch threshold, and the
-renderers' refusal of a results file of the study's first format
-(synthetic records; the format-2 tables are in test_tables.py)."""
+"""Each method's summary over its seeds and the renderers' refusal of a
+results file of the study's first format (synthetic records; the format-2
+tables are in test_tables.py)."""
 import pytest
 
-from mmsiameseim_lab.claim import summary, welch_threshold
+from mmsiameseim_lab.claim import summary
 from mmsiameseim_lab.claim.tables import (claim_search, claim_setup,
                                           claim_summary, claim_table)
 from mmsiameseim_lab.metrics import METRICS
@@ -36,15 +36,6 @@ def test_summary_is_over_the_table_runs_with_their_initial_weights():
     assert out['siameseim']['initial_weights']['knn']['mean'] == 50.0
     # one seed: no spread
     assert out['mae']['scores']['knn']['sd'] is None
-
-
-def test_welch_threshold_is_the_t_quantile_times_the_standard_error():
-    one = dict(mean=0., sd=1., n=3)
-    # 4 degrees of freedom: t 2.776 x sqrt(2 / 3)
-    assert welch_threshold(one, one) == pytest.approx(
-        2.776 * (2 / 3)**0.5, rel=1e-3)
-    still = dict(mean=0., sd=0., n=3)
-    assert welch_threshold(still, still) == 0.0
 
 
 @pytest.mark.parametrize(
