@@ -7,6 +7,7 @@ from typing import List
 
 from ..claim.data import FORMAT
 from ..claim.statistics import format_p, judge, welch_p
+from ..claim.tables import _cells, _pixel_floor
 from ..claim.verdicts import values
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_cell, results_table, smoke_note
@@ -126,15 +127,6 @@ def _row(name: str, seeds: list, cells: list, wall: str) -> str:
         [name, ','.join(map(str, seeds)) or '-', *cells, wall]) + ' |'
 
 
-def _pixel_cells(floors: dict) -> list:
-    cells = []
-    for metric in SCORED:
-        v = floors['dense'].get(metric[len('dense_'):]) \
-            if metric.startswith('dense_') else floors['raw'].get(metric)
-        cells.append('-' if v is None else f'{v:.2f}')
-    return cells
-
-
 @results_table('accumulation_study')
 def accumulation_study_table(results: dict) -> str:
     """The demo's batch of 64 against three ways of training it on a quarter of
@@ -167,8 +159,11 @@ def accumulation_study_table(results: dict) -> str:
     lines += _initial_weights_rows(data)
     floors = data['pixel_floors']
     lines.append(
-        _row(f'raw pixels ({floors["raw"]["dim"]} values)', [],
-             _pixel_cells(floors), '-'))
+        _row(
+            f'raw pixels ({floors["raw"]["dim"]} values)', [],
+            _cells([
+                _pixel_floor(floors, 'raw', m, optional=True) for m in SCORED
+            ]), '-'))
     bf16 = {True: 'with', False: 'without'}.get(data.get('native_bf16'))
     lines += [
         '', 'mean ± sample standard deviation (min-max) over the seeds; '

@@ -151,12 +151,12 @@ def plot_learning_curve(data: dict, path: str) -> None:
 
 
 def plot_claim(data: dict, folder: str) -> List[str]:
-    """Both charts into ``folder``: claim_table.png, learning_curve.png."""
+    """The charts into ``folder``: claim_table.png, and learning_curve.png
+    when the study has a curve (an empty chart otherwise)."""
     os.makedirs(folder, exist_ok=True)
-    paths = [
-        osp.join(folder, 'claim_table.png'),
-        osp.join(folder, 'learning_curve.png')
-    ]
+    paths = [osp.join(folder, 'claim_table.png')]
     plot_claim_table(data, paths[0])
-    plot_learning_curve(data, paths[1])
+    if data.get('curve'):
+        paths.append(osp.join(folder, 'learning_curve.png'))
+        plot_learning_curve(data, paths[1])
     return paths

@@ -1,8 +1,8 @@
-"""The accumulation study's table (docs/results/accumulation_study.json):
+"""The accumulation study's table, from synthetic format-2 records.
 
-the floors beside the settings, each setting against batch 64 under Holm's
+The floors beside the settings, each setting against batch 64 under Holm's
 correction, each setting's gain over its initial weights, and the first format
-refused by name (synthetic format-2 records).
+refused by name (docs/results/accumulation_study.json).
 """
 import pytest
 

@@ -243,6 +243,16 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
         assert os.path.getsize(path) > 10_000
 
 
+def test_a_study_without_a_curve_draws_no_learning_curve(tmp_path):
+    data = dict(_results()['data'], curve={})
+    paths = plot_claim(data, str(tmp_path))
+    assert [os.path.basename(p) for p in paths] == ['claim_table.png']
+    assert sorted(os.listdir(tmp_path)) == ['claim_table.png']
+    with_curve = plot_claim(_results()['data'], str(tmp_path / 'curve'))
+    assert [os.path.basename(p)
+            for p in with_curve] == ['claim_table.png', 'learning_curve.png']
+
+
 def test_a_curve_method_with_one_seed_is_named_as_not_tested_yet():
     results = _results()
     assert 'Not tested yet' not in claim_table(results)
