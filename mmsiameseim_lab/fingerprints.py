@@ -143,6 +143,31 @@ STUDIES: Dict[str, Tuple[str, ...]] = dict(
     downstream_miniature_lengths=('downstream_smoke', ),
     side_by_side=('demo_smoke', 'parity'),
 )
+#: What a study's fingerprint reads of a unit it shares, where it reads less
+#: than the unit scores: score paths by prefix (the losses are always read).
+#: The side-by-side pretrains as the demo does and scores the pretrained run
+#: and its initial weights, none of the demo's other rows (the raw pixels, the
+#: optional reference ViT).
+SCOPES: Dict[Tuple[str, str], Tuple[str, ...]] = {
+    ('side_by_side', 'demo_smoke'): ('rows.0.', 'rows.1.'),
+}
+
+
+def scoped(name: str, unit: str, fingerprint: dict) -> dict:
+    """``fingerprint`` of ``unit`` as results file ``name`` reads it
+    (:data:`SCOPES`)."""
+    prefixes = SCOPES.get((name.split(':')[0], unit))
+    if prefixes is None:
+        return fingerprint
+    return dict(
+        fingerprint,
+        scores={
+            k: v
+            for k, v in fingerprint.get('scores', {}).items()
+            if k.startswith(prefixes)
+        })
+
+
 MEASUREMENTS = frozenset({
     'benchmark_attention', 'benchmark_checkpointing', 'benchmark_pretrain',
     'benchmark_unigrad', 'pipeline', 'preflight', 'gpu_check'
@@ -262,7 +287,7 @@ def compute(names: Sequence[str],
         for unit in units:
             if unit not in cache:
                 cache[unit] = compute_unit(unit, tree)
-        out[name] = {unit: cache[unit] for unit in units}
+        out[name] = {unit: scoped(name, unit, cache[unit]) for unit in units}
     return out
 
 

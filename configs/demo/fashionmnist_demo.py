@@ -40,3 +40,10 @@ evaluation = dict(
     linear=dict(train_samples=20000, epochs=3, engine='cached'),
     fewshot=dict(fraction=0.01, folds=3),
     test_samples=None)
+# Rows beside SiameseIM: its own initial weights (the floor: the same run
+# before its first step) and raw pixels through the same kNN, linear probe
+# and few-shot (mmsiameseim_lab.evaluation.PixelFloors: no centring, as the
+# features). reference_init=True adds a ViT of the same architecture with
+# mmpretrain's own initialisation (not this run's start): a third encoding
+# of every evaluation image, about a third of the evaluation's time.
+reference_init = False

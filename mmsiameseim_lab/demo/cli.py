@@ -15,6 +15,7 @@ from ..results import REPO as ROOT
 CONFIG = 'configs/demo/fashionmnist_demo.py'
 SMOKE_CONFIG = 'configs/demo/fashionmnist_demo_smoke.py'
 # rows: the floor (the run's own start); a separately initialised ViT
+# (reference_init=True in the demo config)
 FLOOR = 'siameseim initial weights'
 OTHER_INIT = 'mmpretrain ViT init (not this run\'s start)'
 PUBLISHED_DIR = osp.join(ROOT, 'docs', 'results')
@@ -124,6 +125,17 @@ def build_protocol(demo_cfg, work_dir, data_root):
         work_dir=work_dir,
         data_prefix=osp.abspath(data_root) + '/',
         precision='bfloat16' if native_bf16() else 'float32')
+
+
+def pixel_floors(protocol):
+    """Raw pixels through the protocol's kNN, linear probe and few-shot,
+    treated as the features are (no centring):
+
+    :class:`mmsiameseim_lab.evaluation.PixelFloors` without a projection;
+    its ``raw`` scores.
+    """
+    from mmsiameseim_lab.evaluation import PixelFloors
+    return PixelFloors(protocol).evaluate()['raw']
 
 
 def methods_of(args, demo_cfg):

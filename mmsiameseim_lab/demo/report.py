@@ -10,6 +10,7 @@ from mmsiameseim.atomic_io import atomic_write
 from mmsiameseim.precision import training_precision
 from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
 from ..visualization.knn_curve import plot_knn_curve, read_knn_scalars
+from .tables import pixel_row_name
 
 
 def draw_pipeline_sample(pretrain_cfg: Config,
@@ -82,10 +83,12 @@ def write_demo_report(work_dir: str,
         pretrain (dict): Method -> :func:`pretrain_once` result.
         results (dict): Row name -> :meth:`FrozenBackboneProtocol.evaluate`
             result (``knn``, ``linear``, ``fewshot``).
-        pixel (dict): :meth:`FrozenBackboneProtocol.pixel_knn` result.
+        pixel (dict): Raw pixels' ``knn``, ``linear``, ``fewshot`` and
+            ``dim`` (:class:`mmsiameseim_lab.evaluation.PixelFloors`).
         protocol (FrozenBackboneProtocol): The evaluation that ran.
         floor (str): Row name of SiameseIM's own initial weights.
-        other_init (str): Row name of the separately initialised ViT.
+        other_init (str): Row name of the separately initialised ViT
+            (when ``results`` has it).
         note (str): Appended to the "Produced by" line.
         data_prefix (str, optional): Fashion-MNIST folder of the sample.
 
@@ -103,8 +106,7 @@ def write_demo_report(work_dir: str,
     knn_runs = {m: r for m, r in knn_runs.items() if r}
     if knn_runs:
         plot_knn_curve(knn_runs, osp.join(fig_dir, 'knn_curve.png'))
-    plot_accuracy_chart(results, pixel['knn'],
-                        osp.join(fig_dir, 'accuracy.png'))
+    plot_accuracy_chart(results, pixel, osp.join(fig_dir, 'accuracy.png'))
     draw_pipeline_sample(run_cfgs['siameseim'],
                          osp.join(fig_dir, 'two_view_sample.png'), data_prefix)
     lines = [
@@ -126,22 +128,18 @@ def write_demo_report(work_dir: str,
         lines.append(f'| {name} | {res["knn"]:.2f} | {res["linear"]:.2f} | '
                      f'{res["fewshot"]:.2f} | {wall} | {ips} |')
     lines += [
-        f'| raw pixels (mean-centred) | {pixel["knn"]:.2f} | - | - | '
-        '- | - |', ''
+        f'| {pixel_row_name(pixel)} | {pixel["knn"]:.2f} | '
+        f'{pixel["linear"]:.2f} | {pixel["fewshot"]:.2f} | - | - |', ''
     ]
     sim, rnd = results.get('siameseim'), results.get(floor)
     if sim and rnd:
-        ahead = 'learned features beat the pixels' \
-            if sim['knn'] > pixel['knn'] else 'the pixels are still ahead'
         lines.append(
             'SiameseIM vs. its own initial weights (the floor: the same run '
-            f'before step 1): kNN {sim["knn"] - rnd["knn"]:+.1f} points, '
-            f'linear probe {sim["linear"] - rnd["linear"]:+.1f}, few-shot '
-            f'{sim["fewshot"] - rnd["fewshot"]:+.1f}. Versus raw pixels on '
-            f'kNN: {sim["knn"] - pixel["knn"]:+.1f} points ({ahead}). The '
-            f'"{other_init}" row is a ViT of the same architecture with '
-            'mmpretrain\'s own initialisation, not the weights the '
-            'pretraining started from.')
+            f'before step 1): {_gaps(sim, rnd)}. Versus raw pixels (as '
+            f'features, no centring): {_gaps(sim, pixel)}.' +
+            (f' The "{other_init}" row is a ViT of the same architecture '
+             'with mmpretrain\'s own initialisation, not the weights the '
+             'pretraining started from.' if other_init in results else ''))
     lines += ['', '## Pretraining', '']
     lines += [
         f'* {m}: {describe_pretraining(c)}.' for m, c in run_cfgs.items()
@@ -174,6 +172,12 @@ def write_demo_report(work_dir: str,
     return path
 
 
+def _gaps(a: dict, b: dict) -> str:
+    return (f'kNN {a["knn"] - b["knn"]:+.1f} points, linear probe '
+            f'{a["linear"] - b["linear"]:+.1f}, few-shot '
+            f'{a["fewshot"] - b["fewshot"]:+.1f}')
+
+
 def demo_results_data(results: Dict[str, dict],
                       pretrain: Dict[str, dict],
                       pixel: Dict[str, float],
@@ -194,7 +198,8 @@ def demo_results_data(results: Dict[str, dict],
         results (dict): Row name -> ``knn``, ``linear``, ``fewshot``.
         pretrain (dict): Method -> :func:`pretrain_once` result (rows
             without one were not pretrained by the demo).
-        pixel (dict): :meth:`FrozenBackboneProtocol.pixel_knn` result.
+        pixel (dict): Raw pixels' ``knn``, ``linear``, ``fewshot`` and
+            ``dim`` (:class:`mmsiameseim_lab.evaluation.PixelFloors`).
         wall_s (float): The whole demo's wall time, every invocation's.
         config (str): The demo config that ran.
         smoke (bool): Tiny subsets (``--smoke``).
@@ -215,7 +220,8 @@ def demo_results_data(results: Dict[str, dict],
                 resumed=pre.get('resumed', False)))
     return dict(
         rows=rows,
-        pixel_knn=pixel['knn'],
+        pixels={k: pixel[k]
+                for k in ('knn', 'linear', 'fewshot', 'dim')},
         wall_s=wall_s,
         invocations=invocations,
         wall_time=('summed over the invocations of the work dir (a killed '

@@ -9,6 +9,12 @@ def demo_table(results: dict) -> str:
     """``make demo``: kNN, linear probe and 1 % few-shot top-1 per row,
     pretraining wall time and images/s, raw pixels, the total time."""
     data = results['data']
+    if 'pixels' not in data:
+        raise ValueError(
+            'demo results without the raw pixels\' linear probe and '
+            'few-shot (their kNN alone, mean-centred: `pixel_knn`, from '
+            'before the pixels went through the features\' protocol): '
+            'rerun tools/studies/demo.py --publish')
     head = ('method', *headings(PROTOCOL_METRICS), 'pretraining wall time',
             'images/s')
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
@@ -20,10 +26,16 @@ def demo_table(results: dict) -> str:
             f'{r["images_per_s"]:.0f}'
         lines.append(f'| {r["method"]} | {r["knn"]:.2f} | {r["linear"]:.2f} '
                      f'| {r["fewshot"]:.2f} | {wall} | {ips} |')
-    lines.append(f'| raw pixels (mean-centred) | {data["pixel_knn"]:.2f} | '
-                 '- | - | - | - |')
+    px = data['pixels']
+    lines.append(f'| {pixel_row_name(px)} | {px["knn"]:.2f} | '
+                 f'{px["linear"]:.2f} | {px["fewshot"]:.2f} | - | - |')
     lines += ['', _wall_line(data)] + smoke_note(data)
     return '\n'.join(lines)
+
+
+def pixel_row_name(pixel: dict) -> str:
+    """The raw-pixel row's name in the demo's tables."""
+    return f'raw pixels ({pixel["dim"]} values)'
 
 
 def _wall_line(data: dict) -> str:

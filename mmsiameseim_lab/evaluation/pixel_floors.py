@@ -43,19 +43,21 @@ class PixelFloors:
 
     Args:
         protocol (FrozenBackboneProtocol): Whose images and settings.
-        projection_dim (int): Width of the projection.
+        projection_dim (int, optional): Width of the projection; None
+            scores the raw pixels only (no projection floor).
         projection_seed (int): Seed of the projection matrix.
     """
 
     def __init__(self,
                  protocol: FrozenBackboneProtocol,
-                 projection_dim: int,
+                 projection_dim: Optional[int] = None,
                  projection_seed: int = 0) -> None:
-        if projection_dim < 1:
+        if projection_dim is not None and projection_dim < 1:
             raise ValueError(f'PixelFloors: projection_dim={projection_dim},'
-                             ' at least 1 was expected')
+                             ' at least 1 was expected (None: no projection)')
         self.protocol = protocol
-        self.projection_dim = int(projection_dim)
+        self.projection_dim = None if projection_dim is None else \
+            int(projection_dim)
         self.projection_seed = int(projection_seed)
 
     def settings(self) -> dict:
@@ -111,24 +113,29 @@ class PixelFloors:
             dim=dim)
 
     def evaluate(self) -> Dict[str, dict]:
-        """``raw`` and ``projection``: each ``knn``, ``linear``, ``fewshot``
-        (top-1 %) and ``dim``; stored in the protocol's work dir and reused
-        under the same settings."""
+        """``raw`` and ``projection`` (without ``projection_dim``: ``raw``
+        only): each ``knn``, ``linear``, ``fewshot`` (top-1 %) and ``dim``;
+        stored in the protocol's work dir and reused under the same
+        settings."""
         out_path = osp.join(self.protocol.work_dir, 'results',
                             'pixel_floors.json')
         settings = self.settings()
         result = load_result(out_path, settings)
-        if 'raw' in result and 'projection' in result:
+        if 'raw' in result and ('projection' in result
+                                or self.projection_dim is None):
             return result
         images = self._images()
+        result['raw'] = self._score(images, lambda x: x.reshape(len(x), -1))
+        print(f'raw pixels: {_line(result["raw"])}', flush=True)
+        if self.projection_dim is None:
+            save_result(out_path, settings, result)
+            return result
         pixels = int(np.prod(images['test'][0].shape[1:]))
         matrix = torch.randn(
             pixels,
             self.projection_dim,
             generator=torch.Generator().manual_seed(
                 self.projection_seed)) / math.sqrt(pixels)
-        result['raw'] = self._score(images, lambda x: x.reshape(len(x), -1))
-        print(f'raw pixels: {_line(result["raw"])}', flush=True)
         result['projection'] = dict(
             self._score(images, lambda x: x.reshape(len(x), -1) @ matrix),
             seed=self.projection_seed)

@@ -58,27 +58,30 @@ def plot_training_curves(runs: Dict[str, List[dict]], path: str) -> None:
     plt.close(fig)
 
 
-def plot_accuracy_chart(results: Dict[str, Dict[str, float]], pixel_knn: float,
-                        path: str) -> None:
-    """Grouped bars: method x (kNN, linear probe, 1 % few-shot) (PNG)."""
+def plot_accuracy_chart(results: Dict[str, Dict[str, float]],
+                        pixels: Dict[str, float], path: str) -> None:
+    """Grouped bars: method x (kNN, linear probe, 1 % few-shot), and raw
+    pixels through the same three (grey, hatched; ``pixels`` has
+    ``knn``, ``linear``, ``fewshot`` and ``dim``) (PNG)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import numpy as np
     metrics = [(m, VOCABULARY[m].label) for m in PROTOCOL_METRICS]
-    names = list(results)
+    names = list(results) + [None]  # None: the pixels
     x = np.arange(len(metrics))
-    width = 0.8 / max(1, len(names))
+    width = 0.8 / len(names)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for i, name in enumerate(names):
-        vals = [results[name].get(m, float('nan')) for m, _ in metrics]
-        bars = ax.bar(x + i * width, vals, width, label=name)
+        row = pixels if name is None else results[name]
+        vals = [row.get(m, float('nan')) for m, _ in metrics]
+        style = dict(
+            label=f'raw pixels ({pixels["dim"]} values)',
+            color='lightgray',
+            hatch='//',
+            edgecolor='gray') if name is None else dict(label=name)
+        bars = ax.bar(x + i * width, vals, width, **style)
         ax.bar_label(bars, fmt='%.1f', fontsize=8)
-    ax.axhline(
-        pixel_knn,
-        color='gray',
-        ls='--',
-        label=f'raw pixels kNN ({pixel_knn:.1f})')
     ax.set_xticks(x + width * (len(names) - 1) / 2)
     ax.set_xticklabels([m[1] for m in metrics])
     ax.set_ylabel('top-1 accuracy (%) on the 10k test images')

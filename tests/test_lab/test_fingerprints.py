@@ -69,6 +69,35 @@ def test_scores_and_losses_are_what_a_fingerprint_holds(tmp_path):
         old, new) == ['u losses r: recorded [0.5], now [0.5000001]']
 
 
+def test_a_study_reads_only_its_scope_of_a_shared_unit():
+    """The side-by-side shares the demo's smoke run but scores only its
+    pretrained run and initial weights: the demo's other rows (raw pixels,
+    the optional reference ViT) do not move its fingerprint."""
+    demo = dict(
+        scores={
+            'rows.0.knn': 52.0,
+            'rows.1.knn': 53.3,
+            'rows.2.knn': 49.3,
+            'pixels.knn': 60.0
+        },
+        losses={'siameseim': [2.0, 1.6]})
+    side = fp.scoped('side_by_side', 'demo_smoke', demo)
+    assert side == dict(
+        scores={
+            'rows.0.knn': 52.0,
+            'rows.1.knn': 53.3
+        },
+        losses={'siameseim': [2.0, 1.6]})
+    assert fp.scoped('demo', 'demo_smoke', demo) == demo
+    assert fp.scoped('side_by_side', 'parity', demo) == demo
+    fewer_rows = dict(demo, scores={'rows.0.knn': 52.0, 'rows.1.knn': 53.3})
+    assert fp.differences(
+        {'demo_smoke': fp.scoped('side_by_side', 'demo_smoke', demo)},
+        {'demo_smoke': fp.scoped('side_by_side', 'demo_smoke', fewer_rows)
+         }) == []
+    assert fp.differences({'demo_smoke': demo}, {'demo_smoke': fewer_rows})
+
+
 def _units_recorded():
     return sorted({u for e in RECORDED.values() for u in e['fingerprint']})
 
@@ -100,7 +129,9 @@ def test_the_recorded_fingerprint_holds_at_this_code(unit):
                     'record_fingerprint.py')
     now = fp.compute_unit(unit)
     for name, entry in entries.items():
-        diff = fp.differences({unit: entry['fingerprint'][unit]}, {unit: now})
+        diff = fp.differences(
+            {unit: fp.scoped(name, unit, entry['fingerprint'][unit])},
+            {unit: fp.scoped(name, unit, now)})
         assert not diff, (
             f'the smoke fingerprint of docs/results/{name}.json changed '
             f'(recorded at {entry["commit"][:7]} on {entry["machine"]}, '

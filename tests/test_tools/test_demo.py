@@ -67,10 +67,13 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     assert f'report: {report}' in out.stdout
     text = report.read_text()
     for row in ('| siameseim |', '| siameseim initial weights |',
-                '| mmpretrain ViT init (not this run\'s start) |',
-                '| raw pixels'):
+                '| raw pixels (784 values) |'):
         assert row in text
+    # the reference ViT is asked for (reference_init=True), not run
+    assert 'mmpretrain ViT init' not in text
+    assert not (tmp_path / 'results' / 'random_init.json').exists()
     assert 'SiameseIM vs. its own initial weights' in text
+    assert 'Versus raw pixels (as features, no centring): kNN' in text
     # the protocol text comes from the smoke config that ran
     assert "k=20, T=0.07, on the linear probe's 400 training images " \
         '(unflipped)' in text
@@ -79,7 +82,7 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     assert '1 epoch(s) on 256 training images at batch 64' in text
     # the floor is the run's own start, saved before its first step
     assert (tmp_path / 'siameseim' / 'initial_weights.pth').exists()
-    for name in ('siameseim', 'siameseim_initial_weights', 'random_init'):
+    for name in ('siameseim', 'siameseim_initial_weights'):
         res = json.loads(
             (tmp_path / 'results' / f'{name}.json').read_text())['result']
         for key in ('knn', 'linear', 'fewshot'):
@@ -94,7 +97,12 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     demo = json.loads((tmp_path / 'demo.json').read_text())
     assert demo['meta']['command'].startswith('tools/studies/demo.py --smoke')
     assert demo['data']['smoke'] is True
-    assert [r['method'] for r in demo['data']['rows']][0] == 'siameseim'
+    assert [r['method'] for r in demo['data']['rows']
+            ] == ['siameseim', 'siameseim initial weights']
+    pixels = demo['data']['pixels']
+    assert pixels['dim'] == 784
+    for key in ('knn', 'linear', 'fewshot'):
+        assert 0 <= pixels[key] <= 100
     assert f'results file: {tmp_path / "demo.json"}' in out.stdout
     assert 'docs/results/ not changed (--publish writes' in out.stdout
     assert _file_state(published) == before
@@ -130,6 +138,15 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     assert f'published: {tmp_path / "published" / "demo.json"}' in \
         again.stdout
     assert _file_state(published) == before
+    # the reference ViT, asked for: one more row, the rest reused
+    ref = _demo(tmp_path, '--cfg-options', 'reference_init=True')
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    assert 'random_init: linear probe' in ref.stdout
+    assert 'siameseim: linear probe' not in ref.stdout
+    assert "| mmpretrain ViT init (not this run's start) |" in \
+        report.read_text()
+    assert len(
+        json.loads((tmp_path / 'demo.json').read_text())['data']['rows']) == 3
 
 
 @pytest.mark.person_matrix(

@@ -13,10 +13,12 @@ from its last checkpoint):
    ``OnlineKNNHook`` logs a kNN curve as it trains);
 2. for SiameseIM, its own initial weights (saved by
    ``SaveInitialWeightsHook`` before step 1: the floor of what pretraining
-   adds), a separately initialised mmpretrain ViT of the same architecture
-   (for reference) and the optional peers: the frozen-backbone protocol of
+   adds) and the optional peers: the frozen-backbone protocol of
    ``mmsiameseim_lab.evaluation.FrozenBackboneProtocol`` (kNN, linear probe,
-   few-shot), plus kNN on raw pixels;
+   few-shot); raw pixels through the same three
+   (``mmsiameseim_lab.evaluation.PixelFloors``); with
+   ``--cfg-options reference_init=True``, a separately initialised
+   mmpretrain ViT of the same architecture too (for reference);
 3. ``WORK_DIR/report.md`` with a results table and PNG figures
    (``figures/``: training_curves, knn_curve, accuracy, two_view_sample),
    and the results file ``WORK_DIR/demo.json``. The checkout's
@@ -45,7 +47,8 @@ from mmsiameseim_lab.demo.cli import (CONFIG, FLOOR, OTHER_INIT, ROOT,
                                       SMOKE_CONFIG, WALL_TIME, build_protocol,
                                       check_dataset, check_publish, demo_lock,
                                       load_demo_config, methods_of,
-                                      pretrain_run_cfg, publish_dir, say)
+                                      pixel_floors, pretrain_run_cfg,
+                                      publish_dir, say)
 
 
 def run(args):
@@ -93,8 +96,9 @@ def _pretrain_and_evaluate(args, demo_cfg, wd, run_cfgs, clock):
         sys.exit(str(e))
     results[FLOOR] = protocol.evaluate('siameseim_initial_weights', floor,
                                        run_cfgs['siameseim'].model)
-    results[OTHER_INIT] = protocol.evaluate('random_init', None)
-    pixel = protocol.pixel_knn()
+    if demo_cfg.get('reference_init', False):
+        results[OTHER_INIT] = protocol.evaluate('random_init', None)
+    pixel = pixel_floors(protocol)
     note = ' (--smoke: tiny subsets, numbers are not meaningful)' * \
         args.smoke
     path = write_demo_report(wd, run_cfgs, pretrain, results, pixel, protocol,

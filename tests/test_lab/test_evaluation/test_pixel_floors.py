@@ -86,3 +86,28 @@ def test_pixels_go_through_the_protocol_as_features_do(tmp_path):
         PixelFloors(protocol, projection_dim=128).evaluate()
     with pytest.raises(ValueError, match='projection_dim=0'):
         PixelFloors(protocol, projection_dim=0)
+
+
+@needs_data
+def test_without_a_projection_only_the_raw_pixels_are_scored(tmp_path):
+    """The demo's floor: raw pixels alone, the same scores as with a
+    projection beside them."""
+    smoke = Config.fromfile(
+        os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py'))
+
+    def floors(work_dir, **kwargs):
+        protocol = FrozenBackboneProtocol.from_cfg(
+            smoke.evaluation,
+            work_dir=str(work_dir),
+            data_prefix=DATA,
+            precision='float32')
+        return PixelFloors(protocol, **kwargs)
+
+    alone = floors(tmp_path / 'alone')
+    result = alone.evaluate()
+    assert set(result) == {'raw'}
+    assert alone.settings()['projection_dim'] is None
+    both = floors(tmp_path / 'both', projection_dim=64).evaluate()
+    assert result['raw'] == both['raw']
+    alone._score = None  # stored: a recomputation would fail
+    assert alone.evaluate() == result
