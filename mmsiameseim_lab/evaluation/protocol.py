@@ -575,37 +575,6 @@ class FrozenBackboneProtocol:
             print(f'{name}: linear probe {result["linear"]:.2f} %', flush=True)
         return result
 
-    def pixel_knn(self) -> Dict[str, float]:
-        """kNN top-1 (%) on mean-centred raw pixels, the same images and
-        settings as :meth:`evaluate`."""
-        out_path = osp.join(self.work_dir, 'results', 'raw_pixels.json')
-        settings = dict(self.subset_settings(), knn=self.knn)
-        result = load_result(out_path, settings)
-        if result:
-            return result
-        cfg = self.config()
-        subsets = self.subsets()
-
-        def pixels(dataset_cfg, idx):
-            x, y = raw_images(dataset_cfg, idx)
-            return (torch.from_numpy(x.reshape(len(x), -1)).float(),
-                    torch.from_numpy(y))
-
-        tr_x, tr_y = pixels(cfg.train_dataloader.dataset, subsets['knn'])
-        te_x, te_y = pixels(self.test_dataset(cfg), subsets.get('test'))
-        mean = tr_x.mean(0)
-        result = dict(
-            knn=weighted_knn_accuracy(
-                tr_x - mean,
-                tr_y,
-                te_x - mean,
-                te_y,
-                k=self.knn['k'],
-                temperature=self.knn['temperature'])['top1'])
-        save_result(out_path, settings, result)
-        print(f'raw pixels: kNN {result["knn"]:.2f} %', flush=True)
-        return result
-
     def feature_text(self) -> str:
         """The frozen feature, in words."""
         text = dict(

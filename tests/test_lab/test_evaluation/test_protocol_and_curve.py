@@ -114,7 +114,7 @@ def test_the_knn_bank_is_a_setting_old_results_keep(tmp_path):
     # an explicit 'own' bank is the protocol results were stored under
     assert own.settings() == before.settings()
     assert own.subset_settings() == before.subset_settings()
-    assert own.knn == before.knn  # what pixel_knn and PixelFloors store
+    assert own.knn == before.knn  # what PixelFloors stores
     # the claim's config (bank 'own' pinned) stores what its results hold
     from mmsiameseim_lab.evaluation.protocol import stored_knn
     study = Config.fromfile(
