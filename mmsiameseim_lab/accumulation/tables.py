@@ -7,7 +7,7 @@ from typing import List
 
 from ..claim.data import FORMAT
 from ..claim.statistics import format_p, judge, welch_p
-from ..claim.tables import _cells, _pixel_floor
+from ..claim.tables import number_cells, pixel_floor
 from ..claim.verdicts import values
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
 from ..results import results_cell, results_table, smoke_note
@@ -161,8 +161,8 @@ def accumulation_study_table(results: dict) -> str:
     lines.append(
         _row(
             f'raw pixels ({floors["raw"]["dim"]} values)', [],
-            _cells([
-                _pixel_floor(floors, 'raw', m, optional=True) for m in SCORED
+            number_cells([
+                pixel_floor(floors, 'raw', m, optional=True) for m in SCORED
             ]), '-'))
     bf16 = {True: 'with', False: 'without'}.get(data.get('native_bf16'))
     lines += [

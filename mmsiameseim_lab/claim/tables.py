@@ -65,7 +65,7 @@ ROW_NAMES = dict(
     gain='{} gain over its initial weights')
 
 
-def _pixel_floor(floors: dict,
+def pixel_floor(floors: dict,
                  key: str,
                  metric: str,
                  optional: bool = False) -> Optional[float]:
@@ -85,7 +85,8 @@ def _pixel_floor(floors: dict,
     return floors[floor][name]
 
 
-def _cells(numbers: list) -> list:
+def number_cells(numbers: list) -> list:
+    """Table cells of ``numbers`` to two decimals, ``-`` for None."""
     return ['-' if v is None else f'{v:.2f}' for v in numbers]
 
 
@@ -124,9 +125,9 @@ def _v2_main_rows(data: dict, compact: bool = False) -> list:
     floors = data['pixel_floors']
     for key, label in (('raw', 'raw pixels'),
                        ('projection', 'random projection of the pixels')):
-        cells = [_pixel_floor(floors, key, m) for m in CLAIM_METRICS]
+        cells = [pixel_floor(floors, key, m) for m in CLAIM_METRICS]
         lines.append(f'| {label} ({floors[key]["dim"]} values) | - | ' +
-                     ' | '.join(_cells(cells)) + ' |')
+                     ' | '.join(number_cells(cells)) + ' |')
     return lines + [
         '', 'mean ± sample standard deviation (min-max) over the seeds; '
         'initial weights: each run before its first step; the pixel floors '
@@ -155,10 +156,12 @@ def _v2_dense_details(data: dict) -> list:
     lines += _summary_rows(data, ('scores', 'initial_weights', 'gain'),
                            SCATTERED_METRICS)
     floors = [
-        _pixel_floor(data['pixel_floors'], 'raw', k, optional=True)
+        pixel_floor(data['pixel_floors'], 'raw', k, optional=True)
         for k in SCATTERED_METRICS
     ]
-    return lines + ['| raw pixels | - | ' + ' | '.join(_cells(floors)) + ' |']
+    return lines + [
+        '| raw pixels | - | ' + ' | '.join(number_cells(floors)) + ' |'
+    ]
 
 
 def _v2_progress(data: dict) -> list:

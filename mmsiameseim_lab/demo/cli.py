@@ -128,12 +128,9 @@ def build_protocol(demo_cfg, work_dir, data_root):
 
 
 def pixel_floors(protocol):
-    """Raw pixels through the protocol's kNN, linear probe and few-shot,
-    treated as the features are (no centring):
-
-    :class:`mmsiameseim_lab.evaluation.PixelFloors` without a projection;
-    its ``raw`` scores.
-    """
+    """The ``raw`` scores of :class:`mmsiameseim_lab.evaluation.PixelFloors`:
+    raw pixels through the protocol's kNN, linear probe and few-shot, with
+    no centring, as the features are."""
     from mmsiameseim_lab.evaluation import PixelFloors
     return PixelFloors(protocol).evaluate()['raw']
 
