@@ -56,22 +56,33 @@ def _commits_line(records: List[dict]) -> str:
 
 
 def _weights_line(data: dict) -> str:
-    """Which weights each pretrained backbone's runs were fine-tuned from
-    (a record's ``checkpoint_weights_sha1``), since a pretraining
-    recreated on another host keeps its path; runs recorded before records
-    held the digest are counted."""
+    """Which weights each pretrained backbone's runs of the table were
+    fine-tuned from (see :func:`_digests_line`)."""
+    return _digests_line({
+        backbone: [
+            rec for task in data['tasks']
+            for rec in _seed_records(data, task, backbone)
+        ]
+        for backbone in data['backbones']
+    })
+
+
+def _digests_line(records: Dict[str, List[dict]]) -> str:
+    """Which weights each backbone's runs (``records``: backbone -> its
+    records) were fine-tuned from (a record's ``checkpoint_weights_sha1``),
+    since a pretraining recreated on another host keeps its path; runs
+    recorded before records held the digest are counted."""
     parts, unnamed = [], 0
-    for backbone in data['backbones']:
+    for backbone, recs in records.items():
         counts: Dict[str, int] = {}
-        for task in data['tasks']:
-            for rec in _seed_records(data, task, backbone):
-                if not rec.get('checkpoint'):
-                    continue
-                sha = rec.get('checkpoint_weights_sha1')
-                if sha is None:
-                    unnamed += 1
-                else:
-                    counts[sha] = counts.get(sha, 0) + 1
+        for rec in recs:
+            if not rec.get('checkpoint'):
+                continue
+            sha = rec.get('checkpoint_weights_sha1')
+            if sha is None:
+                unnamed += 1
+            else:
+                counts[sha] = counts.get(sha, 0) + 1
         if counts:
             parts.append(f'{backbone} ' +
                          ', '.join(f'{sha[:8]} ({n})'
@@ -339,6 +350,13 @@ def lengths_table(results: dict) -> str:
                 [name, *_schedule_cells(schedule)[:2], backbone] +
                 [_cell([r['metrics'][m] for r in recs], m)
                  for m in metrics] + [f'{wall:.1f}']) + ' |')
+    digests = _digests_line({
+        b: _recorded(runs, (search_key(lengths['task'], name, b, s)
+                            for name in lengths['schedules']
+                            for s in lengths['seeds']))
+        for b in lengths['backbones']
+    })
+    digests = ' ' + digests if digests else ''
     total = len(lengths['schedules']) * len(lengths['backbones']) * len(
         lengths['seeds'])
     lines += [
@@ -346,7 +364,7 @@ def lengths_table(results: dict) -> str:
         'deviation (seeds). Fit on the training images\' `*_fit` part and '
         'scored on their `*_holdout` part (never the validation split), '
         'outside the table\'s budget. ' + _bf16_line(data) + ' ' +
-        _commits_line(list(runs.values()))
+        _commits_line(list(runs.values())) + digests
     ]
     return '\n'.join(lines)
 

@@ -272,3 +272,38 @@ def test_lengths_table_gives_each_backbone_at_each_length():
                         'seed) | 45.0 |')
     assert lines[5].startswith('3 of 8 runs recorded.')
     assert 'never the validation split' in lines[5]
+    # no run names a checkpoint: no weights line
+    assert 'Weights fine-tuned from' not in lines[5]
+
+
+def test_lengths_table_names_the_weights_of_each_backbone():
+    lengths = dict(
+        task='coco',
+        backbones=['siameseim', 'siameseim_init'],
+        seeds=[0],
+        schedules=dict(short=dict(iters=200), long=dict(iters=800)))
+
+    def run(name, sha):
+        return dict(
+            _run({'coco/bbox_mAP': 0.01}, dict(name=name)),
+            checkpoint='work_dirs/claim/x/epoch_1.pth',
+            checkpoint_weights_sha1=sha)
+
+    runs = {
+        study.search_key('coco', 'short', 'siameseim', 0):
+        run('short', 'b644a63bae813238'),
+        study.search_key('coco', 'long', 'siameseim', 0):
+        run('long', 'b644a63bae813238'),
+        study.search_key('coco', 'short', 'siameseim_init', 0):
+        run('short', '0123456789abcdef'),
+    }
+    data = dict(
+        runs=runs,
+        lengths=lengths,
+        metrics=['coco/bbox_mAP'],
+        cpu_bf16=dict(avx512_bf16=True))
+    last = tables.lengths_table(dict(data=data)).splitlines()[-1]
+    assert 'The CPU has native bf16 instructions.' in last
+    assert last.endswith('Weights fine-tuned from (SHA-1 of their values, '
+                         'runs): siameseim b644a63b (2); siameseim_init '
+                         '01234567 (1).')
