@@ -66,9 +66,9 @@ ROW_NAMES = dict(
 
 
 def pixel_floor(floors: dict,
-                 key: str,
-                 metric: str,
-                 optional: bool = False) -> Optional[float]:
+                key: str,
+                metric: str,
+                optional: bool = False) -> Optional[float]:
     """The pixel floor ``key`` (``raw``, ``projection``) of a column.
 
     The dense scores are read on raw pixels (``floors['dense']``, named

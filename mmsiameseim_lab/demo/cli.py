@@ -128,9 +128,9 @@ def build_protocol(demo_cfg, work_dir, data_root):
 
 
 def pixel_floors(protocol):
-    """The ``raw`` scores of :class:`mmsiameseim_lab.evaluation.PixelFloors`:
-    raw pixels through the protocol's kNN, linear probe and few-shot, with
-    no centring, as the features are."""
+    """Raw pixels through the protocol's kNN, linear probe and few-shot,
+    with no centring as the features get none (the ``raw`` scores of
+    :class:`mmsiameseim_lab.evaluation.PixelFloors`)."""
     from mmsiameseim_lab.evaluation import PixelFloors
     return PixelFloors(protocol).evaluate()['raw']
 
