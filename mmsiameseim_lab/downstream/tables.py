@@ -351,9 +351,10 @@ def lengths_table(results: dict) -> str:
                 [_cell([r['metrics'][m] for r in recs], m)
                  for m in metrics] + [f'{wall:.1f}']) + ' |')
     digests = _digests_line({
-        b: _recorded(runs, (search_key(lengths['task'], name, b, s)
-                            for name in lengths['schedules']
-                            for s in lengths['seeds']))
+        b:
+        _recorded(runs, (search_key(lengths['task'], name, b, s)
+                         for name in lengths['schedules']
+                         for s in lengths['seeds']))
         for b in lengths['backbones']
     })
     digests = ' ' + digests if digests else ''

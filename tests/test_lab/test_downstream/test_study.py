@@ -495,8 +495,12 @@ def test_the_lengths_run_by_run_into_their_own_results_file(
     ]
     tool.main(argv + ['--dry-run'])
     out = capsys.readouterr().out
-    assert '0 of 4 runs recorded; 4 to run' in out
+    # SiameseIM, its initial weights and the random ViT at two lengths
+    assert '0 of 6 runs recorded; 6 to run' in out
     assert f'{tmp_path}/lengths/coco/lr5e_4_800it/siameseim/seed0' in out
+    random_run = next(line for line in out.splitlines()
+                      if '/lr5e_4_800it/random/seed0' in line)
+    assert 'model.backbone.init_cfg=None' in random_run
     assert 'train_cfg.max_iters=800' in out
     tool.main(argv[:1] + ['--max-runs', '1'] + argv[1:])
     assert roots == [f'{tmp_path}/lengths']
