@@ -338,6 +338,7 @@ def lengths_table(results: dict) -> str:
     head = ['schedule', 'iterations', 'lr', 'backbone'
             ] + [heading(m) for m in metrics] + ['wall (min)']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    by_backbone: Dict[str, List[dict]] = {}
     for name, schedule in lengths['schedules'].items():
         for backbone in lengths['backbones']:
             recs = _recorded(runs,
@@ -345,19 +346,13 @@ def lengths_table(results: dict) -> str:
                               for s in lengths['seeds']))
             if not recs:
                 continue
+            by_backbone.setdefault(backbone, []).extend(recs)
             wall = statistics.mean(r['wall_s'] for r in recs) / 60
             lines.append('| ' + ' | '.join(
                 [name, *_schedule_cells(schedule)[:2], backbone] +
                 [_cell([r['metrics'][m] for r in recs], m)
                  for m in metrics] + [f'{wall:.1f}']) + ' |')
-    digests = _digests_line({
-        b:
-        _recorded(runs, (search_key(lengths['task'], name, b, s)
-                         for name in lengths['schedules']
-                         for s in lengths['seeds']))
-        for b in lengths['backbones']
-    })
-    digests = ' ' + digests if digests else ''
+    digests = _digests_line(by_backbone)
     total = len(lengths['schedules']) * len(lengths['backbones']) * len(
         lengths['seeds'])
     lines += [
@@ -365,7 +360,7 @@ def lengths_table(results: dict) -> str:
         'deviation (seeds). Fit on the training images\' `*_fit` part and '
         'scored on their `*_holdout` part (never the validation split), '
         'outside the table\'s budget. ' + _bf16_line(data) + ' ' +
-        _commits_line(list(runs.values())) + digests
+        _commits_line(list(runs.values())) + (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)
 
