@@ -42,6 +42,9 @@ tasks = dict(
         config='configs/benchmarks/mmseg/miniature/upernet_vit-tiny-p4-'
         'siameseim-pre_1xb8-600it_miniature-ade20k-128x128.py',
         metrics=['mIoU'],
+        # the option naming the checkpoint's weights that keep the model's
+        # own initialisation (SiameseIMMAE's init_cfg), for --init-parts
+        keep_init='model.backbone.init_cfg.keep_init',
         holdout_options={
             'train_dataloader.dataset.ann_file':
             'fit.txt',
@@ -143,6 +146,37 @@ lengths = dict(
     schedules=dict(
         lr5e_4_200it=dict(iters=200, lr=5e-4),
         lr5e_4_800it=dict(iters=800, lr=5e-4)),
+)
+
+# --init-parts: which part of a checkpoint's initialisation puts it below
+# the randomly initialised ViT on the ADE20k layout (every checkpoint's
+# mIoU in the table is under half the random ViT's). Each variant is
+# `backbone` with the checkpoint's weights named by `keep_init` (fnmatch
+# patterns of the backbone's keys) left at mmseg's own MAE initialisation
+# instead (a zero position table; truncated normal 0.02 linear layers; the
+# patch projection's kaiming initialisation), fine-tuned with the table's
+# schedule for the task (the one its held-out search chose) and each of
+# `seeds`, fit on *_fit and scored on *_holdout (never the validation
+# split), into downstream_miniature_init_parts.json, work dirs under
+# WORK_DIR/init_parts. The two ends are the checkpoint whole and the random
+# ViT; SiameseIM's pretrained checkpoint without its position table asks
+# whether pretraining shows once that part is mmseg's.
+init_parts = dict(
+    task='ade20k',
+    seeds=[0],
+    schedules=dict(lr1e_3_100it=dict(iters=100, lr=1e-3)),
+    variants=dict(
+        siameseim_init=dict(backbone='siameseim_init'),
+        siameseim_init_own_pos_embed=dict(
+            backbone='siameseim_init', keep_init=['pos_embed']),
+        siameseim_init_own_patch_embed=dict(
+            backbone='siameseim_init', keep_init=['patch_embed.*']),
+        siameseim_init_own_blocks=dict(
+            backbone='siameseim_init', keep_init=['layers.*']),
+        random=dict(backbone='random'),
+        siameseim_own_pos_embed=dict(
+            backbone='siameseim', keep_init=['pos_embed']),
+    ),
 )
 
 # --smoke, the study's smoke fingerprint (mmsiameseim_lab/fingerprints.py):

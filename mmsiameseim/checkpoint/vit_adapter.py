@@ -18,6 +18,7 @@ The checkpoint is read by :mod:`.reader`; the coverage check is in
 such as ``'backbone.'``) in :mod:`.keys`. Nothing here imports mmdet or
 mmseg.
 """
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
 
@@ -122,6 +123,8 @@ class KeyReport:
             for (e.g. a final norm the model is built without).
         ignored (list[str]): File keys outside ``prefix`` (neck, head,
             momentum target).
+        kept (list[str]): Model keys the file holds but that keep the
+            model's initialisation because ``keep_init`` names them.
     """
     prefix: str = ''
     loaded: List[str] = field(default_factory=list)
@@ -129,15 +132,19 @@ class KeyReport:
     new: List[str] = field(default_factory=list)
     dropped: List[str] = field(default_factory=list)
     ignored: List[str] = field(default_factory=list)
+    kept: List[str] = field(default_factory=list)
 
     def format(self, title: str) -> str:
         """One summary line after ``title``, then the adapted and dropped keys
-        one a line and the new keys grouped by their last name part."""
+        one a line and the new and kept keys grouped by their last name
+        part."""
         lines = [
             f'{title}: {len(self.loaded)} loaded, {len(self.adapted)} '
             f'adapted, {len(self.new)} new (model init), '
             f'{len(self.dropped)} dropped, {len(self.ignored)} ignored '
-            f'(not {self.prefix}*)'
+            f'(not {self.prefix}*)' +
+            (f', {len(self.kept)} kept as initialised (keep_init)'
+             if self.kept else '')
         ]
         for key in self.adapted:
             how = (' (1 channel repeated, divided by the channels)'
@@ -146,13 +153,15 @@ class KeyReport:
                    if key.startswith(POS_EMBED) else '')
             lines.append(f'  adapted: {key}{how}')
         lines += [f'  dropped: {key}' for key in self.dropped]
-        kinds: Dict[str, List[str]] = {}
-        for key in self.new:
-            kinds.setdefault(key.split('.')[-1], []).append(key)
-        lines += [
-            f'  new: {len(keys)} x {kind} (e.g. {keys[0]})'
-            for kind, keys in kinds.items()
-        ]
+        for what, keys in (('new', self.new), ('kept as initialised',
+                                               self.kept)):
+            kinds: Dict[str, List[str]] = {}
+            for key in keys:
+                kinds.setdefault(key.split('.')[-1], []).append(key)
+            lines += [
+                f'  {what}: {len(group)} x {kind} (e.g. {group[0]})'
+                for kind, group in kinds.items()
+            ]
         return '\n'.join(lines)
 
 
@@ -167,6 +176,7 @@ def adapt_vit_checkpoint(
     allow_partial: bool = False,
     allow_dropped: bool = False,
     adapt_shapes: bool = True,
+    keep_init: Sequence[str] = (),
 ) -> Tuple[Dict[str, torch.Tensor], KeyReport]:
     """Bring the ``prefix`` part of a checkpoint to a ViT's own weights.
 
@@ -198,6 +208,10 @@ def adapt_vit_checkpoint(
         adapt_shapes (bool): Adapt and check shapes here. False leaves them
             to the model's own load hooks (mmpretrain's ViT resizes its
             ``pos_embed`` itself). Defaults to True.
+        keep_init (Sequence[str]): ``fnmatch`` patterns of model keys that
+            keep the model's own initialisation although the file holds
+            them (which part of a checkpoint matters: its position table,
+            its blocks); each must match a model key. Defaults to ().
 
     Returns:
         tuple: The model's weights found in the checkpoint (dropped keys
@@ -205,8 +219,9 @@ def adapt_vit_checkpoint(
 
     Raises:
         ValueError: No key under ``prefix``; too few weights; a shape that
-            cannot be adapted; a dropped tensor that changes the function.
-            Each message names the file and the key.
+            cannot be adapted; a dropped tensor that changes the function;
+            a ``keep_init`` pattern that matches no model key. Each message
+            names the file and the key.
     """
     source = f'{checkpoint} (prefix {prefix!r})'
     own = strip_prefix(state, prefix)
@@ -214,13 +229,23 @@ def adapt_vit_checkpoint(
         raise ValueError(f'{source}: no key starts with {prefix!r}; the file '
                          f'holds {describe_keys(state)}')
     expected = [k for k in target if not k.endswith('num_batches_tracked')]
+    for pattern in keep_init:
+        if not fnmatch.filter(expected, pattern):
+            raise ValueError(
+                f'{source}: keep_init pattern {pattern!r} matches no key of '
+                f'the {model} (its keys: {describe_keys(expected)})')
+    kept = [
+        k for k in own
+        if k in target and any(fnmatch.fnmatchcase(k, p) for p in keep_init)
+    ]
+    own = {k: v for k, v in own.items() if k not in kept}
     check_coverage(
         expected,
         own,
         model=model,
         source=source,
         file_keys=state,
-        allow_missing=allow_missing,
+        allow_missing=tuple(allow_missing) + tuple(keep_init),
         allow_partial=allow_partial)
     check_dropped({
         k: v
@@ -230,7 +255,9 @@ def adapt_vit_checkpoint(
                   source=source,
                   allow_dropped=allow_dropped)
     report = KeyReport(
-        prefix=prefix, ignored=[k for k in state if not k.startswith(prefix)])
+        prefix=prefix,
+        ignored=[k for k in state if not k.startswith(prefix)],
+        kept=kept)
     out = {}
     for key, value in own.items():
         if key not in target:
@@ -255,7 +282,7 @@ def adapt_vit_checkpoint(
         out[key] = new.to(target[key].dtype)
         report.adapted.append(f'{key} {tuple(value.shape)} -> {tuple(want)}')
     report.new = [
-        k for k in target
-        if k not in out and not k.endswith('num_batches_tracked')
+        k for k in target if k not in out and k not in kept
+        and not k.endswith('num_batches_tracked')
     ]
     return out, report

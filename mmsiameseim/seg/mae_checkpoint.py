@@ -1,5 +1,5 @@
 """Map a SiameseIM pretraining checkpoint onto mmseg's ``MAE`` backbone."""
-from typing import Dict, Tuple
+from typing import Dict, Sequence, Tuple
 
 import torch
 
@@ -21,6 +21,7 @@ def siameseim_to_mmseg_mae(
     source: str = 'the checkpoint',
     allow_partial: bool = False,
     allow_dropped: bool = False,
+    keep_init: Sequence[str] = (),
 ) -> Tuple[Dict[str, torch.Tensor], KeyReport]:
     """Convert the ``prefix`` weights of a SiameseIM checkpoint for ``MAE``.
 
@@ -46,6 +47,9 @@ def siameseim_to_mmseg_mae(
             changes what the backbone computes (a ViTDet fine-tune's
             relative position tables); dropped tensors are named at
             WARNING either way. Defaults to False.
+        keep_init: ``fnmatch`` patterns of backbone keys (e.g.
+            ``'pos_embed'``, ``'layers.*'``) that keep mmseg's own
+            initialisation although the file holds them. Defaults to ().
 
     Returns:
         The converted state dict and its
@@ -66,4 +70,5 @@ def siameseim_to_mmseg_mae(
         prefix=prefix,
         allow_missing=_MAY_BE_NEW,
         allow_partial=allow_partial,
-        allow_dropped=allow_dropped)
+        allow_dropped=allow_dropped,
+        keep_init=keep_init)

@@ -26,6 +26,9 @@ class SiameseIMMAE(MAE):
     logging the counts at WARNING. Checkpoint tensors the backbone has no
     place for are named at WARNING, and refused when dropping them changes
     what it computes (``allow_dropped=True`` in ``init_cfg`` loads anyway).
+    ``keep_init`` in ``init_cfg`` (``fnmatch`` patterns of backbone keys,
+    e.g. ``['pos_embed']``) keeps mmseg's own initialisation of those
+    weights although the checkpoint holds them; the log names them.
 
     Args:
         frozen (bool): Keep every weight as loaded (no gradient) and the
@@ -35,7 +38,7 @@ class SiameseIMMAE(MAE):
         **kwargs: ``MAE``'s arguments. ``init_cfg`` may also give ``prefix``
             (default ``'backbone.'``), the prefix of the backbone keys in
             the checkpoint, ``allow_partial`` and ``allow_dropped``
-            (default False).
+            (default False) and ``keep_init`` (default ()).
     """
 
     def __init__(self, *args, frozen: bool = False, **kwargs) -> None:
@@ -75,7 +78,8 @@ class SiameseIMMAE(MAE):
             prefix=init_cfg.get('prefix', 'backbone.'),
             source=checkpoint,
             allow_partial=init_cfg.get('allow_partial', False),
-            allow_dropped=init_cfg.get('allow_dropped', False))
+            allow_dropped=init_cfg.get('allow_dropped', False),
+            keep_init=init_cfg.get('keep_init', ()))
         self.load_state_dict(converted, strict=False)
         print_log(
             report.format(f'SiameseIM -> mmseg MAE {checkpoint}'),

@@ -123,6 +123,61 @@ def length_runs(study: Config,
     ]
 
 
+def init_part_runs(study: Config,
+                   variants: Optional[List[str]] = None) -> List[dict]:
+    """Every (schedule, variant, seed) of ``study.init_parts`` (or of the
+    named variants), keyed as the search's runs.
+
+    A variant is a backbone of the study whose checkpoint's weights named by
+    ``keep_init`` (``fnmatch`` patterns of backbone keys) keep the
+    fine-tuning model's own initialisation (``init_cfg.keep_init`` of
+    ``SiameseIMMAE``); it becomes a backbone of ``study.backbones`` under its
+    own name, and its schedules the task's candidates, so that its command
+    and record are those of a search run. An unknown variant or backbone, a
+    variant that keeps part of no checkpoint, or a task whose backbone
+    cannot keep its own initialisation is an error that names it.
+    """
+    parts = study.init_parts
+    if parts.task not in study.tasks:
+        raise ValueError(f'init_parts.task: {parts.task!r} is not a task of '
+                         f'the study ({sorted(study.tasks)})')
+    if not study.tasks[parts.task].get('keep_init'):
+        raise ValueError(f'init_parts.task: the backbone of {parts.task!r} '
+                         'cannot keep part of its own initialisation (the '
+                         "task has no 'keep_init' in the settings)")
+    chosen = variants or list(parts.variants)
+    unknown = sorted(set(chosen) - set(parts.variants))
+    if unknown:
+        raise ValueError(f'init_parts.variants: unknown variants {unknown}; '
+                         f'the settings have {sorted(parts.variants)}')
+    for name in chosen:
+        variant = parts.variants[name]
+        base = study.backbones.get(variant.backbone)
+        if base is None:
+            raise ValueError(
+                f'init_parts.variants.{name}.backbone: {variant.backbone!r} '
+                f'is not a backbone of the study ({sorted(study.backbones)})')
+        keep = list(variant.get('keep_init', []))
+        if keep and base.get('checkpoint', '') is None:
+            raise ValueError(
+                f'init_parts.variants.{name}: keep_init {keep} of '
+                f'{variant.backbone!r}, which loads no checkpoint')
+        spec = {k: v for k, v in base.items() if k != 'baseline'}
+        if keep:
+            spec['keep_init'] = keep
+        study.backbones[name] = spec
+    study.schedules = {parts.task: parts.schedules}
+    return [
+        dict(
+            key=search_key(parts.task, schedule, name, s),
+            task=parts.task,
+            backbone=name,
+            seed=s,
+            schedule=schedule) for schedule in parts.schedules
+        for name in chosen for s in parts.seeds
+    ]
+
+
 def _results_data(path: str, root: str) -> dict:
     """The ``data`` of a results file (a path under ``root``); {} when the
     file is missing."""
@@ -209,15 +264,19 @@ def weights_digest(checkpoint: Optional[str]) -> Optional[str]:
 def run_settings(study: Config, run: dict, holdout: bool) -> dict:
     """What a run's record must match to be reused."""
     task = study.tasks[run['task']]
-    return dict(
+    backbone = study.backbones[run['backbone']]
+    settings = dict(
         config=task['config'],
         config_sha1=config_digest(task['config']),
-        checkpoint=study.backbones[run['backbone']]['checkpoint'],
+        checkpoint=backbone['checkpoint'],
         seed=run['seed'],
         holdout=holdout,
         schedule=dict(
             name=run['schedule'],
             **study.schedules[run['task']][run['schedule']]))
+    if backbone.get('keep_init'):
+        settings['keep_init'] = list(backbone['keep_init'])
+    return settings
 
 
 def _schedule_shape(config: str) -> Tuple[int, tuple]:
@@ -358,19 +417,25 @@ def choose_schedules(
     return ranking, chosen
 
 
-def run_options(task: dict,
-                checkpoint: Optional[str],
-                seed: int,
-                schedule: dict,
-                holdout: bool,
-                extra: List[str] = ()) -> List[str]:
+def run_options(
+    task: dict,
+    checkpoint: Optional[str],
+    seed: int,
+    schedule: dict,
+    holdout: bool,
+    extra: List[str] = (),
+    keep_init: List[str] = ()) -> List[str]:
     """The ``--cfg-options`` of one run of ``task`` (a task of the
     settings): its seed, its backbone's ``checkpoint`` (None: the ViT's
-    random initialisation), its ``schedule`` (see :func:`schedule_options`),
-    with ``holdout`` the task's held-out split, then ``extra``."""
+    random initialisation) and the checkpoint's weights that keep the
+    model's own initialisation (``keep_init``, the task's option
+    ``keep_init``), its ``schedule`` (see :func:`schedule_options`), with
+    ``holdout`` the task's held-out split, then ``extra``."""
     options = [f'randomness.seed={seed}']
     options.append('model.backbone.init_cfg=None' if checkpoint is None else
                    f'model.backbone.init_cfg.checkpoint={checkpoint}')
+    if keep_init:
+        options.append(f'{task["keep_init"]}=[{",".join(keep_init)}]')
     options += schedule_options(task['config'], schedule)
     if holdout:
         options += [f'{k}={v}' for k, v in task['holdout_options'].items()]
@@ -382,10 +447,11 @@ def train_command(study: Config, run: dict, work_dir: str,
     """``tools/train.py`` (the codebase's training script) for one run,
     started in ``study.run_root`` (the repository unless a smoke run)."""
     task = study.tasks[run['task']]
-    options = run_options(task, study.backbones[run['backbone']]['checkpoint'],
-                          run['seed'],
+    backbone = study.backbones[run['backbone']]
+    options = run_options(task, backbone['checkpoint'], run['seed'],
                           study.schedules[run['task']][run['schedule']],
-                          holdout, study.get('extra_options', []))
+                          holdout, study.get('extra_options', []),
+                          backbone.get('keep_init', ()))
     return [
         sys.executable,
         osp.join(REPO, 'tools', 'train.py'),

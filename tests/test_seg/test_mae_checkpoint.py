@@ -197,3 +197,46 @@ def test_partial_load_only_when_allowed(tmp_path, capsys):
         logged.out + logged.err
     torch.testing.assert_close(backbone.layers[1].attn.qkv.weight,
                                state['backbone.layers.1.attn.qkv.weight'])
+
+
+def test_keep_init_keeps_mmsegs_own_weights_for_the_named_keys(
+        tmp_path, capsys):
+    from mmengine.logging import MMLogger
+    ckpt = tmp_path / 'pretrain.pth'
+    state = _pretrain_checkpoint(ckpt)
+    MMLogger.get_instance('test_seg_keep_init')
+    torch.manual_seed(1)
+    own = _seg_backbone(ckpt, init_cfg=None)
+    own.init_weights()  # mmseg's MAE initialisation: a zero position table
+    torch.manual_seed(1)
+    backbone = _seg_backbone(
+        ckpt,
+        init_cfg=dict(
+            type='Pretrained',
+            checkpoint=str(ckpt),
+            keep_init=['pos_embed', 'layers.1.*']))
+    backbone.init_weights()
+    logged = capsys.readouterr()
+    assert not state['backbone.pos_embed'].eq(0).all()
+    assert torch.equal(backbone.pos_embed, own.pos_embed)
+    assert not backbone.pos_embed.any()
+    for key, value in backbone.layers[1].state_dict().items():
+        assert torch.equal(value, own.layers[1].state_dict()[key]), key
+    # everything else comes from the checkpoint
+    torch.testing.assert_close(backbone.layers[0].attn.qkv.weight,
+                               state['backbone.layers.0.attn.qkv.weight'])
+    torch.testing.assert_close(backbone.cls_token, state['backbone.cls_token'])
+    # 1 position table and layer 1's 12 weights, counted and named
+    assert '13 kept as initialised (keep_init)' in logged.out + logged.err
+    assert 'kept as initialised: 1 x pos_embed' in logged.out + logged.err
+
+    with pytest.raises(
+            ValueError,
+            match=r"keep_init pattern 'posembed' "
+            'matches no key of the mmseg MAE'):
+        _seg_backbone(
+            ckpt,
+            init_cfg=dict(
+                type='Pretrained',
+                checkpoint=str(ckpt),
+                keep_init=['posembed'])).init_weights()

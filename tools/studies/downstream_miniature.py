@@ -3,7 +3,7 @@ R-CNN and UperNet configs at the demo's size, several seeds each.
 
     python tools/studies/downstream_miniature.py [--tasks coco,lvis,ade20k]
         [--backbones siameseim,siameseim_init,...] [--max-runs N]
-        [--holdout | --lengths | --smoke]
+        [--holdout | --lengths | --init-parts | --smoke]
         [--work-dir work_dirs/downstream_miniature]
         [--results-dir docs/results] [--data-root data/fashion_mnist]
         [--config configs/demo/downstream_miniature.py]
@@ -28,9 +28,13 @@ split; the best within the budget is recorded as ``chosen`` in
 longer schedules on the held-out split, outside the budget (how long a
 fine-tune must be for pretraining to show), into
 ``downstream_miniature_lengths.json``, its work dirs under
-``WORK_DIR/lengths``. ``--smoke`` is the study's smoke fingerprint
-(``smoke`` of the settings: two iterations a task on a small build in the
-work dir, whose results file stays there).
+``WORK_DIR/lengths``. ``--init-parts`` fine-tunes the variants of the
+settings' ``init_parts`` (a checkpoint with some of its weights left at the
+fine-tuning model's own initialisation; ``--backbones`` names variants) on
+the held-out split, into ``downstream_miniature_init_parts.json``, its work
+dirs under ``WORK_DIR/init_parts``. ``--smoke`` is the study's smoke
+fingerprint (``smoke`` of the settings: two iterations a task on a small
+build in the work dir, whose results file stays there).
 """
 import argparse
 import os.path as osp
@@ -42,8 +46,8 @@ from mmsiameseim.atomic_io import load_json
 from mmsiameseim.precision import cpu_bf16_flags
 from mmsiameseim_lab.downstream.smoke import smoke_settings
 from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
-                                              length_runs, planned_runs,
-                                              resolve_claim_runs,
+                                              init_part_runs, length_runs,
+                                              planned_runs, resolve_claim_runs,
                                               resolve_schedules, run_once,
                                               run_settings, train_command)
 from mmsiameseim_lab.results import write_results
@@ -71,6 +75,11 @@ def main(argv=None):
         action='store_true',
         help='the settings\' `lengths`: longer fine-tunes on the held-out '
         'split, beside the table')
+    kind.add_argument(
+        '--init-parts',
+        action='store_true',
+        help='the settings\' `init_parts`: a checkpoint with some weights '
+        'at the model\'s own initialisation, on the held-out split')
     kind.add_argument(
         '--smoke',
         action='store_true',
@@ -103,6 +112,13 @@ def main(argv=None):
             runs = length_runs(study, args.backbones)
             resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
             work_dir = osp.join(work_dir, 'lengths')
+        elif args.init_parts:
+            if args.tasks:
+                raise ValueError('--init-parts fine-tunes the task of '
+                                 '`init_parts.task`; --tasks does not apply')
+            runs = init_part_runs(study, args.backbones)
+            resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
+            work_dir = osp.join(work_dir, 'init_parts')
         else:
             if args.smoke:
                 smoke_settings(
@@ -120,10 +136,11 @@ def main(argv=None):
                                 args.holdout)
     except ValueError as e:
         sys.exit(f'error: {args.config}: {e}')
-    # a length's run is a held-out run
-    holdout = args.holdout or args.lengths
+    # a length's or an init part's run is a held-out run
+    holdout = args.holdout or args.lengths or args.init_parts
     name = 'downstream_miniature' + ('_holdout' if args.holdout else
-                                     '_lengths' if args.lengths else '')
+                                     '_lengths' if args.lengths else
+                                     '_init_parts' if args.init_parts else '')
     stored = load_json(osp.join(results_dir, f'{name}.json')) or {}
     records = stored.get('data', {}).get('runs', {})
     for run in runs:
@@ -156,6 +173,10 @@ def main(argv=None):
             data.update(
                 lengths=study.lengths.to_dict(),
                 metrics=list(study.tasks[study.lengths.task].metrics))
+        elif args.init_parts:
+            data.update(
+                init_parts=study.init_parts.to_dict(),
+                metrics=list(study.tasks[study.init_parts.task].metrics))
         elif args.holdout:
             ranking, chosen = choose_schedules(study, records)
             data.update(
@@ -172,7 +193,7 @@ def main(argv=None):
                 budget_minutes=study.budget_minutes,
                 smoke=args.smoke)
         write_results(name, data, results_dir=results_dir)
-    if args.lengths:
+    if args.lengths or args.init_parts:
         return
     if args.holdout:
         ranking, chosen = choose_schedules(study, records)

@@ -515,6 +515,104 @@ def test_the_lengths_run_by_run_into_their_own_results_file(
         tool.main(argv + ['--tasks', 'coco'])
 
 
+def test_init_parts_plan_each_variant_with_the_weights_it_keeps(settings):
+    runs = study.init_part_runs(settings)
+    variants = list(settings.init_parts.variants)
+    assert [r['key'] for r in runs
+            ] == [f'ade20k/lr1e_3_100it/{v}/seed0' for v in variants]
+    assert settings.schedules == dict(ade20k=settings.init_parts.schedules)
+    by_name = {r['backbone']: r for r in runs}
+
+    def command(name):
+        return study.train_command(settings, by_name[name], '/w', True)
+
+    # the whole checkpoint and the random ViT keep nothing
+    whole = command('siameseim_init')
+    assert not any('keep_init' in c for c in whole)
+    assert 'model.backbone.init_cfg=None' in command('random')
+    # a variant loads its backbone's checkpoint but keeps the named weights
+    own_pos = command('siameseim_init_own_pos_embed')
+    assert ('model.backbone.init_cfg.checkpoint='
+            f'{settings.backbones.siameseim_init.checkpoint}') in own_pos
+    assert 'model.backbone.init_cfg.keep_init=[pos_embed]' in own_pos
+    assert 'model.backbone.init_cfg.keep_init=[layers.*]' in command(
+        'siameseim_init_own_blocks')
+    assert ('model.backbone.init_cfg.checkpoint='
+            f'{settings.backbones.siameseim.checkpoint}'
+            ) in command('siameseim_own_pos_embed')
+    assert 'train_dataloader.dataset.ann_file=fit.txt' in own_pos
+    # what the weights kept is part of the record a rerun must match
+    assert study.run_settings(settings, by_name['siameseim_init_own_blocks'],
+                              True)['keep_init'] == ['layers.*']
+    assert 'keep_init' not in study.run_settings(settings,
+                                                 by_name['siameseim_init'],
+                                                 True)
+    assert [r['backbone']
+            for r in study.init_part_runs(settings, ['random'])] == ['random']
+    with pytest.raises(ValueError, match=r"unknown variants \['vit'\]"):
+        study.init_part_runs(settings, ['vit'])
+
+
+@pytest.mark.parametrize('change, message', [
+    (dict(variants=dict(v=dict(backbone='random', keep_init=['pos_embed']))),
+     "keep_init \\['pos_embed'\\] of 'random', which loads no checkpoint"),
+    (dict(variants=dict(v=dict(backbone='vit'))),
+     "variants.v.backbone: 'vit' is not a backbone"),
+    (dict(task='coco'), "the backbone of 'coco' cannot keep part"),
+    (dict(task='imagenet'), "'imagenet' is not a task"),
+])
+def test_init_parts_refuse_what_cannot_run(settings, change, message):
+    settings.init_parts.update(change)
+    if 'variants' in change:  # replaces, rather than merges, the variants
+        settings.init_parts.variants = change['variants']
+    with pytest.raises(ValueError, match=message):
+        study.init_part_runs(settings)
+
+
+def test_the_init_parts_run_into_their_own_results_file(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
+    import downstream_miniature as tool
+    roots = []
+
+    def fake_run_once(settings, run, work_root, holdout):
+        assert holdout
+        roots.append(work_root)
+        return _fake_record(settings, run, holdout, {'mIoU': 4.0})
+
+    monkeypatch.setattr(tool, 'run_once', fake_run_once)
+    claim = _claim_results(tmp_path / 'claim.json',
+                           dict(siameseim=dict(lr=1e-3, weight_decay=0.05)))
+    argv = [
+        '--init-parts', '--work-dir',
+        str(tmp_path), '--results-dir',
+        str(tmp_path), '--cfg-options', f'claim.results={claim}'
+    ]
+    tool.main(argv + ['--dry-run'])
+    out = capsys.readouterr().out
+    assert '0 of 6 runs recorded; 6 to run' in out
+    assert (f'{tmp_path}/init_parts/ade20k/lr1e_3_100it/'
+            'siameseim_init_own_pos_embed/seed0') in out
+    tool.main(argv[:1] + ['--max-runs', '2'] + argv[1:])
+    assert roots == [f'{tmp_path}/init_parts'] * 2
+    data = json.load(open(tmp_path / 'downstream_miniature_init_parts.json'))
+    runs = data['data']['runs']
+    assert list(runs) == [
+        'ade20k/lr1e_3_100it/siameseim_init/seed0',
+        'ade20k/lr1e_3_100it/siameseim_init_own_pos_embed/seed0'
+    ]
+    assert runs['ade20k/lr1e_3_100it/siameseim_init_own_pos_embed/seed0'][
+        'keep_init'] == ['pos_embed']
+    assert data['data']['holdout'] and data['data']['metrics'] == ['mIoU']
+    assert data['data']['init_parts']['task'] == 'ade20k'
+    # a rerun continues with the runs it lacks
+    tool.main(argv + ['--dry-run'])
+    assert '2 of 6 runs recorded; 4 to run' in capsys.readouterr().out
+    assert not (tmp_path / 'downstream_miniature.json').exists()
+    with pytest.raises(SystemExit, match='--tasks does not apply'):
+        tool.main(argv + ['--tasks', 'ade20k'])
+
+
 def test_a_record_names_its_weights_by_their_values_not_their_file(tmp_path):
     import torch
     weights = {'backbone.w': torch.arange(6.).reshape(2, 3)}
