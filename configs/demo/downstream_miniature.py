@@ -159,11 +159,13 @@ lengths = dict(
 # `seeds`, fit on *_fit and scored on *_holdout (never the validation
 # split), into downstream_miniature_init_parts.json, work dirs under
 # WORK_DIR/init_parts. The two ends are the checkpoint whole and the random
-# ViT; SiameseIM's pretrained checkpoint without its position table asks
-# whether pretraining shows once that part is mmseg's.
+# ViT. Each of the three parts alone lifts the initial weights only part of
+# the way, so the position table and the patch projection are also swapped
+# together; SiameseIM's pretrained checkpoint with the same parts swapped
+# asks whether its pretrained blocks show once those parts are mmseg's.
 init_parts = dict(
     task='ade20k',
-    seeds=[0],
+    seeds=[0, 1],
     schedules=dict(lr1e_3_100it=dict(iters=100, lr=1e-3)),
     variants=dict(
         siameseim_init=dict(backbone='siameseim_init'),
@@ -176,6 +178,11 @@ init_parts = dict(
         random=dict(backbone='random'),
         siameseim_own_pos_embed=dict(
             backbone='siameseim', keep_init=['pos_embed']),
+        siameseim_init_own_pos_patch=dict(
+            backbone='siameseim_init',
+            keep_init=['pos_embed', 'patch_embed.*']),
+        siameseim_own_pos_patch=dict(
+            backbone='siameseim', keep_init=['pos_embed', 'patch_embed.*']),
     ),
 )
 

@@ -356,11 +356,66 @@ def lengths_table(results: dict) -> str:
     total = len(lengths['schedules']) * len(lengths['backbones']) * len(
         lengths['seeds'])
     lines += [
-        '', f'{len(runs)} of {total} runs recorded. mean ± sample standard '
-        'deviation (seeds). Fit on the training images\' `*_fit` part and '
-        'scored on their `*_holdout` part (never the validation split), '
-        'outside the table\'s budget. ' + _bf16_line(data) + ' ' +
-        _commits_line(list(runs.values())) + (' ' + digests if digests else '')
+        '', f'{len(runs)} of {total} runs recorded. ' +
+        _seeds_line(lengths['seeds']) + ' Fit on the training images\' '
+        '`*_fit` part and scored on their `*_holdout` part (never the '
+        'validation split), outside the table\'s budget. ' +
+        _bf16_line(data) + ' ' + _commits_line(list(runs.values())) +
+        (' ' + digests if digests else '')
+    ]
+    return '\n'.join(lines)
+
+
+def _seeds_line(seeds: List[int]) -> str:
+    return ('mean ± sample standard deviation over the seeds.'
+            if len(seeds) > 1 else f'One seed ({seeds[0]}) a row.')
+
+
+@results_table('downstream_miniature_init_parts')
+def init_parts_table(results: dict) -> str:
+    """``tools/studies/downstream_miniature.py --init-parts``: each
+    variant (a checkpoint with the weights ``keep_init`` names left at the
+    fine-tuning model's own initialisation) and its held-out scores."""
+    data = results['data']
+    parts, runs = data['init_parts'], data['runs']
+    metrics = data['metrics']
+    head = ['variant', 'weights from', 'left at the model\'s own init'
+            ] + [heading(m) for m in metrics] + ['wall (min)']
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    by_backbone: Dict[str, List[dict]] = {}
+    for schedule in parts['schedules']:
+        for name, variant in parts['variants'].items():
+            recs = _recorded(runs, (search_key(parts['task'], schedule, name,
+                                               s) for s in parts['seeds']))
+            if not recs:
+                continue
+            by_backbone.setdefault(variant['backbone'], []).extend(recs)
+            kept = variant.get('keep_init')
+            source = (f'`{variant["backbone"]}`'
+                      if recs[0].get('checkpoint') else 'none (random ViT)')
+            wall = statistics.mean(r['wall_s'] for r in recs) / 60
+            lines.append('| ' + ' | '.join(
+                [name, source, ', '.join(f'`{k}`' for k in kept)
+                 if kept else '-'] +
+                [_cell([r['metrics'][m] for r in recs], m)
+                 for m in metrics] + [f'{wall:.1f}']) + ' |')
+    own = "the config's"
+    schedules = '; '.join(
+        f'{name} ({s.get("iters", own)} iterations, lr {s.get("lr", own)})'
+        for name, s in parts['schedules'].items())
+    total = len(parts['schedules']) * len(parts['variants']) * len(
+        parts['seeds'])
+    digests = _digests_line(by_backbone)
+    lines += [
+        '', f'{len(runs)} of {total} runs recorded. ' +
+        _seeds_line(parts['seeds']) + f' Task {parts["task"]}, schedule '
+        f'{schedules}. The weights left at the model\'s own initialisation '
+        '(`init_cfg.keep_init`: fnmatch patterns of the backbone\'s keys) '
+        'start as the random ViT\'s do; all others come from the '
+        'checkpoint. Fit on the training images\' `*_fit` part and scored '
+        'on their `*_holdout` part (never the validation split). ' +
+        _bf16_line(data) + ' ' + _commits_line(list(runs.values())) +
+        (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)
 

@@ -307,3 +307,55 @@ def test_lengths_table_names_the_weights_of_each_backbone():
     assert last.endswith('Weights fine-tuned from (SHA-1 of their values, '
                          'runs): siameseim b644a63b (2); siameseim_init '
                          '01234567 (1).')
+
+
+def test_init_parts_table_names_what_each_variant_keeps():
+    parts = dict(
+        task='ade20k',
+        seeds=[0],
+        schedules=dict(lr1e_3_100it=dict(iters=100, lr=1e-3)),
+        variants=dict(
+            siameseim_init=dict(backbone='siameseim_init'),
+            siameseim_init_own_pos_embed=dict(
+                backbone='siameseim_init', keep_init=['pos_embed']),
+            random=dict(backbone='random')))
+
+    def run(miou, checkpoint, sha=None, **extra):
+        return dict(
+            _run({'mIoU': miou},
+                 dict(name='lr1e_3_100it', iters=100, lr=1e-3),
+                 wall_s=360.0),
+            checkpoint=checkpoint,
+            checkpoint_weights_sha1=sha,
+            **extra)
+
+    init = 'work_dirs/claim/x/initial_weights.pth'
+    runs = {
+        study.search_key('ade20k', 'lr1e_3_100it', 'siameseim_init', 0):
+        run(3.5, init, '0e2a166a00000000'),
+        study.search_key('ade20k', 'lr1e_3_100it',
+                         'siameseim_init_own_pos_embed', 0):
+        run(9.5, init, '0e2a166a00000000', keep_init=['pos_embed']),
+        study.search_key('ade20k', 'lr1e_3_100it', 'random', 0):
+        run(10.4, None),
+    }
+    data = dict(
+        runs=runs,
+        init_parts=parts,
+        metrics=['mIoU'],
+        cpu_bf16=dict(avx512_bf16=True))
+    lines = tables.init_parts_table(dict(data=data)).splitlines()
+    assert lines[0] == ("| variant | weights from | left at the model's own "
+                        'init | ADE20k mIoU | wall (min) |')
+    assert lines[2:5] == [
+        '| siameseim_init | `siameseim_init` | - | 3.50 (1 seed) | 6.0 |',
+        '| siameseim_init_own_pos_embed | `siameseim_init` | `pos_embed` '
+        '| 9.50 (1 seed) | 6.0 |',
+        '| random | none (random ViT) | - | 10.40 (1 seed) | 6.0 |',
+    ]
+    assert lines[6].startswith('3 of 3 runs recorded. One seed (0) a row. '
+                               'Task ade20k, schedule lr1e_3_100it (100 '
+                               'iterations, lr 0.001).')
+    assert 'never the validation split' in lines[6]
+    assert lines[6].endswith('Weights fine-tuned from (SHA-1 of their '
+                             'values, runs): siameseim_init 0e2a166a (2).')
