@@ -162,7 +162,9 @@ lengths = dict(
 # ViT. Each of the three parts alone lifts the initial weights only part of
 # the way, so the position table and the patch projection are also swapped
 # together; SiameseIM's pretrained checkpoint with the same parts swapped
-# asks whether its pretrained blocks show once those parts are mmseg's.
+# asks whether its pretrained blocks show once those parts are mmseg's:
+# a variant's `baseline` (another variant) is what the block tests it
+# against (Welch over the seeds, Holm over the block's comparisons).
 init_parts = dict(
     task='ade20k',
     seeds=[0, 1],
@@ -177,12 +179,16 @@ init_parts = dict(
             backbone='siameseim_init', keep_init=['layers.*']),
         random=dict(backbone='random'),
         siameseim_own_pos_embed=dict(
-            backbone='siameseim', keep_init=['pos_embed']),
+            backbone='siameseim',
+            keep_init=['pos_embed'],
+            baseline='siameseim_init_own_pos_embed'),
         siameseim_init_own_pos_patch=dict(
             backbone='siameseim_init',
             keep_init=['pos_embed', 'patch_embed.*']),
         siameseim_own_pos_patch=dict(
-            backbone='siameseim', keep_init=['pos_embed', 'patch_embed.*']),
+            backbone='siameseim',
+            keep_init=['pos_embed', 'patch_embed.*'],
+            baseline='siameseim_init_own_pos_patch'),
     ),
 )
 
