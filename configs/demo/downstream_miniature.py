@@ -6,14 +6,17 @@
 # by a Welch t-test over the seeds, Holm-corrected over every comparison.
 
 # task -> the miniature config, the metrics of the table (keys of the
-# config's evaluator) and, for --holdout, the options that fit on
-# *_fit and evaluate on *_holdout (the schedule is chosen there, never on
-# the validation split).
+# config's evaluator), for --init-parts the option naming the checkpoint's
+# weights that keep the backbone's own initialisation (`keep_init` of
+# ViTDetViT's and SiameseIMMAE's init_cfg) and, for --holdout, the options
+# that fit on *_fit and evaluate on *_holdout (the schedule is chosen
+# there, never on the validation split).
 tasks = dict(
     coco=dict(
         config='configs/benchmarks/mmdet/miniature/mask-rcnn_vitdet-tiny-p4-'
         'siameseim-pre_1xb4-300it_miniature-coco-128.py',
         metrics=['coco/bbox_mAP', 'coco/segm_mAP'],
+        keep_init='model.backbone.init_cfg.keep_init',
         holdout_options={
             'train_dataloader.dataset.ann_file':
             'annotations/instances_train2017_fit.json',
@@ -30,6 +33,7 @@ tasks = dict(
         metrics=[
             'lvis/bbox_AP', 'lvis/bbox_APr', 'lvis/segm_AP', 'lvis/segm_APr'
         ],
+        keep_init='model.backbone.init_cfg.keep_init',
         holdout_options={
             'train_dataloader.dataset.dataset.ann_file':
             'annotations/lvis_v1_train_fit.json',
@@ -42,8 +46,6 @@ tasks = dict(
         config='configs/benchmarks/mmseg/miniature/upernet_vit-tiny-p4-'
         'siameseim-pre_1xb8-600it_miniature-ade20k-128x128.py',
         metrics=['mIoU'],
-        # the option naming the checkpoint's weights that keep the model's
-        # own initialisation (SiameseIMMAE's init_cfg), for --init-parts
         keep_init='model.backbone.init_cfg.keep_init',
         holdout_options={
             'train_dataloader.dataset.ann_file':

@@ -181,7 +181,9 @@ class ViTDetViT(BaseModule):
     adapted, new and dropped keys are logged. A
     checkpoint that lacks any weight but the relative position tables is
     refused (see :meth:`load_pretrained`; ``allow_partial=True`` in
-    ``init_cfg`` accepts one, logging the counts).
+    ``init_cfg`` accepts one, logging the counts). ``keep_init`` in
+    ``init_cfg`` leaves the weights it names as the backbone initialises
+    itself without a checkpoint.
 
     Args:
         arch (str | dict): ``'b'`` or a dict with ``embed_dims``,
@@ -267,22 +269,38 @@ class ViTDetViT(BaseModule):
         return (x.permute(0, 3, 1, 2).contiguous(), )
 
     def init_weights(self):
-        if self.init_cfg and self.init_cfg.get('type') == 'Pretrained':
+        cfg = self.init_cfg
+        if cfg and cfg.get('type') == 'Pretrained':
+            keep_init = cfg.get('keep_init', ())
+            if keep_init:
+                # the weights kept start as the randomly initialised ViT's
+                self._own_init()
             self.load_pretrained(
-                self.init_cfg.get('checkpoint'),
-                self.init_cfg.get('prefix', 'backbone.'),
-                allow_partial=self.init_cfg.get('allow_partial', False),
-                allow_dropped=self.init_cfg.get('allow_dropped', False))
+                cfg.get('checkpoint'),
+                cfg.get('prefix', 'backbone.'),
+                allow_partial=cfg.get('allow_partial', False),
+                allow_dropped=cfg.get('allow_dropped', False),
+                keep_init=keep_init)
             self._is_init = True
             return
-        super().init_weights()
+        self._own_init()
+
+    def _own_init(self) -> None:
+        """The backbone's initialisation without a checkpoint: PyTorch's
+        default layers and a truncated-normal position table."""
+        init_cfg, self.init_cfg = self.init_cfg, None
+        try:
+            super().init_weights()
+        finally:
+            self.init_cfg = init_cfg
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
 
     def load_pretrained(self,
                         checkpoint: str,
                         prefix: str = 'backbone.',
                         allow_partial: bool = False,
-                        allow_dropped: bool = False) -> KeyReport:
+                        allow_dropped: bool = False,
+                        keep_init: Sequence[str] = ()) -> KeyReport:
         """Load the ``prefix`` part of a checkpoint through
         :func:`adapt_vit_checkpoint`, logging every key that is adapted,
         new or dropped.
@@ -300,7 +318,10 @@ class ViTDetViT(BaseModule):
         are named at WARNING; a dropped tensor that changes what the
         backbone computes (the layer scale of an mmseg fine-tune that is not
         1, a non-zero relative position table) is refused unless
-        ``allow_dropped=True`` (``init_cfg``).
+        ``allow_dropped=True`` (``init_cfg``). ``keep_init`` (``init_cfg``:
+        ``fnmatch`` patterns of the backbone's keys, e.g. ``['pos_embed']``)
+        leaves those weights as the backbone initialises itself without a
+        checkpoint although the file holds them; the log names them.
 
         Returns:
             KeyReport: Where every key of the file went.
@@ -322,7 +343,8 @@ class ViTDetViT(BaseModule):
             prefix=prefix,
             allow_missing=self.NEW_KEYS,
             allow_partial=allow_partial,
-            allow_dropped=allow_dropped)
+            allow_dropped=allow_dropped,
+            keep_init=keep_init)
         self.load_state_dict(state, strict=False)
         print_log(
             report.format(f'ViTDetViT <- {checkpoint}'), logger='current')

@@ -86,6 +86,39 @@ def test_loads_our_pretrain_checkpoint_and_reports_keys(tmp_path, caplog):
         w.sum(1, keepdim=True), src['patch_embed.projection.weight'])
 
 
+def test_keep_init_leaves_the_named_weights_as_the_random_vit_has_them(
+        tmp_path, capsys):
+    ckpt = tmp_path / 'pretrain.pth'
+    pretrain = save_demo_pretrain_checkpoint(ckpt)
+    arch = dict(
+        embed_dims=128, num_layers=4, num_heads=4, feedforward_channels=512)
+    torch.manual_seed(3)
+    random = tiny_vit(arch=arch, img_size=64, in_channels=3)
+    random.init_weights()
+    torch.manual_seed(3)
+    vit = tiny_vit(
+        arch=arch,
+        img_size=64,
+        in_channels=3,
+        init_cfg=dict(
+            type='Pretrained',
+            checkpoint=str(ckpt),
+            keep_init=['pos_embed', 'layers.1.*']))
+    MMLogger.get_instance('test_vitdet_keep_init')
+    vit.init_weights()
+    src = pretrain.backbone.state_dict()
+    ours, theirs = vit.state_dict(), random.state_dict()
+    for key in ours:
+        if key == 'pos_embed' or key.startswith('layers.1.'):
+            assert torch.equal(ours[key], theirs[key]), key
+        elif key in src and 'patch_embed' not in key:
+            assert torch.equal(ours[key], src[key]), key
+    assert not torch.equal(vit.pos_embed, src['pos_embed'])
+    logged = capsys.readouterr()
+    # the position table and layer 1's 12 weights the file holds
+    assert '13 kept as initialised (keep_init)' in logged.out + logged.err
+
+
 def test_pretrained_pos_embed_of_another_grid_is_resized(tmp_path):
     vit = tiny_vit()
     state = {'backbone.' + k: v for k, v in vit.state_dict().items()}

@@ -560,10 +560,16 @@ def test_init_parts_plan_each_variant_with_the_weights_it_keeps(settings):
      "keep_init \\['pos_embed'\\] of 'random', which loads no checkpoint"),
     (dict(variants=dict(v=dict(backbone='vit'))),
      "variants.v.backbone: 'vit' is not a backbone"),
-    (dict(task='coco'), "the backbone of 'coco' cannot keep part"),
+    (dict(task='no_keep_init'), "the backbone of 'no_keep_init' cannot "
+     'keep part'),
     (dict(task='imagenet'), "'imagenet' is not a task"),
 ])
 def test_init_parts_refuse_what_cannot_run(settings, change, message):
+    # a task whose backbone has no keep_init option
+    settings.tasks.no_keep_init = {
+        k: v
+        for k, v in settings.tasks.ade20k.items() if k != 'keep_init'
+    }
     settings.init_parts.update(change)
     if 'variants' in change:  # replaces, rather than merges, the variants
         settings.init_parts.variants = change['variants']
