@@ -152,6 +152,11 @@ def init_part_runs(study: Config,
                          f'the settings have {sorted(parts.variants)}')
     for name in chosen:
         variant = parts.variants[name]
+        baseline = variant.get('baseline')
+        if baseline is not None and baseline not in parts.variants:
+            raise ValueError(
+                f'init_parts.variants.{name}.baseline: {baseline!r} is not '
+                f'a variant ({sorted(parts.variants)})')
         base = study.backbones.get(variant.backbone)
         if base is None:
             raise ValueError(
@@ -571,6 +576,41 @@ def comparisons(study: Config, records: Dict[str, dict]) -> List[dict]:
                         task=task,
                         metric=metric,
                         backbone=name,
+                        baseline=base,
+                        values=a,
+                        baseline_values=b,
+                        mean=statistics.mean(a),
+                        baseline_mean=statistics.mean(b),
+                        diff=statistics.mean(a) - statistics.mean(b),
+                        expected_sign=1))
+    return judge(rows)
+
+
+def init_part_comparisons(data: dict) -> List[dict]:
+    """Each variant of a ``--init-parts`` results file's ``data`` that names
+    a ``baseline`` variant against it, per schedule and metric, over the
+    seeds both have (``diff``: the variant's mean minus the baseline's,
+    expected positive); Welch p, then Holm over all of them."""
+    parts, runs = data['init_parts'], data['runs']
+    rows = []
+    for schedule in parts['schedules']:
+        for name, variant in parts['variants'].items():
+            base = variant.get('baseline')
+            if not base:
+                continue
+            for metric in data['metrics']:
+                a, b = ([
+                    runs[k]['metrics'][metric]
+                    for k in (search_key(parts['task'], schedule, n, s)
+                              for s in parts['seeds']) if k in runs
+                ] for n in (name, base))
+                if not a or not b:
+                    continue
+                rows.append(
+                    dict(
+                        schedule=schedule,
+                        metric=metric,
+                        variant=name,
                         baseline=base,
                         values=a,
                         baseline_values=b,

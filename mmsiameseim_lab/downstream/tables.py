@@ -13,7 +13,7 @@ from ..claim.statistics import format_p
 from ..metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
 from ..results import results_cell, results_table, smoke_note
 from .ablations import ABSENT
-from .study import run_key, search_key
+from .study import init_part_comparisons, run_key, search_key
 
 
 def heading(metric: str) -> str:
@@ -406,6 +406,18 @@ def init_parts_table(results: dict) -> str:
     total = len(parts['schedules']) * len(parts['variants']) * len(
         parts['seeds'])
     digests = _digests_line(by_backbone)
+    compared = init_part_comparisons(data)
+    if compared:
+        lines += [
+            '', '| variant | its baseline | difference | Welch p | Holm p | '
+            'verdict |', '|---|---|---|---|---|---|'
+        ]
+        for c in compared:
+            lines.append(
+                f'| {c["variant"]}: {score(c["metric"], c["mean"])} | '
+                f'{c["baseline"]}: {score(c["metric"], c["baseline_mean"])} '
+                f'| {c["diff"]:+.3g} | {format_p(c["p"])} | '
+                f'{format_p(c["p_holm"])} | {c["verdict"]} |')
     lines += [
         '', f'{len(runs)} of {total} runs recorded. ' +
         _seeds_line(parts['seeds']) + f' Task {parts["task"]}, schedule '
@@ -414,7 +426,11 @@ def init_parts_table(results: dict) -> str:
         'start as the random ViT\'s do; all others come from the '
         'checkpoint. Fit on the training images\' `*_fit` part and scored '
         'on their `*_holdout` part (never the validation split). ' +
-        _bf16_line(data) + ' ' + _commits_line(list(runs.values())) +
+        ('A variant that names a baseline (another variant) is tested '
+         'against it over the seeds both have: Welch\'s test, Holm\'s '
+         'correction over the comparisons of this block; fewer than two '
+         'seeds a side give no test. ' if compared else '') + _bf16_line(data) + ' ' +
+        _commits_line(list(runs.values())) +
         (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)

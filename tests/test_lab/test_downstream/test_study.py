@@ -560,6 +560,8 @@ def test_init_parts_plan_each_variant_with_the_weights_it_keeps(settings):
      "keep_init \\['pos_embed'\\] of 'random', which loads no checkpoint"),
     (dict(variants=dict(v=dict(backbone='vit'))),
      "variants.v.backbone: 'vit' is not a backbone"),
+    (dict(variants=dict(v=dict(backbone='random', baseline='w'))),
+     "variants.v.baseline: 'w' is not a variant"),
     (dict(task='no_keep_init'), "the backbone of 'no_keep_init' cannot "
      'keep part'),
     (dict(task='imagenet'), "'imagenet' is not a task"),

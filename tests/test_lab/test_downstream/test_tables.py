@@ -359,3 +359,46 @@ def test_init_parts_table_names_what_each_variant_keeps():
     assert 'never the validation split' in lines[6]
     assert lines[6].endswith('Weights fine-tuned from (SHA-1 of their '
                              'values, runs): siameseim_init 0e2a166a (2).')
+    assert 'Welch' not in lines[6]  # no variant names a baseline
+
+
+def test_init_parts_table_tests_a_variant_against_its_baseline():
+    parts = dict(
+        task='ade20k',
+        seeds=[0, 1],
+        schedules=dict(s=dict(iters=100)),
+        variants=dict(
+            init_own_pos=dict(
+                backbone='siameseim_init', keep_init=['pos_embed']),
+            pre_own_pos=dict(
+                backbone='siameseim',
+                keep_init=['pos_embed'],
+                baseline='init_own_pos')))
+    scores = dict(init_own_pos=[5.0, 5.5], pre_own_pos=[9.0, 9.5])
+    runs = {
+        study.search_key('ade20k', 's', name, seed):
+        dict(
+            _run({'mIoU': value}, dict(name='s', iters=100)),
+            checkpoint='c.pth',
+            keep_init=['pos_embed'])
+        for name, values in scores.items()
+        for seed, value in zip((0, 1), values)
+    }
+    data = dict(
+        runs=runs,
+        init_parts=parts,
+        metrics=['mIoU'],
+        cpu_bf16=dict(avx512_bf16=False))
+    lines = tables.init_parts_table(dict(data=data)).splitlines()
+    assert lines[2] == ('| init_own_pos | `siameseim_init` | `pos_embed` | '
+                        '5.25 ± 0.35 (2) | 10.0 |')
+    assert lines[5:7] == [
+        '| variant | its baseline | difference | Welch p | Holm p | verdict '
+        '|', '|---|---|---|---|---|---|'
+    ]
+    # equal spreads, 4.0 apart: t = 4 / 0.354 = 11.3 on 2 degrees of freedom
+    assert lines[7].startswith('| pre_own_pos: 9.25 | init_own_pos: 5.25 | '
+                               '+4 | 0.00')
+    assert lines[7].endswith('| holds |')
+    assert 'mean ± sample standard deviation over the seeds' in lines[9]
+    assert "Holm's correction over the comparisons of this block" in lines[9]
