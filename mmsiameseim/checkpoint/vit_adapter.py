@@ -211,7 +211,8 @@ def adapt_vit_checkpoint(
         keep_init (Sequence[str]): ``fnmatch`` patterns of model keys that
             keep the model's own initialisation although the file holds
             them (which part of a checkpoint matters: its position table,
-            its blocks); each must match a model key. Defaults to ().
+            its blocks); each must match a model key. One string is one
+            pattern. Defaults to ().
 
     Returns:
         tuple: The model's weights found in the checkpoint (dropped keys
@@ -229,6 +230,8 @@ def adapt_vit_checkpoint(
         raise ValueError(f'{source}: no key starts with {prefix!r}; the file '
                          f'holds {describe_keys(state)}')
     expected = [k for k in target if not k.endswith('num_batches_tracked')]
+    if isinstance(keep_init, str):  # one pattern, e.g. keep_init=pos_embed
+        keep_init = (keep_init, )
     for pattern in keep_init:
         if not fnmatch.filter(expected, pattern):
             raise ValueError(
