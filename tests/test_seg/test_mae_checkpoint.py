@@ -230,6 +230,17 @@ def test_keep_init_keeps_mmsegs_own_weights_for_the_named_keys(
     assert '13 kept as initialised (keep_init)' in logged.out + logged.err
     assert 'kept as initialised: 1 x pos_embed' in logged.out + logged.err
 
+    # one pattern given as a string (--cfg-options ...keep_init=pos_embed)
+    torch.manual_seed(1)
+    one = _seg_backbone(
+        ckpt,
+        init_cfg=dict(
+            type='Pretrained', checkpoint=str(ckpt), keep_init='pos_embed'))
+    one.init_weights()
+    assert not one.pos_embed.any()
+    torch.testing.assert_close(one.layers[1].attn.qkv.weight,
+                               state['backbone.layers.1.attn.qkv.weight'])
+
     with pytest.raises(
             ValueError,
             match=r"keep_init pattern 'posembed' "
