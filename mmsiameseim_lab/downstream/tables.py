@@ -2,7 +2,8 @@
 (docs/results/downstream_miniature*.json): the held-out search's ranking of
 candidate schedules, Table 2 in miniature (every backbone's scores over
 the seeds, each pretrained backbone against its own initial weights), the
-longer fine-tunes beside it, and the held-out A/B runs behind the miniature
+longer fine-tunes and the checkpoints with parts of their initialisation
+swapped beside it, and the held-out A/B runs behind the miniature
 detection configs' choices."""
 import functools
 import os.path as osp
@@ -359,8 +360,8 @@ def lengths_table(results: dict) -> str:
         '', f'{len(runs)} of {total} runs recorded. ' +
         _seeds_line(lengths['seeds']) + ' Fit on the training images\' '
         '`*_fit` part and scored on their `*_holdout` part (never the '
-        'validation split), outside the table\'s budget. ' +
-        _bf16_line(data) + ' ' + _commits_line(list(runs.values())) +
+        'validation split), outside the table\'s budget. ' + _bf16_line(data) +
+        ' ' + _commits_line(list(runs.values())) +
         (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)
@@ -369,6 +370,12 @@ def lengths_table(results: dict) -> str:
 def _seeds_line(seeds: List[int]) -> str:
     return ('mean ± sample standard deviation over the seeds.'
             if len(seeds) > 1 else f'One seed ({seeds[0]}) a row.')
+
+
+_BASELINE_LINE = (
+    'A variant that names a baseline (another variant) is tested against it '
+    'over the seeds both have: Welch\'s test, Holm\'s correction over the '
+    'comparisons of this block; fewer than two seeds a side give no test. ')
 
 
 @results_table('downstream_miniature_init_parts')
@@ -385,8 +392,9 @@ def init_parts_table(results: dict) -> str:
     by_backbone: Dict[str, List[dict]] = {}
     for schedule in parts['schedules']:
         for name, variant in parts['variants'].items():
-            recs = _recorded(runs, (search_key(parts['task'], schedule, name,
-                                               s) for s in parts['seeds']))
+            recs = _recorded(runs,
+                             (search_key(parts['task'], schedule, name, s)
+                              for s in parts['seeds']))
             if not recs:
                 continue
             by_backbone.setdefault(variant['backbone'], []).extend(recs)
@@ -394,10 +402,10 @@ def init_parts_table(results: dict) -> str:
             source = (f'`{variant["backbone"]}`'
                       if recs[0].get('checkpoint') else 'none (random ViT)')
             wall = statistics.mean(r['wall_s'] for r in recs) / 60
-            lines.append('| ' + ' | '.join(
-                [name, source, ', '.join(f'`{k}`' for k in kept)
-                 if kept else '-'] +
-                [_cell([r['metrics'][m] for r in recs], m)
+            lines.append('| ' + ' | '.join([
+                name, source, ', '.join(f'`{k}`'
+                                        for k in kept) if kept else '-'
+            ] + [_cell([r['metrics'][m] for r in recs], m)
                  for m in metrics] + [f'{wall:.1f}']) + ' |')
     own = "the config's"
     schedules = '; '.join(
@@ -426,12 +434,8 @@ def init_parts_table(results: dict) -> str:
         'start as the random ViT\'s do; all others come from the '
         'checkpoint. Fit on the training images\' `*_fit` part and scored '
         'on their `*_holdout` part (never the validation split). ' +
-        ('A variant that names a baseline (another variant) is tested '
-         'against it over the seeds both have: Welch\'s test, Holm\'s '
-         'correction over the comparisons of this block; fewer than two '
-         'seeds a side give no test. ' if compared else '') + _bf16_line(data) + ' ' +
-        _commits_line(list(runs.values())) +
-        (' ' + digests if digests else '')
+        (_BASELINE_LINE if compared else '') + _bf16_line(data) + ' ' +
+        _commits_line(list(runs.values())) + (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)
 

@@ -295,12 +295,13 @@ class ViTDetViT(BaseModule):
             self.init_cfg = init_cfg
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
 
-    def load_pretrained(self,
-                        checkpoint: str,
-                        prefix: str = 'backbone.',
-                        allow_partial: bool = False,
-                        allow_dropped: bool = False,
-                        keep_init: Sequence[str] = ()) -> KeyReport:
+    def load_pretrained(
+        self,
+        checkpoint: str,
+        prefix: str = 'backbone.',
+        allow_partial: bool = False,
+        allow_dropped: bool = False,
+        keep_init: Sequence[str] = ()) -> KeyReport:
         """Load the ``prefix`` part of a checkpoint through
         :func:`adapt_vit_checkpoint`, logging every key that is adapted,
         new or dropped.

@@ -1,6 +1,8 @@
 """The miniature downstream study's published blocks
 (mmsiameseim_lab.downstream.tables): the held-out search's ranking and the
 table of every backbone's scores with its verdicts, from results files."""
+import functools
+
 import pytest
 
 from mmsiameseim_lab.downstream import study, tables
@@ -330,13 +332,13 @@ def test_init_parts_table_names_what_each_variant_keeps():
             **extra)
 
     init = 'work_dirs/claim/x/initial_weights.pth'
+    key = functools.partial(study.search_key, 'ade20k', 'lr1e_3_100it')
     runs = {
-        study.search_key('ade20k', 'lr1e_3_100it', 'siameseim_init', 0):
+        key('siameseim_init', 0):
         run(3.5, init, '0e2a166a00000000'),
-        study.search_key('ade20k', 'lr1e_3_100it',
-                         'siameseim_init_own_pos_embed', 0):
+        key('siameseim_init_own_pos_embed', 0):
         run(9.5, init, '0e2a166a00000000', keep_init=['pos_embed']),
-        study.search_key('ade20k', 'lr1e_3_100it', 'random', 0):
+        key('random', 0):
         run(10.4, None),
     }
     data = dict(
