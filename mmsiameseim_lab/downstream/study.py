@@ -555,6 +555,42 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
         taken=taken)
 
 
+def results_data(study: Config,
+                 records: Dict[str, dict],
+                 kind: str,
+                 smoke: bool = False) -> dict:
+    """The ``data`` of a results file: ``records`` (key -> record), the
+    CPU's bf16 flags and what its renderer reads for ``kind``: the table's
+    comparisons and settings (``'table'``), the held-out search's ranking
+    and choices (``'holdout'``), or the settings' section of that name and
+    its task's metrics (``'lengths'``, ``'init_parts'``)."""
+    from mmsiameseim.precision import cpu_bf16_flags
+    data = dict(
+        runs=records, cpu_bf16=cpu_bf16_flags(), holdout=kind != 'table')
+    if kind in ('lengths', 'init_parts'):
+        section = study[kind]
+        data.update({
+            kind: section.to_dict(),
+            'metrics': list(study.tasks[section.task].metrics)
+        })
+    elif kind == 'holdout':
+        ranking, chosen = choose_schedules(study, records)
+        data.update(
+            ranking=ranking, chosen=chosen, search=study.search.to_dict())
+    else:
+        data.update(
+            comparisons=comparisons(study, records),
+            seeds=list(study.seeds),
+            backbones=list(study.backbones),
+            tasks={
+                t: list(v.metrics)
+                for t, v in study.tasks.items()
+            },
+            budget_minutes=study.budget_minutes,
+            smoke=smoke)
+    return data
+
+
 def comparisons(study: Config, records: Dict[str, dict]) -> List[dict]:
     """Each pretrained backbone against its baseline, per task and metric,
     over the seeds both have; Welch p, then Holm over all of them."""

@@ -43,13 +43,13 @@ import sys
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
-from mmsiameseim.precision import cpu_bf16_flags
 from mmsiameseim_lab.downstream.smoke import smoke_settings
 from mmsiameseim_lab.downstream.study import (choose_schedules, comparisons,
                                               init_part_runs, length_runs,
                                               planned_runs, resolve_claim_runs,
-                                              resolve_schedules, run_once,
-                                              run_settings, train_command)
+                                              resolve_schedules, results_data,
+                                              run_once, run_settings,
+                                              train_command)
 from mmsiameseim_lab.results import write_results
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -168,30 +168,9 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        data = dict(runs=records, cpu_bf16=cpu_bf16_flags(), holdout=holdout)
-        if args.lengths:
-            data.update(
-                lengths=study.lengths.to_dict(),
-                metrics=list(study.tasks[study.lengths.task].metrics))
-        elif args.init_parts:
-            data.update(
-                init_parts=study.init_parts.to_dict(),
-                metrics=list(study.tasks[study.init_parts.task].metrics))
-        elif args.holdout:
-            ranking, chosen = choose_schedules(study, records)
-            data.update(
-                ranking=ranking, chosen=chosen, search=study.search.to_dict())
-        else:
-            data.update(
-                comparisons=comparisons(study, records),
-                seeds=list(study.seeds),
-                backbones=list(study.backbones),
-                tasks={
-                    t: list(v.metrics)
-                    for t, v in study.tasks.items()
-                },
-                budget_minutes=study.budget_minutes,
-                smoke=args.smoke)
+        kind = ('lengths' if args.lengths else 'init_parts'
+                if args.init_parts else 'holdout' if args.holdout else 'table')
+        data = results_data(study, records, kind, smoke=args.smoke)
         write_results(name, data, results_dir=results_dir)
     if args.lengths or args.init_parts:
         return
