@@ -605,21 +605,30 @@ def comparisons(study: Config, records: Dict[str, dict]) -> List[dict]:
                     records[run_key(task, n, s)]['metrics'][metric]
                     for s in study.seeds if run_key(task, n, s) in records
                 ] for n in (name, base))
-                if not a or not b:
-                    continue
-                rows.append(
-                    dict(
-                        task=task,
-                        metric=metric,
-                        backbone=name,
-                        baseline=base,
-                        values=a,
-                        baseline_values=b,
-                        mean=statistics.mean(a),
-                        baseline_mean=statistics.mean(b),
-                        diff=statistics.mean(a) - statistics.mean(b),
-                        expected_sign=1))
+                if a and b:
+                    rows.append(
+                        _against(
+                            a,
+                            b,
+                            task=task,
+                            backbone=name,
+                            baseline=base,
+                            metric=metric))
     return judge(rows)
+
+
+def _against(values: List[float], baseline_values: List[float],
+             **where) -> dict:
+    """A comparison row: ``where`` (what is compared), both sides' values
+    and means and their difference, expected positive."""
+    return dict(
+        where,
+        values=values,
+        baseline_values=baseline_values,
+        mean=statistics.mean(values),
+        baseline_mean=statistics.mean(baseline_values),
+        diff=statistics.mean(values) - statistics.mean(baseline_values),
+        expected_sign=1)
 
 
 def init_part_comparisons(data: dict) -> List[dict]:
@@ -640,20 +649,15 @@ def init_part_comparisons(data: dict) -> List[dict]:
                     for k in (search_key(parts['task'], schedule, n, s)
                               for s in parts['seeds']) if k in runs
                 ] for n in (name, base))
-                if not a or not b:
-                    continue
-                rows.append(
-                    dict(
-                        schedule=schedule,
-                        metric=metric,
-                        variant=name,
-                        baseline=base,
-                        values=a,
-                        baseline_values=b,
-                        mean=statistics.mean(a),
-                        baseline_mean=statistics.mean(b),
-                        diff=statistics.mean(a) - statistics.mean(b),
-                        expected_sign=1))
+                if a and b:
+                    rows.append(
+                        _against(
+                            a,
+                            b,
+                            schedule=schedule,
+                            variant=name,
+                            baseline=base,
+                            metric=metric))
     return judge(rows)
 
 

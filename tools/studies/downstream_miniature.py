@@ -105,20 +105,17 @@ def main(argv=None):
     work_dir = osp.abspath(args.work_dir)
     results_dir = work_dir if args.smoke else osp.abspath(args.results_dir)
     try:
-        if args.lengths:
+        if args.lengths or args.init_parts:
+            # beside the table: one task, on the held-out split
+            section = 'lengths' if args.lengths else 'init_parts'
             if args.tasks:
-                raise ValueError('--lengths fine-tunes the task of '
-                                 '`lengths.task`; --tasks does not apply')
-            runs = length_runs(study, args.backbones)
+                raise ValueError(f'--{section.replace("_", "-")} fine-tunes '
+                                 f'the task of `{section}.task`; --tasks '
+                                 'does not apply')
+            runs = (length_runs if args.lengths else init_part_runs)(
+                study, args.backbones)
             resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
-            work_dir = osp.join(work_dir, 'lengths')
-        elif args.init_parts:
-            if args.tasks:
-                raise ValueError('--init-parts fine-tunes the task of '
-                                 '`init_parts.task`; --tasks does not apply')
-            runs = init_part_runs(study, args.backbones)
-            resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
-            work_dir = osp.join(work_dir, 'init_parts')
+            work_dir = osp.join(work_dir, section)
         else:
             if args.smoke:
                 smoke_settings(
