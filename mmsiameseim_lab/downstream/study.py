@@ -102,24 +102,40 @@ def length_runs(study: Config,
     Their schedules become the candidates of the task (``study.schedules``),
     so that a run's command and record are those of a search run.
     """
-    lengths = study.lengths
-    chosen = backbones or lengths.backbones
+    chosen = backbones or study.lengths.backbones
     unknown = sorted(set(chosen) - set(study.backbones))
     if unknown:
         raise ValueError(f'lengths.backbones: unknown backbones {unknown}; '
                          f'the study has {sorted(study.backbones)}')
-    if lengths.task not in study.tasks:
-        raise ValueError(f'lengths.task: {lengths.task!r} is not a task of '
-                         f'the study ({sorted(study.tasks)})')
-    study.schedules = {lengths.task: lengths.schedules}
+    _section_task(study, 'lengths')
+    return _held_out_runs(study, 'lengths', chosen)
+
+
+def _section_task(study: Config, section: str) -> str:
+    """The task of the settings' ``section`` (``lengths``, ``init_parts``);
+    one that is not a task of the study is an error naming it."""
+    task = study[section].task
+    if task not in study.tasks:
+        raise ValueError(f'{section}.task: {task!r} is not a task of the '
+                         f'study ({sorted(study.tasks)})')
+    return task
+
+
+def _held_out_runs(study: Config, section: str,
+                   names: List[str]) -> List[dict]:
+    """Every (schedule, backbone of ``names``, seed) of the settings'
+    ``section``, keyed as the search's runs; its schedules become its task's
+    candidates (``study.schedules``)."""
+    part = study[section]
+    study.schedules = {part.task: part.schedules}
     return [
         dict(
-            key=search_key(lengths.task, name, b, s),
-            task=lengths.task,
-            backbone=b,
+            key=search_key(part.task, schedule, name, s),
+            task=part.task,
+            backbone=name,
             seed=s,
-            schedule=name) for name in lengths.schedules for b in chosen
-        for s in lengths.seeds
+            schedule=schedule) for schedule in part.schedules for name in names
+        for s in part.seeds
     ]
 
 
@@ -131,17 +147,15 @@ def init_part_runs(study: Config,
     A variant is a backbone of the study whose checkpoint's weights named by
     ``keep_init`` (``fnmatch`` patterns of backbone keys) keep the
     fine-tuning model's own initialisation (``init_cfg.keep_init`` of
-    ``SiameseIMMAE``); it becomes a backbone of ``study.backbones`` under its
-    own name, and its schedules the task's candidates, so that its command
-    and record are those of a search run. An unknown variant or backbone, a
-    variant that keeps part of no checkpoint, or a task whose backbone
-    cannot keep its own initialisation is an error that names it.
+    ``SiameseIMMAE`` and ``ViTDetViT``); it becomes a backbone of
+    ``study.backbones`` under its own name, and its schedules the task's
+    candidates, so that its command and record are those of a search run.
+    An unknown variant or backbone, a variant that keeps part of no
+    checkpoint, or a task whose backbone cannot keep its own initialisation
+    is an error that names it.
     """
     parts = study.init_parts
-    if parts.task not in study.tasks:
-        raise ValueError(f'init_parts.task: {parts.task!r} is not a task of '
-                         f'the study ({sorted(study.tasks)})')
-    if not study.tasks[parts.task].get('keep_init'):
+    if not study.tasks[_section_task(study, 'init_parts')].get('keep_init'):
         raise ValueError(f'init_parts.task: the backbone of {parts.task!r} '
                          'cannot keep part of its own initialisation (the '
                          "task has no 'keep_init' in the settings)")
@@ -171,16 +185,7 @@ def init_part_runs(study: Config,
         if keep:
             spec['keep_init'] = keep
         study.backbones[name] = spec
-    study.schedules = {parts.task: parts.schedules}
-    return [
-        dict(
-            key=search_key(parts.task, schedule, name, s),
-            task=parts.task,
-            backbone=name,
-            seed=s,
-            schedule=schedule) for schedule in parts.schedules
-        for name in chosen for s in parts.seeds
-    ]
+    return _held_out_runs(study, 'init_parts', chosen)
 
 
 def _results_data(path: str, root: str) -> dict:

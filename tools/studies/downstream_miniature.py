@@ -104,18 +104,21 @@ def main(argv=None):
         study.merge_from_dict(args.cfg_options)
     work_dir = osp.abspath(args.work_dir)
     results_dir = work_dir if args.smoke else osp.abspath(args.results_dir)
+    # what the run writes: the table (--smoke's too), or a results file of
+    # its own (downstream_miniature_KIND.json)
+    kind = ('lengths' if args.lengths else 'init_parts'
+            if args.init_parts else 'holdout' if args.holdout else 'table')
     try:
-        if args.lengths or args.init_parts:
+        if kind in ('lengths', 'init_parts'):
             # beside the table: one task, on the held-out split
-            section = 'lengths' if args.lengths else 'init_parts'
             if args.tasks:
-                raise ValueError(f'--{section.replace("_", "-")} fine-tunes '
-                                 f'the task of `{section}.task`; --tasks '
+                raise ValueError(f'--{kind.replace("_", "-")} fine-tunes '
+                                 f'the task of `{kind}.task`; --tasks '
                                  'does not apply')
             runs = (length_runs if args.lengths else init_part_runs)(
                 study, args.backbones)
             resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
-            work_dir = osp.join(work_dir, section)
+            work_dir = osp.join(work_dir, kind)
         else:
             if args.smoke:
                 smoke_settings(
@@ -134,10 +137,8 @@ def main(argv=None):
     except ValueError as e:
         sys.exit(f'error: {args.config}: {e}')
     # a length's or an init part's run is a held-out run
-    holdout = args.holdout or args.lengths or args.init_parts
-    name = 'downstream_miniature' + ('_holdout' if args.holdout else
-                                     '_lengths' if args.lengths else
-                                     '_init_parts' if args.init_parts else '')
+    holdout = kind != 'table'
+    name = 'downstream_miniature' + ('' if kind == 'table' else f'_{kind}')
     stored = load_json(osp.join(results_dir, f'{name}.json')) or {}
     records = stored.get('data', {}).get('runs', {})
     for run in runs:
@@ -165,13 +166,11 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        kind = ('lengths' if args.lengths else 'init_parts'
-                if args.init_parts else 'holdout' if args.holdout else 'table')
         data = results_data(study, records, kind, smoke=args.smoke)
         write_results(name, data, results_dir=results_dir)
-    if args.lengths or args.init_parts:
+    if kind in ('lengths', 'init_parts'):
         return
-    if args.holdout:
+    if kind == 'holdout':
         ranking, chosen = choose_schedules(study, records)
         for row in ranking:
             print(f'{row["task"]} {row["schedule"]}: {row["metric"]} '
