@@ -121,6 +121,14 @@ def _section_task(study: Config, section: str) -> str:
     return task
 
 
+def section_seeds(section: dict, name: str) -> List[int]:
+    """The seeds of ``name`` in a settings' section (``lengths``,
+    ``init_parts``): its variant's own ``seeds`` where it has them, else the
+    section's."""
+    variant = section.get('variants', {}).get(name, {})
+    return list(variant.get('seeds', section['seeds']))
+
+
 def _held_out_runs(study: Config, section: str,
                    names: List[str]) -> List[dict]:
     """Every (schedule, backbone of ``names``, seed) of the settings'
@@ -135,7 +143,7 @@ def _held_out_runs(study: Config, section: str,
             backbone=name,
             seed=s,
             schedule=schedule) for schedule in part.schedules for name in names
-        for s in part.seeds
+        for s in section_seeds(part, name)
     ]
 
 
@@ -652,7 +660,7 @@ def init_part_comparisons(data: dict) -> List[dict]:
                 a, b = ([
                     runs[k]['metrics'][metric]
                     for k in (search_key(parts['task'], schedule, n, s)
-                              for s in parts['seeds']) if k in runs
+                              for s in section_seeds(parts, name)) if k in runs
                 ] for n in (name, base))
                 if a and b:
                     rows.append(

@@ -14,7 +14,7 @@ from ..claim.statistics import format_p
 from ..metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
 from ..results import results_cell, results_table, smoke_note
 from .ablations import ABSENT
-from .study import init_part_comparisons, run_key, search_key
+from .study import init_part_comparisons, run_key, search_key, section_seeds
 
 
 def heading(metric: str) -> str:
@@ -394,7 +394,7 @@ def init_parts_table(results: dict) -> str:
         for name, variant in parts['variants'].items():
             recs = _recorded(runs,
                              (search_key(parts['task'], schedule, name, s)
-                              for s in parts['seeds']))
+                              for s in section_seeds(parts, name)))
             if not recs:
                 continue
             by_backbone.setdefault(variant['backbone'], []).extend(recs)
@@ -411,8 +411,8 @@ def init_parts_table(results: dict) -> str:
     schedules = '; '.join(
         f'{name} ({s.get("iters", own)} iterations, lr {s.get("lr", own)})'
         for name, s in parts['schedules'].items())
-    total = len(parts['schedules']) * len(parts['variants']) * len(
-        parts['seeds'])
+    total = len(parts['schedules']) * sum(
+        len(section_seeds(parts, name)) for name in parts['variants'])
     digests = _digests_line(by_backbone)
     compared = init_part_comparisons(data)
     if compared:

@@ -520,7 +520,7 @@ def test_init_parts_plan_each_variant_with_the_weights_it_keeps(settings):
     variants = list(settings.init_parts.variants)
     assert [r['key'] for r in runs] == [
         f'ade20k/lr1e_3_100it/{v}/seed{s}' for v in variants
-        for s in settings.init_parts.seeds
+        for s in study.section_seeds(settings.init_parts, v)
     ]
     assert settings.schedules == dict(ade20k=settings.init_parts.schedules)
     by_name = {r['backbone']: r for r in runs if r['seed'] == 0}
@@ -553,6 +553,17 @@ def test_init_parts_plan_each_variant_with_the_weights_it_keeps(settings):
             for r in study.init_part_runs(settings, ['random'])} == {'random'}
     with pytest.raises(ValueError, match=r"unknown variants \['vit'\]"):
         study.init_part_runs(settings, ['vit'])
+
+
+def test_a_variants_own_seeds_replace_the_sections(settings):
+    settings.init_parts.seeds = [0]
+    settings.init_parts.variants = dict(
+        more=dict(backbone='random', seeds=[3, 4]),
+        once=dict(backbone='random'))
+    assert [(r['backbone'], r['seed'])
+            for r in study.init_part_runs(settings)] == [('more', 3),
+                                                         ('more', 4),
+                                                         ('once', 0)]
 
 
 @pytest.mark.parametrize('change, message', [
@@ -601,7 +612,10 @@ def test_the_init_parts_run_into_their_own_results_file(
     ]
     tool.main(argv + ['--dry-run'])
     out = capsys.readouterr().out
-    total = len(Config.fromfile(SETTINGS).init_parts.variants)
+    # init_parts.seeds=[0] leaves the variants with their own seeds alone
+    total = sum(
+        len(v.get('seeds', [0]))
+        for v in Config.fromfile(SETTINGS).init_parts.variants.values())
     assert f'0 of {total} runs recorded; {total} to run' in out
     assert (f'{tmp_path}/init_parts/ade20k/lr1e_3_100it/'
             'siameseim_init_own_pos_embed/seed0') in out

@@ -404,3 +404,33 @@ def test_init_parts_table_tests_a_variant_against_its_baseline():
     assert lines[7].endswith('| holds |')
     assert 'mean ± sample standard deviation over the seeds' in lines[9]
     assert "Holm's correction over the comparisons of this block" in lines[9]
+
+
+def test_init_parts_table_counts_and_tests_a_variants_own_seeds():
+    parts = dict(
+        task='ade20k',
+        seeds=[0],
+        schedules=dict(s=dict(iters=100)),
+        variants=dict(
+            base=dict(backbone='siameseim_init', seeds=[0, 1, 2]),
+            pre=dict(backbone='siameseim', seeds=[0, 1, 2], baseline='base'),
+            once=dict(backbone='siameseim_init')))
+    scores = dict(base=[5.0, 5.5, 6.0], pre=[9.0, 9.5, 10.0], once=[4.0])
+    runs = {
+        study.search_key('ade20k', 's', name, seed):
+        dict(_run({'mIoU': value}, dict(name='s', iters=100)), checkpoint='c')
+        for name, values in scores.items()
+        for seed, value in enumerate(values)
+    }
+    data = dict(
+        runs=runs,
+        init_parts=parts,
+        metrics=['mIoU'],
+        cpu_bf16=dict(avx512_bf16=False))
+    lines = tables.init_parts_table(dict(data=data)).splitlines()
+    assert lines[2].startswith(
+        '| base | `siameseim_init` | - | 5.50 ± 0.50 (3)')
+    assert lines[4].startswith('| once | `siameseim_init` | - | 4.00 (1 seed)')
+    # three seeds a side are compared, not the section's one
+    assert lines[8].startswith('| pre: 9.50 | base: 5.50 | +4 | ')
+    assert lines[10].startswith('7 of 7 runs recorded.')
