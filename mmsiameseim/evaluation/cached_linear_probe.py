@@ -268,15 +268,19 @@ def _train_probe(cfg, views, labels, test_features, test_labels, flip_prob,
     return 100.0 * correct / max(len(test_labels), 1)
 
 
-def extract_probe_views(model: torch.nn.Module,
-                        cfg: Config,
-                        indices: Optional[Sequence[int]],
-                        precision: str = 'float32',
-                        cache_dir: Optional[str] = None,
-                        key: Optional[dict] = None,
-                        desc: str = 'probe') -> Tuple[Views, float]:
+def extract_probe_views(
+        model: torch.nn.Module,
+        cfg: Config,
+        indices: Optional[Sequence[int]],
+        precision: str = 'float32',
+        cache_dir: Optional[str] = None,
+        key: Optional[dict] = None,
+        desc: str = 'probe',
+        kept_batches: Optional[dict] = None) -> Tuple[Views, float]:
     """Frozen features of each view of the probe's training images (see
-    :func:`probe_view_pipelines`), cached under ``key`` when given.
+    :func:`probe_view_pipelines`), cached under ``key`` when given; the
+    views' pipeline batches kept in ``kept_batches`` (see
+    :func:`extract_features`).
 
     Returns:
         tuple: one (features, labels) per view, and the flip probability.
@@ -293,7 +297,8 @@ def extract_probe_views(model: torch.nn.Module,
                 pipeline,
                 indices,
                 desc=f'{desc} {split} features',
-                precision=precision)
+                precision=precision,
+                kept_batches=kept_batches)
 
         split_key = None if key is None else dict(
             key,

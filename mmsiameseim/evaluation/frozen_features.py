@@ -1,6 +1,6 @@
 import copy
 import inspect
-from typing import Optional, Sequence, Tuple
+from typing import Iterable, Iterator, Optional, Sequence, Tuple
 
 import torch
 from mmengine.config import Config
@@ -11,6 +11,7 @@ from mmpretrain.registry import DATASETS, MODELS
 
 from ..checkpoint import init_weights_quietly
 from ..precision import autocast
+from .feature_cache import cache_digest
 
 
 def build_frozen_backbone_model(cfg: Config,
@@ -185,6 +186,66 @@ def batch_features(
                                 flatten_maps).cpu(), labels.reshape(-1).cpu()
 
 
+def collate_samples(samples: list) -> dict:
+    """``pseudo_collate`` of pipeline outputs, with the images stacked into
+    one tensor when they all have the same shape and dtype: the data
+    preprocessors of mmpretrain normalise a stacked batch with the same
+    per-element arithmetic as a list, in one call instead of one per
+    image."""
+    batch = pseudo_collate(samples)
+    inputs = batch['inputs']
+    if isinstance(inputs, list) and inputs and all(
+            isinstance(x, torch.Tensor) and x.shape == inputs[0].shape
+            and x.dtype == inputs[0].dtype for x in inputs):
+        batch['inputs'] = torch.stack(inputs)
+    return batch
+
+
+def pipeline_batches(
+        dataset_cfg: dict,
+        pipeline: Sequence[dict],
+        indices: Optional[Sequence[int]],
+        batch_size: int,
+        kept: Optional[dict] = None) -> Tuple[int, Iterable[dict]]:
+    """The number of samples, and the collated batches
+    (:func:`collate_samples`) of ``indices`` (None: every sample) of a
+    dataset run through ``pipeline``.
+
+    With ``kept`` (a dict), the batches are kept there, once all have been
+    made, under the dataset config, pipeline, indices and batch size, and a
+    later call with the same four reads them back instead of running the
+    pipeline again (e.g. a second model encoding the same images). Like
+    the feature cache, this takes the pipeline to be deterministic (no
+    random transform).
+    """
+    indices = None if indices is None else [int(i) for i in indices]
+    key = cache_digest([dataset_cfg, list(pipeline), indices, batch_size])
+    if kept is not None and key in kept:
+        return sum(len(b['inputs']) for b in kept[key]), kept[key]
+    cfg = copy.deepcopy(dataset_cfg)
+    cfg['pipeline'] = list(pipeline)
+    kind = cfg.get('type')
+    kind = DATASETS.get(kind) if isinstance(kind, str) else kind
+    if inspect.isclass(kind) and issubclass(kind, BaseDataset):
+        # no worker processes to share the list with: pickling 60k
+        # samples would cost more than encoding a few thousand of them
+        cfg.setdefault('serialize_data', False)
+    dataset = DATASETS.build(cfg)
+    chosen = list(range(len(dataset))) if indices is None else indices
+
+    def make() -> Iterator[dict]:
+        made = []
+        for start in range(0, len(chosen), batch_size):
+            made.append(
+                collate_samples(
+                    [dataset[i] for i in chosen[start:start + batch_size]]))
+            yield made[-1]
+        if kept is not None:
+            kept[key] = made
+
+    return len(chosen), make()
+
+
 @torch.no_grad()
 def extract_features(
         model: torch.nn.Module,
@@ -194,7 +255,9 @@ def extract_features(
         batch_size: int = 500,
         desc: str = 'features',
         precision: str = 'float32',
-        flatten_maps: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+        flatten_maps: bool = False,
+        kept_batches: Optional[dict] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """Backbone features and labels of a dataset, with a progress bar.
 
     Args:
@@ -211,31 +274,24 @@ def extract_features(
             instructions).
         flatten_maps (bool): Flatten feature maps instead of averaging
             them (see :func:`pool_backbone_output`).
+        kept_batches (dict, optional): Where the pipeline's batches are
+            kept for later calls on the same images (see
+            :func:`pipeline_batches`); None: none kept.
 
     Returns:
         tuple: features (N, D) float32 (see :func:`pool_backbone_output`)
         and labels (N,).
     """
-    cfg = copy.deepcopy(dataset_cfg)
-    cfg['pipeline'] = list(pipeline)
-    kind = cfg.get('type')
-    kind = DATASETS.get(kind) if isinstance(kind, str) else kind
-    if inspect.isclass(kind) and issubclass(kind, BaseDataset):
-        # no worker processes to share the list with: pickling 60k
-        # samples would cost more than encoding a few thousand of them
-        cfg.setdefault('serialize_data', False)
-    dataset = DATASETS.build(cfg)
-    indices = list(range(len(dataset))) if indices is None else list(indices)
+    count, batches = pipeline_batches(dataset_cfg, pipeline, indices,
+                                      batch_size, kept_batches)
     feats, labels = [], []
-    bar = ProgressBar(len(indices))
-    print(f'extracting {desc} of {len(indices)} images')
-    for start in range(0, len(indices), batch_size):
-        batch = pseudo_collate(
-            [dataset[i] for i in indices[start:start + batch_size]])
+    bar = ProgressBar(count)
+    print(f'extracting {desc} of {count} images')
+    for batch in batches:
         x, y = batch_features(
             model, batch, precision=precision, flatten_maps=flatten_maps)
         feats.append(x)
         labels.append(y)
-        bar.update(len(batch['inputs']))
+        bar.update(len(x))
     print()
     return torch.cat(feats), torch.cat(labels)

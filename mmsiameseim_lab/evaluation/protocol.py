@@ -178,6 +178,9 @@ class FrozenBackboneProtocol:
         self.feature = feature
         self.final_norm = bool(final_norm)
         self.holdout = holdout
+        # the pipeline's batches of each split, made by the first row and
+        # read by every later row (the pipeline is not the model's)
+        self._kept_batches: dict = {}
         self._check_counts()
         # checked as given, stored as results store it (see stored_knn)
         self.knn = stored_knn(self.knn)
@@ -442,7 +445,8 @@ class FrozenBackboneProtocol:
                     idx,
                     desc=f'{name} {split} features',
                     precision=self.precision,
-                    flatten_maps=self.feature == 'featmap')
+                    flatten_maps=self.feature == 'featmap',
+                    kept_batches=self._kept_batches)
 
             split_key = None if key is None else dict(
                 key,
@@ -468,7 +472,8 @@ class FrozenBackboneProtocol:
         :func:`extract_probe_views`) and the flip probability."""
         return extract_probe_views(model, cfg,
                                    self.subsets()['probe'], self.precision,
-                                   self.cache_dir, cache_key, name)
+                                   self.cache_dir, cache_key, name,
+                                   self._kept_batches)
 
     def evaluate(self,
                  name: str,

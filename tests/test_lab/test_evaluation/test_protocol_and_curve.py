@@ -105,6 +105,33 @@ def test_the_probes_images_as_the_knn_bank_are_encoded_once(
                        'random_init.json'))['settings'])
 
 
+@pytest.mark.skipif(
+    not os.path.isfile(
+        os.path.join(ROOT, 'data', 'fashion_mnist', 't10k-labels-idx1-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+def test_a_second_row_reads_the_first_rows_pipeline_batches(
+        tmp_path, monkeypatch):
+    made = []
+    collate = frozen_features.collate_samples
+
+    def counting(samples):
+        made.append(len(samples))
+        return collate(samples)
+
+    monkeypatch.setattr(frozen_features, 'collate_samples', counting)
+    protocol = _tiny(tmp_path / 'one', bank='probe')
+    first = protocol.evaluate('a', None)
+    few = len(protocol.subsets()['few'])
+    # the few-shot and test images and the probe's two views
+    assert sum(made) == few + 100 + 2 * 100
+    second = protocol.evaluate('b', None)
+    assert sum(made) == few + 100 + 2 * 100
+    # a protocol of its own, running every pipeline: the same scores
+    alone = _tiny(tmp_path / 'two', bank='probe').evaluate('b', None)
+    assert sum(made) == 2 * (few + 100 + 2 * 100)
+    assert first == second == alone
+
+
 def test_the_knn_bank_is_a_setting_old_results_keep(tmp_path):
     before = _tiny(tmp_path / 'a', train_samples=100)
     own = _tiny(tmp_path / 'b', train_samples=100, bank='own')
