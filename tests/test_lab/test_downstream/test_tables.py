@@ -311,6 +311,17 @@ def test_lengths_table_names_the_weights_of_each_backbone():
                          '01234567 (1).')
 
 
+def _init_parts_lines(parts: dict, runs: dict, bf16: bool) -> list:
+    """The init-parts block's lines for ``parts`` (the settings' section)
+    and ``runs`` (key -> record), mIoU only."""
+    data = dict(
+        runs=runs,
+        init_parts=parts,
+        metrics=['mIoU'],
+        cpu_bf16=dict(avx512_bf16=bf16))
+    return tables.init_parts_table(dict(data=data)).splitlines()
+
+
 def test_init_parts_table_names_what_each_variant_keeps():
     parts = dict(
         task='ade20k',
@@ -341,12 +352,7 @@ def test_init_parts_table_names_what_each_variant_keeps():
         key('random', 0):
         run(10.4, None),
     }
-    data = dict(
-        runs=runs,
-        init_parts=parts,
-        metrics=['mIoU'],
-        cpu_bf16=dict(avx512_bf16=True))
-    lines = tables.init_parts_table(dict(data=data)).splitlines()
+    lines = _init_parts_lines(parts, runs, bf16=True)
     assert lines[0] == ("| variant | weights from | left at the model's own "
                         'init | ADE20k mIoU | wall (min) |')
     assert lines[2:5] == [
@@ -386,12 +392,7 @@ def test_init_parts_table_tests_a_variant_against_its_baseline():
         for name, values in scores.items()
         for seed, value in zip((0, 1), values)
     }
-    data = dict(
-        runs=runs,
-        init_parts=parts,
-        metrics=['mIoU'],
-        cpu_bf16=dict(avx512_bf16=False))
-    lines = tables.init_parts_table(dict(data=data)).splitlines()
+    lines = _init_parts_lines(parts, runs, bf16=False)
     assert lines[2] == ('| init_own_pos | `siameseim_init` | `pos_embed` | '
                         '5.25 ± 0.35 (2) | 10.0 |')
     assert lines[5:7] == [
@@ -422,12 +423,7 @@ def test_init_parts_table_counts_and_tests_a_variants_own_seeds():
         for name, values in scores.items()
         for seed, value in enumerate(values)
     }
-    data = dict(
-        runs=runs,
-        init_parts=parts,
-        metrics=['mIoU'],
-        cpu_bf16=dict(avx512_bf16=False))
-    lines = tables.init_parts_table(dict(data=data)).splitlines()
+    lines = _init_parts_lines(parts, runs, bf16=False)
     assert lines[2].startswith(
         '| base | `siameseim_init` | - | 5.50 ± 0.50 (3)')
     assert lines[4].startswith('| once | `siameseim_init` | - | 4.00 (1 seed)')

@@ -57,6 +57,11 @@ TINY = dict(
     test_samples=100,
     precision='float32')
 
+needs_data = pytest.mark.skipif(
+    not os.path.isfile(
+        os.path.join(ROOT, 'data', 'fashion_mnist', 't10k-labels-idx1-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+
 
 def _tiny(work_dir, **knn):
     return FrozenBackboneProtocol(
@@ -66,10 +71,7 @@ def _tiny(work_dir, **knn):
         **TINY)
 
 
-@pytest.mark.skipif(
-    not os.path.isfile(
-        os.path.join(ROOT, 'data', 'fashion_mnist', 't10k-labels-idx1-ubyte')),
-    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+@needs_data
 def test_the_probes_images_as_the_knn_bank_are_encoded_once(
         tmp_path, monkeypatch):
     encoded = []
@@ -105,10 +107,7 @@ def test_the_probes_images_as_the_knn_bank_are_encoded_once(
                        'random_init.json'))['settings'])
 
 
-@pytest.mark.skipif(
-    not os.path.isfile(
-        os.path.join(ROOT, 'data', 'fashion_mnist', 't10k-labels-idx1-ubyte')),
-    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+@needs_data
 def test_a_second_row_reads_the_first_rows_pipeline_batches(
         tmp_path, monkeypatch):
     made = []
