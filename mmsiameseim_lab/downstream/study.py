@@ -656,11 +656,15 @@ def init_part_comparisons(data: dict) -> List[dict]:
             base = variant.get('baseline')
             if not base:
                 continue
+            seeds = [
+                s for s in section_seeds(parts, name)
+                if s in section_seeds(parts, base)
+            ]
             for metric in data['metrics']:
                 a, b = ([
                     runs[k]['metrics'][metric]
                     for k in (search_key(parts['task'], schedule, n, s)
-                              for s in section_seeds(parts, name)) if k in runs
+                              for s in seeds) if k in runs
                 ] for n in (name, base))
                 if a and b:
                     rows.append(

@@ -427,8 +427,12 @@ def init_parts_table(results: dict) -> str:
                 f'| {c["diff"]:+.3g} | {format_p(c["p"])} | '
                 f'{format_p(c["p_holm"])} | {c["verdict"]} |')
     lines += [
-        '', f'{len(runs)} of {total} runs recorded. ' +
-        _seeds_line(parts['seeds']) + f' Task {parts["task"]}, schedule '
+        '', f'{len(runs)} of {total} runs recorded. ' + _seeds_line(
+            sorted({
+                s
+                for n in parts['variants']
+                for s in section_seeds(parts, n)
+            })) + f' Task {parts["task"]}, schedule '
         f'{schedules}. The weights left at the model\'s own initialisation '
         '(`init_cfg.keep_init`: fnmatch patterns of the backbone\'s keys) '
         'start as the random ViT\'s do; all others come from the '

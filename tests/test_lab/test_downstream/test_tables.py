@@ -429,4 +429,12 @@ def test_init_parts_table_counts_and_tests_a_variants_own_seeds():
     assert lines[4].startswith('| once | `siameseim_init` | - | 4.00 (1 seed)')
     # three seeds a side are compared, not the section's one
     assert lines[8].startswith('| pre: 9.50 | base: 5.50 | +4 | ')
-    assert lines[10].startswith('7 of 7 runs recorded.')
+    assert lines[10].startswith('7 of 7 runs recorded. mean ± sample '
+                                'standard deviation over the seeds.')
+    # a seed only one side is planned for stays out of the comparison
+    parts['variants']['base']['seeds'] = [0, 1, 2, 3]
+    runs[study.search_key('ade20k', 's', 'base', 3)] = dict(
+        _run({'mIoU': 100.0}, dict(name='s', iters=100)), checkpoint='c')
+    lines = _init_parts_lines(parts, runs, bf16=False)
+    assert lines[2].startswith('| base | `siameseim_init` | - | 29.1')
+    assert lines[8].startswith('| pre: 9.50 | base: 5.50 | +4 | ')
