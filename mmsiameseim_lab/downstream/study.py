@@ -613,20 +613,13 @@ def comparisons(study: Config, records: Dict[str, dict]) -> List[dict]:
             base = backbone.get('baseline')
             if not base:
                 continue
-            for metric in spec['metrics']:
-                a, b = ([
-                    records[run_key(task, n, s)]['metrics'][metric]
-                    for s in study.seeds if run_key(task, n, s) in records
-                ] for n in (name, base))
-                if a and b:
-                    rows.append(
-                        _against(
-                            a,
-                            b,
-                            task=task,
-                            backbone=name,
-                            baseline=base,
-                            metric=metric))
+            rows += _metric_rows(
+                records, [[run_key(task, n, s) for s in study.seeds]
+                          for n in (name, base)],
+                spec['metrics'],
+                task=task,
+                backbone=name,
+                baseline=base)
     return judge(rows)
 
 
@@ -642,6 +635,20 @@ def _against(values: List[float], baseline_values: List[float],
         baseline_mean=statistics.mean(baseline_values),
         diff=statistics.mean(values) - statistics.mean(baseline_values),
         expected_sign=1)
+
+
+def _metric_rows(records: Dict[str, dict], keys: List[List[str]],
+                 metrics: List[str], **where) -> List[dict]:
+    """One comparison row (:func:`_against`) per metric: the recorded runs
+    of ``keys[0]`` (the compared side) against those of ``keys[1]`` (its
+    baseline); none where a side has no recorded run."""
+    rows = []
+    for metric in metrics:
+        a, b = ([records[k]['metrics'][metric] for k in side if k in records]
+                for side in keys)
+        if a and b:
+            rows.append(_against(a, b, **where, metric=metric))
+    return rows
 
 
 def init_part_comparisons(data: dict) -> List[dict]:
@@ -660,21 +667,14 @@ def init_part_comparisons(data: dict) -> List[dict]:
                 s for s in section_seeds(parts, name)
                 if s in section_seeds(parts, base)
             ]
-            for metric in data['metrics']:
-                a, b = ([
-                    runs[k]['metrics'][metric]
-                    for k in (search_key(parts['task'], schedule, n, s)
-                              for s in seeds) if k in runs
-                ] for n in (name, base))
-                if a and b:
-                    rows.append(
-                        _against(
-                            a,
-                            b,
-                            schedule=schedule,
-                            variant=name,
-                            baseline=base,
-                            metric=metric))
+            rows += _metric_rows(
+                runs,
+                [[search_key(parts['task'], schedule, n, s) for s in seeds]
+                 for n in (name, base)],
+                data['metrics'],
+                schedule=schedule,
+                variant=name,
+                baseline=base)
     return judge(rows)
 
 
