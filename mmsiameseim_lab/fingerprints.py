@@ -142,6 +142,7 @@ STUDIES: Dict[str, Tuple[str, ...]] = dict(
     downstream_miniature_ablations=('downstream_smoke', ),
     downstream_miniature_lengths=('downstream_smoke', ),
     downstream_miniature_init_parts=('downstream_smoke', ),
+    downstream_miniature_init_parts_coco=('downstream_smoke', ),
     side_by_side=('demo_smoke', 'parity'),
 )
 #: What a study's fingerprint reads of a unit it shares, where it reads less

@@ -148,9 +148,11 @@ def _held_out_runs(study: Config, section: str,
 
 
 def init_part_runs(study: Config,
-                   variants: Optional[List[str]] = None) -> List[dict]:
-    """Every (schedule, variant, seed) of ``study.init_parts`` (or of the
-    named variants), keyed as the search's runs.
+                   variants: Optional[List[str]] = None,
+                   section: str = 'init_parts') -> List[dict]:
+    """Every (schedule, variant, seed) of the settings' ``section`` (an
+    ``init_parts`` section: ``init_parts`` or ``init_parts_<name>``, one
+    task each), or of its named variants, keyed as the search's runs.
 
     A variant is a backbone of the study whose checkpoint's weights named by
     ``keep_init`` (``fnmatch`` patterns of backbone keys) keep the
@@ -162,38 +164,49 @@ def init_part_runs(study: Config,
     checkpoint, or a task whose backbone cannot keep its own initialisation
     is an error that names it.
     """
-    parts = study.init_parts
-    if not study.tasks[_section_task(study, 'init_parts')].get('keep_init'):
-        raise ValueError(f'init_parts.task: the backbone of {parts.task!r} '
+    if not is_init_parts_section(section) or section not in study:
+        found = sorted(k for k in study if is_init_parts_section(k))
+        raise ValueError(f'{section!r} is not an init_parts section of the '
+                         f'settings ({found})')
+    parts = study[section]
+    if not study.tasks[_section_task(study, section)].get('keep_init'):
+        raise ValueError(f'{section}.task: the backbone of {parts.task!r} '
                          'cannot keep part of its own initialisation (the '
                          "task has no 'keep_init' in the settings)")
     chosen = variants or list(parts.variants)
     unknown = sorted(set(chosen) - set(parts.variants))
     if unknown:
-        raise ValueError(f'init_parts.variants: unknown variants {unknown}; '
+        raise ValueError(f'{section}.variants: unknown variants {unknown}; '
                          f'the settings have {sorted(parts.variants)}')
     for name in chosen:
         variant = parts.variants[name]
         baseline = variant.get('baseline')
         if baseline is not None and baseline not in parts.variants:
             raise ValueError(
-                f'init_parts.variants.{name}.baseline: {baseline!r} is not '
+                f'{section}.variants.{name}.baseline: {baseline!r} is not '
                 f'a variant ({sorted(parts.variants)})')
         base = study.backbones.get(variant.backbone)
         if base is None:
             raise ValueError(
-                f'init_parts.variants.{name}.backbone: {variant.backbone!r} '
+                f'{section}.variants.{name}.backbone: {variant.backbone!r} '
                 f'is not a backbone of the study ({sorted(study.backbones)})')
         keep = list(variant.get('keep_init', []))
         if keep and base.get('checkpoint', '') is None:
             raise ValueError(
-                f'init_parts.variants.{name}: keep_init {keep} of '
+                f'{section}.variants.{name}: keep_init {keep} of '
                 f'{variant.backbone!r}, which loads no checkpoint')
         spec = {k: v for k, v in base.items() if k != 'baseline'}
         if keep:
             spec['keep_init'] = keep
         study.backbones[name] = spec
-    return _held_out_runs(study, 'init_parts', chosen)
+    return _held_out_runs(study, section, chosen)
+
+
+def is_init_parts_section(name: str) -> bool:
+    """Whether ``name`` names an ``init_parts`` section of the settings
+    (``init_parts``, ``init_parts_<name>``), whose results file is
+    ``downstream_miniature_<section>.json``."""
+    return name == 'init_parts' or name.startswith('init_parts_')
 
 
 def _results_data(path: str, root: str) -> dict:
@@ -571,17 +584,19 @@ def run_once(study: Config, run: dict, work_root: str, holdout: bool) -> dict:
 def results_data(study: Config,
                  records: Dict[str, dict],
                  kind: str,
-                 smoke: bool = False) -> dict:
+                 smoke: bool = False,
+                 section: Optional[str] = None) -> dict:
     """The ``data`` of a results file: ``records`` (key -> record), the
     CPU's bf16 flags and what its renderer reads for ``kind``: the table's
     comparisons and settings (``'table'``), the held-out search's ranking
-    and choices (``'holdout'``), or the settings' section of that name and
-    its task's metrics (``'lengths'``, ``'init_parts'``)."""
+    and choices (``'holdout'``), or the settings' section (``section``, by
+    default the section named ``kind``) under ``kind`` and its task's
+    metrics (``'lengths'``, ``'init_parts'``)."""
     from mmsiameseim.precision import cpu_bf16_flags
     data = dict(
         runs=records, cpu_bf16=cpu_bf16_flags(), holdout=kind != 'table')
     if kind in ('lengths', 'init_parts'):
-        section = study[kind]
+        section = study[section or kind]
         data.update({
             kind: section.to_dict(),
             'metrics': list(study.tasks[section.task].metrics)

@@ -378,6 +378,7 @@ _BASELINE_LINE = (
     'comparisons of this block; fewer than two seeds a side give no test. ')
 
 
+@results_table('downstream_miniature_init_parts_coco')
 @results_table('downstream_miniature_init_parts')
 def init_parts_table(results: dict) -> str:
     """``tools/studies/downstream_miniature.py --init-parts``: each

@@ -3,7 +3,7 @@ R-CNN and UperNet configs at the demo's size, several seeds each.
 
     python tools/studies/downstream_miniature.py [--tasks coco,lvis,ade20k]
         [--backbones siameseim,siameseim_init,...] [--max-runs N]
-        [--holdout | --lengths | --init-parts | --smoke]
+        [--holdout | --lengths | --init-parts [SECTION] | --smoke]
         [--work-dir work_dirs/downstream_miniature]
         [--results-dir docs/results] [--data-root data/fashion_mnist]
         [--config configs/demo/downstream_miniature.py]
@@ -32,7 +32,10 @@ fine-tune must be for pretraining to show), into
 settings' ``init_parts`` (a checkpoint with some of its weights left at the
 fine-tuning model's own initialisation; ``--backbones`` names variants) on
 the held-out split, into ``downstream_miniature_init_parts.json``, its work
-dirs under ``WORK_DIR/init_parts``. ``--smoke`` is the study's smoke
+dirs under ``WORK_DIR/init_parts``; ``--init-parts init_parts_NAME`` runs
+the section of that name (another task) into
+``downstream_miniature_init_parts_NAME.json``, its work dirs under
+``WORK_DIR/init_parts_NAME``. ``--smoke`` is the study's smoke
 fingerprint (``smoke`` of the settings: two iterations a task on a small
 build in the work dir, whose results file stays there).
 """
@@ -77,9 +80,12 @@ def main(argv=None):
         'split, beside the table')
     kind.add_argument(
         '--init-parts',
-        action='store_true',
-        help='the settings\' `init_parts`: a checkpoint with some weights '
-        'at the model\'s own initialisation, on the held-out split')
+        nargs='?',
+        const='init_parts',
+        metavar='SECTION',
+        help='the settings\' `init_parts` (or the `init_parts_NAME` '
+        'section named): a checkpoint with some weights at the model\'s '
+        'own initialisation, on the held-out split')
     kind.add_argument(
         '--smoke',
         action='store_true',
@@ -108,17 +114,20 @@ def main(argv=None):
     # its own (downstream_miniature_KIND.json)
     kind = ('lengths' if args.lengths else 'init_parts'
             if args.init_parts else 'holdout' if args.holdout else 'table')
+    # the settings' section a length's or init part's run reads
+    section = args.init_parts or kind
     try:
         if kind in ('lengths', 'init_parts'):
             # beside the table: one task, on the held-out split
             if args.tasks:
                 raise ValueError(f'--{kind.replace("_", "-")} fine-tunes '
-                                 f'the task of `{kind}.task`; --tasks '
+                                 f'the task of `{section}.task`; --tasks '
                                  'does not apply')
-            runs = (length_runs if args.lengths else init_part_runs)(
-                study, args.backbones)
+            runs = (
+                length_runs(study, args.backbones) if args.lengths else
+                init_part_runs(study, args.backbones, section))
             resolve_claim_runs(study, sorted({r['backbone'] for r in runs}))
-            work_dir = osp.join(work_dir, kind)
+            work_dir = osp.join(work_dir, section)
         else:
             if args.smoke:
                 smoke_settings(
@@ -138,7 +147,7 @@ def main(argv=None):
         sys.exit(f'error: {args.config}: {e}')
     # a length's or an init part's run is a held-out run
     holdout = kind != 'table'
-    name = 'downstream_miniature' + ('' if kind == 'table' else f'_{kind}')
+    name = 'downstream_miniature' + ('' if kind == 'table' else f'_{section}')
     stored = load_json(osp.join(results_dir, f'{name}.json')) or {}
     records = stored.get('data', {}).get('runs', {})
     for run in runs:
@@ -166,7 +175,8 @@ def main(argv=None):
                        f' (over the {study.budget_minutes}-minute budget)') +
               ('; it predicted nothing above the test score threshold, so '
                'it scores 0' if rec['predicted_nothing'] else ''))
-        data = results_data(study, records, kind, smoke=args.smoke)
+        data = results_data(
+            study, records, kind, smoke=args.smoke, section=section)
         write_results(name, data, results_dir=results_dir)
     if kind in ('lengths', 'init_parts'):
         return

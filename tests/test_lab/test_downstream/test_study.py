@@ -640,6 +640,64 @@ def test_the_init_parts_run_into_their_own_results_file(
         tool.main(argv + ['--tasks', 'ade20k'])
 
 
+def test_another_init_parts_section_plans_its_own_task(settings):
+    runs = study.init_part_runs(settings, section='init_parts_coco')
+    parts = settings.init_parts_coco
+    assert [r['key'] for r in runs] == [
+        f'coco/lr5e_4_200it/{v}/seed{s}' for v in parts.variants
+        for s in parts.seeds
+    ]
+    assert settings.schedules == dict(coco=parts.schedules)
+    own_pos = study.train_command(settings, runs[0], '/w', True)
+    # ViTDetViT's checkpoint loader keeps its own position table
+    assert runs[0]['backbone'] == 'siameseim_init_own_pos_embed'
+    assert 'model.backbone.init_cfg.keep_init=[pos_embed]' in own_pos
+    assert ('val_dataloader.dataset.ann_file=annotations/'
+            'instances_train2017_holdout.json') in own_pos
+    for name in ('lengths', 'init_partsx', 'init_parts_lvis'):
+        with pytest.raises(
+                ValueError,
+                match=f"'{name}' is not an init_parts section of the "
+                r"settings \(\['init_parts', 'init_parts_coco'\]\)"):
+            study.init_part_runs(settings, section=name)
+
+
+def test_another_init_parts_section_runs_into_its_own_results_file(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
+    import downstream_miniature as tool
+    roots = []
+
+    def fake_run_once(settings, run, work_root, holdout):
+        roots.append(work_root)
+        return _fake_record(settings, run, holdout, {
+            'coco/bbox_mAP': 0.01,
+            'coco/segm_mAP': 0.02
+        })
+
+    monkeypatch.setattr(tool, 'run_once', fake_run_once)
+    claim = _claim_results(tmp_path / 'claim.json',
+                           dict(siameseim=dict(lr=1e-3, weight_decay=0.05)))
+    tool.main([
+        '--init-parts', 'init_parts_coco', '--max-runs', '1', '--work-dir',
+        str(tmp_path), '--results-dir',
+        str(tmp_path), '--cfg-options', f'claim.results={claim}'
+    ])
+    assert roots == [f'{tmp_path}/init_parts_coco']
+    data = json.load(
+        open(tmp_path / 'downstream_miniature_init_parts_coco.json'))['data']
+    assert list(data['runs']) == [
+        'coco/lr5e_4_200it/siameseim_init_own_pos_embed/seed0'
+    ]
+    # stored under `init_parts`, as the renderer and comparisons read it
+    assert data['init_parts']['task'] == 'coco'
+    assert data['metrics'] == ['coco/bbox_mAP', 'coco/segm_mAP']
+    assert not (tmp_path / 'downstream_miniature_init_parts.json').exists()
+    assert '0 of 12 runs recorded; 12 to run' in capsys.readouterr().out
+    with pytest.raises(SystemExit, match='init_parts_x'):
+        tool.main(['--init-parts', 'init_parts_x', '--dry-run'])
+
+
 def test_a_record_names_its_weights_by_their_values_not_their_file(tmp_path):
     import torch
     weights = {'backbone.w': torch.arange(6.).reshape(2, 3)}

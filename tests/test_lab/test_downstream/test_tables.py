@@ -438,3 +438,42 @@ def test_init_parts_table_counts_and_tests_a_variants_own_seeds():
     lines = _init_parts_lines(parts, runs, bf16=False)
     assert lines[2].startswith('| base | `siameseim_init` | - | 29.1')
     assert lines[8].startswith('| pre: 9.50 | base: 5.50 | +4 | ')
+
+
+def test_the_coco_init_parts_file_renders_as_the_ade20k_one():
+    from mmsiameseim_lab.results import table_renderers
+    render = table_renderers()['downstream_miniature_init_parts_coco']
+    parts = dict(
+        task='coco',
+        seeds=[0],
+        schedules=dict(lr5e_4_200it=dict(iters=200, lr=5e-4)),
+        variants=dict(
+            siameseim_init_own_pos_embed=dict(
+                backbone='siameseim_init', keep_init=['pos_embed'])))
+    key = study.search_key('coco', 'lr5e_4_200it',
+                           'siameseim_init_own_pos_embed', 0)
+    runs = {
+        key:
+        dict(
+            _run({
+                'coco/bbox_mAP': 0.012,
+                'coco/segm_mAP': 0.02
+            }, dict(name='lr5e_4_200it', iters=200, lr=5e-4)),
+            checkpoint='c.pth',
+            keep_init=['pos_embed'])
+    }
+    lines = render(
+        dict(
+            data=dict(
+                runs=runs,
+                init_parts=parts,
+                metrics=['coco/bbox_mAP', 'coco/segm_mAP'],
+                cpu_bf16={}))).splitlines()
+    assert lines[0] == ("| variant | weights from | left at the model's own "
+                        'init | COCO box AP | COCO mask AP | wall (min) |')
+    assert lines[2] == ('| siameseim_init_own_pos_embed | `siameseim_init` '
+                        '| `pos_embed` | 0.012 (1 seed) | 0.020 (1 seed) '
+                        '| 10.0 |')
+    assert lines[4].startswith('1 of 1 runs recorded. One seed (0) a row. '
+                               'Task coco, schedule lr5e_4_200it (200 '
+                               'iterations, lr 0.0005).')
