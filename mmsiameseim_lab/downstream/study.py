@@ -596,10 +596,10 @@ def results_data(study: Config,
     data = dict(
         runs=records, cpu_bf16=cpu_bf16_flags(), holdout=kind != 'table')
     if kind in ('lengths', 'init_parts'):
-        section = study[section or kind]
+        part = study[section or kind]
         data.update({
-            kind: section.to_dict(),
-            'metrics': list(study.tasks[section.task].metrics)
+            kind: part.to_dict(),
+            'metrics': list(study.tasks[part.task].metrics)
         })
     elif kind == 'holdout':
         ranking, chosen = choose_schedules(study, records)
