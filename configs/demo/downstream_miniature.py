@@ -208,7 +208,7 @@ init_parts = dict(
 # checkpoints (pretrained against initial weights) and the same pair with
 # `pos_embed` left at ViTDetViT's own initialisation, fine-tuned with the
 # schedule that COCO's held-out search chose, three seeds each (planned
-# before any run; about 7 minutes a run on an Intel Xeon with native bf16).
+# before any run; 7-9 minutes a run on an Intel Xeon with native bf16).
 init_parts_coco = dict(
     task='coco',
     seeds=[0, 1, 2],
