@@ -311,15 +311,19 @@ def test_lengths_table_names_the_weights_of_each_backbone():
                          '01234567 (1).')
 
 
-def _init_parts_lines(parts: dict, runs: dict, bf16: bool) -> list:
+def _init_parts_lines(parts: dict,
+                      runs: dict,
+                      bf16: bool,
+                      metrics=('mIoU', ),
+                      render=tables.init_parts_table) -> list:
     """The init-parts block's lines for ``parts`` (the settings' section)
-    and ``runs`` (key -> record), mIoU only."""
+    and ``runs`` (key -> record), drawn by ``render`` over ``metrics``."""
     data = dict(
         runs=runs,
         init_parts=parts,
-        metrics=['mIoU'],
+        metrics=list(metrics),
         cpu_bf16=dict(avx512_bf16=bf16))
-    return tables.init_parts_table(dict(data=data)).splitlines()
+    return render(dict(data=data)).splitlines()
 
 
 def test_init_parts_table_names_what_each_variant_keeps():
@@ -462,13 +466,12 @@ def test_the_coco_init_parts_file_renders_as_the_ade20k_one():
             checkpoint='c.pth',
             keep_init=['pos_embed'])
     }
-    lines = render(
-        dict(
-            data=dict(
-                runs=runs,
-                init_parts=parts,
-                metrics=['coco/bbox_mAP', 'coco/segm_mAP'],
-                cpu_bf16={}))).splitlines()
+    lines = _init_parts_lines(
+        parts,
+        runs,
+        bf16=False,
+        metrics=['coco/bbox_mAP', 'coco/segm_mAP'],
+        render=render)
     assert lines[0] == ("| variant | weights from | left at the model's own "
                         'init | COCO box AP | COCO mask AP | wall (min) |')
     assert lines[2] == ('| siameseim_init_own_pos_embed | `siameseim_init` '
