@@ -33,9 +33,10 @@ data_preprocessor = dict(
     type='EagerSelfSupDataPreprocessor', mean=[72.94], std=[90.02])
 
 # The two views' colour transforms of SiameseIM and the two-view mix
-# configs. Grayscale images: the MoCo-v3 colour set reduces to brightness
-# jitter, blur and (view b) solarisation; saturation, hue and grayscale do
-# not apply.
+# configs. Grayscale images: of the MoCo-v3 colour set, saturation, hue and
+# random grayscale leave a grey image unchanged; what is kept is brightness
+# jitter, blur and (view b) solarisation. Its contrast jitter would apply
+# to grey images and is left out (for every method alike).
 brightness = dict(
     type='Brightness', magnitude=0.4, prob=0.8, random_negative_prob=0.5)
 view_a_pipeline = [
