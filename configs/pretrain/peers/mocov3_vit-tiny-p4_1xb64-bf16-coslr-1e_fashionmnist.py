@@ -45,10 +45,8 @@ model = dict(
 # (configs/mocov3/mocov3_vit-small-p16_16xb256-amp-coslr-300e_in1k.py) and of
 # its paper (BYOL's asymmetric pair): blur always on view 1 and with
 # probability 0.1 on view 2, solarisation only on view 2 (0.2), crops of
-# 8-100 % of the image. Grayscale images: of its colour jitter, saturation,
-# hue and random grayscale leave a grey image unchanged; brightness and
-# contrast would apply, and only the brightness jitter is kept (contrast
-# jitter is left out here, as for every method of the budget). The blur's
+# 8-100 % of the image. Grayscale images: its colour jitter reduces to the
+# brightness jitter; saturation, hue and grayscale do not apply. The blur's
 # sigma range is the budget's (0.1-1.0 px at 32 px, where ImageNet's is
 # 0.1-2.0 at 224).
 brightness = {{_base_.brightness}}
