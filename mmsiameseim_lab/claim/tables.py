@@ -431,24 +431,40 @@ def claim_setup(results: dict) -> str:
             'the images: the first ones, and above 1 all of them and the '
             'first ones again; a method at a share of 1.00 has no '
             'equal-time row: its table row is it).')
-        took = _equal_time_walls(data['records'])
+        took = _pretraining_walls(data['records'], 'equal_time')
+        table = _pretraining_walls(data['records'], 'table')
         if took:
-            lines.append('* The equal-time pretrainings took (median, '
-                         'min-max over their runs; on the machines below): ' +
-                         took + '.')
+            lines.append(
+                '* The equal-time pretrainings took (median, '
+                'min-max over their runs; on the machines below): ' + took +
+                (f'; the table\'s: {table}' if table else '') +
+                '. Wall times include start-up and checkpoint '
+                'writes, whose cost differs between machines; '
+                'images/s is the steps\' own rate (the batch over the '
+                'median iteration time).')
     lines.append(_machines_line(data['records']))
     return '\n'.join(lines + smoke_note(data))
 
 
-def _equal_time_walls(records: List[dict]) -> str:
-    """Each method's measured equal-time pretraining wall times."""
+def _pretraining_walls(records: List[dict], kind: str) -> str:
+    """Each method's measured pretraining wall times (and images/s where
+    recorded) over the runs of one phase (``kind``)."""
     walls: Dict[str, List[float]] = {}
+    rates: Dict[str, List[float]] = {}
     for r in records:
-        if r.get('kind') == 'equal_time' and r.get('pretrain_wall_s'):
+        if r.get('kind') == kind and r.get('pretrain_wall_s'):
             walls.setdefault(r['method'], []).append(r['pretrain_wall_s'])
+            if r.get('images_per_s'):
+                rates.setdefault(r['method'], []).append(r['images_per_s'])
+
+    def rate(m):
+        v = rates.get(m)
+        return (f', {statistics.median(v):.0f} images/s ({min(v):.0f}-'
+                f'{max(v):.0f})') if v else ''
+
     return '; '.join(
         f'{m} {statistics.median(v):.0f} s ({min(v):.0f}-{max(v):.0f}, '
-        f'{len(v)} run(s))' for m, v in walls.items())
+        f'{len(v)} run(s){rate(m)})' for m, v in walls.items())
 
 
 def _machines_line(records: List[dict]) -> str:

@@ -89,6 +89,7 @@ def _records(study):
                         epochs=2,
                         machine='host B',
                         pretrain_wall_s=9.0 + s,
+                        images_per_s=100.0 + 10 * s,
                         **_scores(base[m] + 1, s)))
             for e in (0, 1, 2):
                 records.append(
@@ -226,9 +227,12 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
             'final LayerNorm.') in setup
     assert 'token maps siameseim 8192, mae 8192; raw pixels 784; their ' \
         'random projection 8192' in setup
-    assert (
-        '* The equal-time pretrainings took (median, min-max over their '
-        'runs; on the machines below): mae 10 s (9-11, 3 run(s)).') in setup
+    # beside the table's wall times, and the steps' rate where recorded
+    assert ('* The equal-time pretrainings took (median, min-max over their '
+            'runs; on the machines below): mae 10 s (9-11, 3 run(s), 110 '
+            'images/s (100-120)); the table\'s: siameseim 10 s (10-10, 3 '
+            'run(s)); mae 10 s (10-10, 3 run(s)). Wall times include start-up '
+            'and checkpoint writes') in setup
     # the synthetic records name their machine only for mae's equal time
     assert ('* Machines (records of each phase taken on each): host B: 3 '
             'equal-time; not recorded: 12 search, 6 table, 18 curve.') in setup
