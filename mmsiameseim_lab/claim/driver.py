@@ -92,6 +92,21 @@ def base_settings(study: Config, root: str) -> dict:
     return out
 
 
+def study_scorer(study: Config,
+                 root: str,
+                 eval_dir: str,
+                 data_root: str,
+                 holdout: Optional[int] = None) -> Scorer:
+    """The study's :class:`Scorer`, after checking the settings and
+    reading each method's config settings into ``study.base_settings``: what
+    the records' settings digests are computed with."""
+    check_study(study)
+    study.base_settings = base_settings(study, root)
+    search = study.get('search') or {}
+    return Scorer(study.evaluation, eval_dir, data_root, study.get('dense'),
+                  holdout, search.get('holdout'))
+
+
 def projection_dim(study: Config, root: str) -> int:
     """The token map's width, the same for every method (else refused)."""
     dims = {
@@ -209,13 +224,8 @@ class StudyInputs:
         from mmsiameseim_lab.demo import describe_pretraining
         from mmsiameseim_lab.evaluation import PixelFloors
         from .data import method_settings
-        check_study(study)
-        study.base_settings = base_settings(study, root)
+        self.scorer = study_scorer(study, root, eval_dir, data_root, holdout)
         self.study = study
-        search = study.get('search') or {}
-        self.scorer = Scorer(study.evaluation, eval_dir, data_root,
-                             study.get('dense'), holdout,
-                             search.get('holdout'))
         floors = dict(study.get('pixel_floors') or {})
         floors.setdefault('projection_dim', None)
         if floors['projection_dim'] is None:

@@ -432,8 +432,8 @@ def claim_setup(results: dict) -> str:
             'first ones again; a method at a share of 1.00 has no '
             'equal-time row: its table row is it).')
         took = _pretraining_walls(data['records'], 'equal_time')
-        table = _pretraining_walls(data['records'], 'table')
         if took:
+            table = _pretraining_walls(data['records'], 'table')
             lines.append(
                 '* The equal-time pretrainings took (median, '
                 'min-max over their runs; on the machines below): ' + took +

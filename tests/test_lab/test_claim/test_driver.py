@@ -111,19 +111,13 @@ def test_every_published_claim_format_record_is_planned_at_this_code(tmp_path):
     comment edit there silently orphans that method's records (a rerun of
     the study would retrain them); this test names it instead."""
     from mmsiameseim.atomic_io import load_json
-    from mmsiameseim_lab.claim.driver import base_settings
-    from mmsiameseim_lab.claim.runner import Scorer as RealScorer
+    from mmsiameseim_lab.claim.driver import study_scorer
     for settings, name in (('claim_study.py', 'claim'),
                            ('accumulation_study.py', 'accumulation_study')):
         study = Config.fromfile(
             os.path.join(ROOT, 'configs', 'demo', settings))
-        study.base_settings = base_settings(study, ROOT)
-        scorer = RealScorer(
-            study.evaluation,
-            str(tmp_path / name),
-            os.path.join(ROOT, 'data', 'fashion_mnist'),
-            study.get('dense'),
-            search_holdout=(study.get('search') or {}).get('holdout'))
+        scorer = study_scorer(study, ROOT, str(tmp_path / name),
+                              os.path.join(ROOT, 'data', 'fashion_mnist'))
         records = load_json(
             os.path.join(ROOT, 'docs', 'results',
                          f'{name}.json'))['data']['records']
