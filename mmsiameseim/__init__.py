@@ -3,7 +3,8 @@
 Importing this package registers the mmpretrain-side components (models,
 transforms, datasets, hooks, metrics) into mmpretrain's registries and
 applies the import-time patches of other libraries (all of them in
-:mod:`mmsiameseim.patches`, each with the upstream defect it works around).
+:mod:`mmsiameseim.patches`, each with the upstream defect it works around),
+and lets configs inherit the shipped ones as ``mmsiameseim::CONFIG``.
 The mmdet and mmseg sides, ``mmsiameseim.det`` and ``mmsiameseim.seg``,
 register into their registries and are imported only by their configs. The
 demo, Table 3, side-by-side and benchmark code lives beside the plugin in

@@ -10,6 +10,10 @@ versions this plugin runs on (mmengine 0.10.7, mmcv 2.1.0, mmpretrain
   refuses. Can go when mmengine's checkpoints load weights-only.
 * ``mmengine_config_errors``: mmengine 0.10.7 reports a config's syntax
   error as ``File "<unknown>"``. Can go when mmengine names the file.
+* ``mmengine_package_configs``: mmengine 0.10.7 resolves ``PACKAGE::``
+  config paths only for its own table of OpenMMLab packages, and looks for
+  an editable install's configs in site-packages. Can go when mmengine lets
+  a package register itself.
 * ``mmcv_hue``: mmcv 2.1's pillow ``adjust_hue`` raises ``OverflowError``
   under numpy 2 for a negative hue (mmpretrain's ``ColorJitter``). Can go
   when the mmcv that mmdet and mmseg accept wraps the shift itself (2.1 is
@@ -31,4 +35,5 @@ from . import mmcv_hue  # noqa: F401
 from . import mmcv_lite_warning  # noqa: F401
 from . import mmengine_checkpoints  # noqa: F401
 from . import mmengine_config_errors  # noqa: F401
+from . import mmengine_package_configs  # noqa: F401
 from . import transformers_multimodal  # noqa: F401

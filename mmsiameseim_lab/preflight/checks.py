@@ -1,5 +1,6 @@
 """What a preflight checks in a built runner: every trainable parameter
-gets a gradient, every optimizer group gets the lr and weight decay its
+gets a gradient (finite, and for the encoder one that is not identically
+zero), every optimizer group gets the lr and weight decay its
 config intends, the loss is finite."""
 import math
 import re
@@ -20,6 +21,46 @@ BLOCK = re.compile(r'^backbone\.(?:layers|blocks)\.(\d+)\.')
 EMBEDDINGS = ('backbone.patch_embed', 'backbone.pos_embed',
               'backbone.cls_token')
 TOLERANCE = 1e-6
+#: the encoder: the backbone, and SiameseIM's projector (the target branch
+#: averages both)
+ENCODER = ('backbone.', 'neck.projector.')
+
+
+def is_encoder_param(name: str) -> bool:
+    """Whether parameter ``name`` (of the runner's model, a DDP wrapper's
+    ``module.`` prefix allowed) belongs to the encoder."""
+    return name.removeprefix('module.').startswith(ENCODER)
+
+
+def gradient_problems(hook) -> Tuple[Dict[str, List[str]], List[str]]:
+    """What a preflight's gradients show (``PreflightHook``: the trainable
+    parameters, those that got a gradient, a non-zero one, a non-finite
+    one): the names for its record, and its failures. A trainable parameter
+    fails with no gradient or a non-finite one, and an encoder parameter
+    (:func:`is_encoder_param`) with a gradient that is identically zero at
+    every step: it never moves, whatever the loss does (other parts, e.g. a
+    detector's mask head on a batch with no positives, may get zeros in a
+    few steps)."""
+    missing = [n for n in hook.trainable if n not in hook.with_grad]
+    still = [
+        n for n in hook.trainable
+        if n in hook.with_grad and n not in hook.moving
+        and n not in hook.nonfinite and is_encoder_param(n)
+    ]
+    bad = [n for n in hook.trainable if n in hook.nonfinite]
+    failures = []
+    for names, what in (
+        (missing, 'received no gradient'),
+        (still, 'are encoder parameters whose gradient is identically zero '
+         'at every step, so they never move'), (bad,
+                                                'got a non-finite gradient')):
+        if names:
+            failures.append(f'{len(names)} trainable parameters {what}: '
+                            f'{names[:10]}')
+    return dict(
+        params_without_grad=missing,
+        encoder_params_with_zero_grad=still,
+        params_with_nonfinite_grad=bad), failures
 
 
 def norm_param_names(model: nn.Module) -> set:

@@ -32,6 +32,10 @@ class PreflightHook(Hook):
         self.step_times: List[float] = []
         self.losses: List[Dict[str, float]] = []
         self.with_grad: set = set()
+        #: parameters whose gradient was non-zero at some step, and those
+        #: whose gradient was not finite at some step
+        self.moving: set = set()
+        self.nonfinite: set = set()
         self.trainable: List[str] = []
         self.flops: Optional[int] = None
         self.optimizer = None
@@ -48,8 +52,14 @@ class PreflightHook(Hook):
             self.trainable.append(name)
 
             def seen(param, name=name):
-                if param.grad is not None:
-                    self.with_grad.add(name)
+                grad = param.grad
+                if grad is None:
+                    return
+                self.with_grad.add(name)
+                if not bool(torch.isfinite(grad).all()):
+                    self.nonfinite.add(name)
+                elif name not in self.moving and bool(grad.any()):
+                    self.moving.add(name)
 
             self._handles.append(p.register_post_accumulate_grad_hook(seen))
 

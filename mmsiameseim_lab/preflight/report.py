@@ -72,10 +72,17 @@ def format_report(record: dict) -> str:
                      f'({record["flops_counted"]})')
     if 'params_without_grad' in record:
         missing = record['params_without_grad']
-        lines.append(
-            '  gradients: every trainable parameter got one'
-            if not missing else f'  gradients: MISSING for {len(missing)}: '
-            f'{missing[:10]}')
+        still = record.get('encoder_params_with_zero_grad', [])
+        bad = record.get('params_with_nonfinite_grad', [])
+        if not (missing or still or bad):
+            lines.append('  gradients: every trainable parameter got a '
+                         'finite one, non-zero for every encoder parameter')
+        for problem, names in (('MISSING', missing),
+                               ('identically ZERO (encoder)', still),
+                               ('NOT FINITE', bad)):
+            if names:
+                lines.append(f'  gradients: {problem} for {len(names)}: '
+                             f'{names[:10]}')
     groups = record.get('param_groups')
     if groups:
         detail = groups.get('lr_scale_by_depth') or groups.get('lr_scales')

@@ -293,11 +293,9 @@ def _train(cfg: Config, iters: int, device: str, record: dict) -> list:
         failures.append('no loss was logged')
     if nonfinite:
         failures.append(f'non-finite losses: {nonfinite}')
-    no_grad = [n for n in hook.trainable if n not in hook.with_grad]
-    record['params_without_grad'] = no_grad
-    if no_grad:
-        failures.append(f'{len(no_grad)} trainable parameters received no '
-                        f'gradient: {no_grad[:10]}')
+    grads, problems = checks.gradient_problems(hook)
+    record.update(grads)
+    failures += problems
     problems, summary = checks.check_param_groups(
         model, runner.optim_wrapper.optimizer, cfg.optim_wrapper)
     record['param_groups'] = summary

@@ -1,16 +1,18 @@
 """Every SiameseIM pretraining config puts its crop, its mask generator and its
 neck on one patch grid (``patch_grid``), and a pipeline off the model's grid
 fails at the first step, before any update, whichever loop trains."""
+import argparse
 import glob
 import os
 
 import numpy as np
 import pytest
 import torch
-from mmengine.config import Config
+from mmengine.config import Config, DictAction
 from mmpretrain.registry import MODELS, TRANSFORMS
 
 import mmsiameseim  # noqa: F401
+from mmsiameseim.engine.runner.config_checks import check_grid_variables
 from tests.helpers import ROOT, TINY_SIAMESEIM_CONFIG
 
 
@@ -60,6 +62,7 @@ def test_crop_mask_and_neck_share_the_patch_grid(path):
     target = model.neck.target_grid_size or model.neck.grid_size
     assert crop.target_size[0] // patch[0] == target
     model.check_train_pipeline(transforms)
+    check_grid_variables(cfg)  # the variables agree with what they built
 
 
 def _runner(tmp_path,
@@ -161,3 +164,87 @@ def test_the_runner_refuses_an_off_grid_pipeline_before_loading_data(tmp_path):
         'grid at patch size 8x8' in message
     assert 'BlockwiseMaskGenerator input_size=(5, 5)' in message
     assert not list((tmp_path / 'work').rglob('*.pth'))  # nothing trained
+
+
+FMNIST_CONFIG = os.path.join(
+    ROOT, 'configs', 'pretrain',
+    'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
+
+
+def _docs_example():
+    """docs/mixing.md's child config that changes the grid and width."""
+    import re
+    with open(os.path.join(ROOT, 'docs', 'mixing.md')) as f:
+        blocks = re.findall(r'^```python\n(.*?)^```', f.read(), re.M | re.S)
+    return next(b for b in blocks
+                if b.startswith('# siameseim_vit-tiny-p8-w64_fashionmnist'))
+
+
+def _built(cfg):
+    from mmengine.registry import init_default_scope
+
+    from mmsiameseim.engine.runner.config_checks import checked_config
+    from tests.helpers import random_batch
+    init_default_scope('mmpretrain')
+    cfg = checked_config(cfg)
+    torch.manual_seed(0)
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    model.check_train_pipeline(
+        [TRANSFORMS.build(t) for t in cfg.train_dataloader.dataset.pipeline])
+    views, samples = random_batch(
+        2, img_size=32, grid=4, num_mask=10, in_channels=1)
+    loss = model.loss(views, samples)['loss']
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert model.backbone.layers[0].attn.qkv.weight.grad.abs().sum() > 0
+    return model
+
+
+def test_the_docs_child_config_trains_on_its_own_grid_and_width(tmp_path):
+    """Saved outside the checkout, inheriting the shipped config as
+    ``mmsiameseim::``, the docs' example builds a 4 x 4, 64-wide model."""
+    path = tmp_path / 'siameseim_vit-tiny-p8-w64_fashionmnist.py'
+    path.write_text(_docs_example())
+    model = _built(Config.fromfile(str(path)))
+    assert tuple(model.backbone.patch_resolution) == (4, 4)
+    assert model.backbone.embed_dims == 64 and model.neck.embed_dims == 64
+    assert model.neck.grid_size == 4
+
+
+def test_the_docs_cfg_options_change_the_grid():
+    import re
+    with open(os.path.join(ROOT, 'docs', 'mixing.md')) as f:
+        text = ' '.join(f.read().split())
+    options = re.search(r'the same change is `--cfg-options ([^`]*)`',
+                        text).group(1).split()
+    parser = argparse.ArgumentParser()  # as tools/train.py reads them
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    cfg = Config.fromfile(FMNIST_CONFIG)
+    cfg.merge_from_dict(
+        parser.parse_args(['--cfg-options', *options]).cfg_options)
+    model = _built(cfg)
+    assert tuple(model.backbone.patch_resolution) == (4, 4)
+
+
+@pytest.mark.parametrize('variables, named', [
+    (dict(patch_grid=4), 'patch_grid=4 but model.neck.grid_size=8'),
+    (dict(patch_size=8, patch_grid=4),
+     'patch_size=8 but model.backbone.patch_size=4'),
+    (dict(embed_dims=64), 'embed_dims=64 but model.neck.embed_dims=128'),
+])
+def test_a_grid_variable_changed_alone_is_refused(tmp_path, variables, named):
+    """``--cfg-options patch_grid=4`` or ``patch_grid = 4`` in a child config
+    changes the variable and nothing it built: refused, naming both."""
+    from mmsiameseim.engine.runner.config_checks import (ConfigMistake,
+                                                         checked_config)
+    cfg = Config.fromfile(FMNIST_CONFIG)
+    cfg.merge_from_dict(variables)
+    with pytest.raises(ConfigMistake, match=named + '.*Set the options'):
+        checked_config(cfg)
+    child = tmp_path / 'child.py'
+    child.write_text(
+        f'_base_ = {FMNIST_CONFIG!r}\n' +
+        ''.join(f'{k} = {v!r}\n' for k, v in variables.items()))
+    with pytest.raises(ConfigMistake, match=named):
+        checked_config(Config.fromfile(str(child)))

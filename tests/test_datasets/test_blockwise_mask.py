@@ -42,13 +42,31 @@ def test_small_grid_tops_up():
     assert gen({})['mask'].sum() == 10
 
 
-def test_count_larger_than_grid_is_a_config_error():
-    with pytest.raises(ValueError, match='does not fit a 8x8 grid'):
+@pytest.mark.parametrize('count, message', [
+    (65, 'does not fit the grid of a 8x8 grid'),
+    (64, 'masks every patch, so the encoder would see none of a 8x8 grid'),
+    (-1, 'does not fit'),
+])
+def test_count_that_leaves_no_visible_patch_is_a_config_error(count, message):
+    with pytest.raises(ValueError, match=message + r'.*valid: 0 to 63'):
         TRANSFORMS.build(
             dict(
                 type='BlockwiseMaskGenerator',
                 input_size=8,
-                num_masking_patches=65))
+                num_masking_patches=count))
+    with pytest.raises(TypeError, match='must be an int'):
+        TRANSFORMS.build(
+            dict(
+                type='BlockwiseMaskGenerator',
+                input_size=8,
+                num_masking_patches=0.5))
+    # every patch but one: the encoder sees one patch and the cls token
+    gen = TRANSFORMS.build(
+        dict(
+            type='BlockwiseMaskGenerator',
+            input_size=8,
+            num_masking_patches=63))
+    assert gen({})['mask'].sum() == 63
 
 
 def test_per_view_transforms_and_packing():

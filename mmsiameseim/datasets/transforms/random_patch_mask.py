@@ -5,7 +5,7 @@ import numpy as np
 from mmcv.transforms import BaseTransform
 from mmpretrain.registry import TRANSFORMS
 
-from .mask_generators import check_grid_units
+from .mask_generators import check_grid_units, check_mask_count
 
 
 @TRANSFORMS.register_module()
@@ -21,18 +21,16 @@ class RandomPatchMaskGenerator(BaseTransform):
 
     Args:
         input_size (int | tuple): Patch grid (h, w), in patches.
-        num_masking_patches (int): Patches to mask.
+        num_masking_patches (int): Patches to mask, 0 to all patches but
+            one.
     """
 
     def __init__(self, input_size: Union[int, Sequence[int]],
                  num_masking_patches: int) -> None:
         self.height, self.width = (input_size, input_size) if isinstance(
             input_size, int) else tuple(input_size)
-        num_patches = self.height * self.width
-        if not 0 <= num_masking_patches <= num_patches:
-            raise ValueError(
-                f'num_masking_patches={num_masking_patches} does not fit a '
-                f'{self.height}x{self.width} grid ({num_patches} patches)')
+        check_mask_count(type(self).__name__, num_masking_patches,
+                         self.height, self.width)
         self.num_masking_patches = num_masking_patches
 
     def transform(self, results: dict) -> dict:

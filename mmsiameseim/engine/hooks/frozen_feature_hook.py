@@ -119,9 +119,31 @@ class FrozenFeatureHook(Hook):
         """Build the loaders, find the backbone and try it on a real batch
         before the first iteration, so that an empty set, a wrong
         ``target_backbone`` or a backbone whose output is no feature of the
-        whole image is named then."""
+        whole image is named then; and refuse two such hooks that would log
+        under the same names."""
+        self.check_unique_prefix(runner)
         self.build_loaders(runner)
         self.check_backbone(runner)
+
+    def check_unique_prefix(self, runner) -> None:
+        """Refuse another frozen-feature hook of the runner with this hook's
+        ``prefix``: both would write ``{prefix}/top1`` at the same step, and
+        the log would keep one of them."""
+        prefix = getattr(self, 'prefix', None)
+        same = [
+            h for h in runner.hooks if h is not self
+            and isinstance(h, FrozenFeatureHook)
+            and getattr(h, 'prefix', None) == prefix
+        ]
+        if prefix is not None and same:
+            other = same[0]
+            rename = other if self.encoder == 'online' else self
+            raise ValueError(
+                f'{self.name} (encoder={self.encoder!r}) and '
+                f'{other.name} (encoder={other.encoder!r}) both log as '
+                f'{prefix}/...: give one another prefix, e.g. '
+                f"prefix='{prefix}_{rename.encoder}' for the "
+                f'{rename.encoder} one')
 
     def check_backbone(self, runner) -> None:
         """Encode the first samples of the first loader twice in eval mode

@@ -44,11 +44,13 @@ def checked_config(cfg: Config) -> Config:
     """A copy of ``cfg`` with its ``precision`` applied
     (:func:`apply_precision`), refused (:class:`ConfigMistake`) for a GPU
     setting without a GPU, a misspelt key or a text given for a number,
-    or ``model.micro_batches`` larger than the batch."""
+    grid variables that disagree with the model they set, or
+    ``model.micro_batches`` larger than the batch."""
     cfg = copy.deepcopy(cfg)
     apply_precision(cfg)
     check_gpu_config(cfg)
     check_config_keys(cfg)
+    check_grid_variables(cfg)
     check_micro_batches_fit(cfg)
     return cfg
 
@@ -234,6 +236,56 @@ def _nested(item,
     return problems
 
 
+#: The top-level variables of the shipped SiameseIM pretraining configs and
+#: the model option each one was substituted into when its file was parsed.
+GRID_VARIABLES = {
+    'img_size': 'model.backbone.img_size',
+    'crop_size': 'model.backbone.img_size',
+    'patch_size': 'model.backbone.patch_size',
+    'patch_grid': 'model.neck.grid_size',
+    'mask_grid': 'model.neck.grid_size',
+    'embed_dims': 'model.neck.embed_dims',
+}
+GRID_DOCS = 'docs/mixing.md#changing-the-patch-grid-width-or-patch-size'
+
+
+def check_grid_variables(cfg: Config) -> None:
+    """Refuse a SiameseIM config whose top-level grid variables
+    (:data:`GRID_VARIABLES`) disagree with the model they built.
+
+    mmengine substitutes a variable where the file that defines it is
+    parsed: ``--cfg-options patch_grid=4``, or ``patch_grid = 4`` in a child
+    config, changes the variable and nothing that was built from it, so the
+    run would train the old grid while its dumped config says otherwise.
+    """
+    model = cfg.get('model')
+    if not isinstance(model, dict) or 'SiameseIM' not in str(
+            model.get('type', '')):
+        return
+    problems = []
+    for name, option in GRID_VARIABLES.items():
+        if name not in cfg:
+            continue
+        node = model
+        for key in option.split('.')[1:]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is None or node == cfg[name]:
+            continue
+        problems.append(f'{name}={cfg[name]!r} but {option}={node!r}')
+    if problems:
+        raise ConfigMistake(
+            f'{cfg.filename or "the config"}: the config\'s variables '
+            'disagree with the model they set: ' + '; '.join(problems) +
+            '. A variable is substituted where its own file is parsed, so '
+            'changing it with --cfg-options or in a child config changes '
+            'nothing else. Set the options themselves: '
+            'model.backbone.img_size and patch_size, model.neck.grid_size '
+            '(img_size // patch_size), model.neck.in_channels (the '
+            "backbone's width), the crop's size and the mask generator's "
+            'input_size in the training pipeline, and the variables to '
+            f'match ({GRID_DOCS})')
+
+
 def check_micro_batches_fit(cfg: Config) -> None:
     """Refuse ``model.micro_batches`` that cannot split the training
     batches: not a positive integer, or more parts than a batch has
@@ -251,6 +303,82 @@ def check_micro_batches_fit(cfg: Config) -> None:
             f'images; give micro_batches between 1 and {batch} (each batch '
             'is trained in that many parts, as even as the batch allows; '
             'docs/pretraining/memory.md).')
+
+
+#: The ``paramwise_cfg`` keys each optimizer-wrapper constructor reads
+#: (mmengine's default and its subclasses, mmpretrain's and mmseg's layer
+#: decay, the plugin's ViTDet layer decay).
+_DEFAULT_PARAMWISE = frozenset({
+    'bias_lr_mult', 'bias_decay_mult', 'norm_decay_mult', 'dwconv_decay_mult',
+    'dcn_offset_lr_mult', 'flat_decay_mult', 'custom_keys', 'bypass_duplicate'
+})
+PARAMWISE_KEYS = {
+    'DefaultOptimWrapperConstructor': _DEFAULT_PARAMWISE,
+    'SkipFrozenOptimWrapperConstructor': _DEFAULT_PARAMWISE,
+    'LearningRateDecayOptimWrapperConstructor':
+    frozenset({
+        'layer_decay_rate', 'custom_keys', 'bias_decay_mult',
+        'norm_decay_mult', 'flat_decay_mult'
+    }),
+    'LayerDecayOptimizerConstructor':
+    frozenset({'num_layers', 'layer_decay_rate', 'decay_rate',
+               'decay_type'}),
+    'ViTLayerDecayOptimWrapperConstructor':
+    frozenset(
+        {'decay_rate', 'num_layers', 'norm_decay_mult', 'no_decay_names'}),
+}
+_CUSTOM_KEY_OPTIONS = frozenset({'lr_mult', 'decay_mult'})
+
+
+def check_optim_wrapper(wrapper, scope: Optional[str]) -> List[str]:
+    """The problems of ``optim_wrapper``: the wrapper's keys, the
+    optimizer's keys and values (a learning rate given as text), and, with a
+    constructor named or not, the ``paramwise_cfg`` keys the constructor
+    reads (:data:`PARAMWISE_KEYS`; an unknown constructor's are left to
+    it)."""
+    if not isinstance(wrapper, dict):
+        return []
+    constructor = wrapper.get('constructor', 'DefaultOptimWrapperConstructor')
+    problems = _check(
+        wrapper,
+        OPTIM_WRAPPERS,
+        scope,
+        'optim_wrapper',
+        extra=('optimizer', 'paramwise_cfg', 'constructor'),
+        default_type='OptimWrapper')
+    problems += _check(
+        wrapper.get('optimizer'), OPTIMIZERS, scope, 'optim_wrapper.optimizer')
+    paramwise = wrapper.get('paramwise_cfg') or {}
+    valid = PARAMWISE_KEYS.get(constructor if isinstance(constructor, str)
+                               else getattr(constructor, '__name__', ''))
+    if valid is None or not isinstance(paramwise, dict):
+        return problems
+    for key in paramwise:
+        if key not in valid:
+            near = difflib.get_close_matches(key, sorted(valid), 3, 0.6)
+            hint = (f"; did you mean {' or '.join(repr(n) for n in near)}?"
+                    if near else '')
+            problems.append(f'optim_wrapper.paramwise_cfg: {constructor} '
+                            f'reads no {key!r}{hint} (it reads '
+                            f'{", ".join(sorted(valid))})')
+        elif key.endswith('_mult') or key in ('layer_decay_rate',
+                                              'decay_rate'):
+            value = paramwise[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                problems.append(f'optim_wrapper.paramwise_cfg.{key}='
+                                f'{value!r}: {constructor} takes a number')
+    # custom_keys may carry an optimizer's own group options (LARS's
+    # lars_exclude): only the multipliers' values are checked
+    for name, options in (paramwise.get('custom_keys') or {}).items():
+        for key, value in (options.items() if isinstance(options, dict) else
+                           ()):
+            if key in _CUSTOM_KEY_OPTIONS and (isinstance(value, bool)
+                                               or not isinstance(
+                                                   value, (int, float))):
+                problems.append(
+                    f'optim_wrapper.paramwise_cfg.custom_keys.{name}.{key}='
+                    f'{value!r}: {constructor} takes a number')
+    return problems
 
 
 def check_config_keys(cfg: Config) -> None:
@@ -274,18 +402,7 @@ def check_config_keys(cfg: Config) -> None:
     for i, hook in enumerate(cfg.get('custom_hooks') or []):
         problems += _check(
             hook, HOOKS, scope, f'custom_hooks.{i}', extra=('priority', ))
-    wrapper = cfg.get('optim_wrapper')
-    if isinstance(wrapper, dict) and 'constructor' not in wrapper:
-        problems += _check(
-            wrapper,
-            OPTIM_WRAPPERS,
-            scope,
-            'optim_wrapper',
-            extra=('optimizer', 'paramwise_cfg'),
-            default_type='OptimWrapper')
-        problems += _check(
-            wrapper.get('optimizer'), OPTIMIZERS, scope,
-            'optim_wrapper.optimizer')
+    problems += check_optim_wrapper(cfg.get('optim_wrapper'), scope)
     schedulers = cfg.get('param_scheduler') or []
     if isinstance(schedulers, dict):
         schedulers = [schedulers]

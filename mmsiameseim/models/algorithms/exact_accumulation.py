@@ -116,22 +116,38 @@ def accumulated_train_step(
     sync_last = optim_wrapper.should_sync()
     forward = wrapper or model
     no_sync = getattr(forward, 'no_sync', None)
-    losses = []
+    steps = model.target.steps.clone() if model.target is not None else None
+    parts_logs = {}
     for i, ((views, part), target) in enumerate(zip(parts, targets)):
         sync = i == k - 1 and sync_last
         with nullcontext() if sync or no_sync is None else no_sync():
             with optim_wrapper.optim_context(model):
                 loss = forward(
                     views, part, mode='loss', target=target, corr=corr)
-            loss, _ = model.parse_losses(loss)
+            loss, log_vars = model.parse_losses(loss)
             optim_wrapper.backward(loss * (scale * shares[i]))
-        losses.append(loss.detach() * shares[i])
+        if steps is not None and not torch.equal(model.target.steps, steps):
+            raise RuntimeError(
+                f'{type(model).__name__}.loss updated the momentum target '
+                'while given a precomputed target= (micro_batches='
+                f'{model.micro_batches}): a loss() override must pass '
+                'target= and corr= on to SiameseIM.loss, or add its terms '
+                'through extra_losses() instead of overriding loss()')
+        # every logged value, the loss included, as the whole batch's: the
+        # parts' values weighted by their images
+        for key, value in log_vars.items():
+            if key != 'momentum':
+                parts_logs.setdefault(key, []).append(value.detach() *
+                                                      shares[i])
     # one iteration, whatever the number of parts
     optim_wrapper._inner_count -= k - 1
     if optim_wrapper.should_update():
         optim_wrapper.step()
         optim_wrapper.zero_grad()
-    logs['loss'] = torch.stack(losses).sum()
+    logs.update({
+        key: torch.stack(values).sum()
+        for key, values in parts_logs.items() if len(values) == k
+    })
     return logs
 
 

@@ -158,14 +158,26 @@ class MomentumTarget(CosineEMA):
 
     Args:
         model (nn.Module): Online module to average.
-        momentum (float): Start momentum. Defaults to 0.005.
-        end_momentum (float): End momentum. Defaults to 0.
+        momentum (float): Start momentum, in (0, 1). Defaults to 0.005.
+        end_momentum (float): End momentum, in [0, 1). Defaults to 0.
     """
 
     def __init__(self,
                  model: nn.Module,
                  momentum: float = 0.005,
                  end_momentum: float = 0.) -> None:
+        for name, value, low_open in (('base_momentum', momentum, True),
+                                      ('end_momentum', end_momentum, False)):
+            if isinstance(value, bool) or not isinstance(
+                    value, (int, float)) or not (
+                        (0 < value if low_open else 0 <= value) and value < 1):
+                raise ValueError(
+                    f'SiameseIM: model.{name}={value!r} must be in '
+                    f'{"(0, 1)" if low_open else "[0, 1)"} (mmpretrain\'s '
+                    'convention: the weight of the online model in each '
+                    'update; 0.005 is the authors\' 0.995); a value of 1 '
+                    'or more would copy or extrapolate past the online '
+                    'weights')
         super().__init__(model, momentum=momentum, end_momentum=end_momentum)
         self._targets = list(self.module.parameters())
 
@@ -235,9 +247,10 @@ class SiameseIM(BaseSelfSupervisor):
             interface, e.g. ``SiameseIMViT``.
         neck (dict): ``RelPosDecoderNeck`` (projector + predictor).
         head (dict): ``UniGradHead``.
-        base_momentum (float): Start momentum of the target (mmpretrain
-            convention: 0.005 = the authors' 0.995). Defaults to 0.005.
-        end_momentum (float): End momentum. Defaults to 0.
+        base_momentum (float): Start momentum of the target, in (0, 1)
+            (mmpretrain convention: 0.005 = the authors' 0.995). Defaults
+            to 0.005.
+        end_momentum (float): End momentum, in [0, 1). Defaults to 0.
         target_type (str): What the predictor predicts for view b:
             'feature' (the target branch's features, the authors' default)
             or 'pixel' (view b's normalised pixel patches, no target branch;
@@ -378,8 +391,10 @@ class SiameseIM(BaseSelfSupervisor):
                 batch's), passed to the head. Defaults to None.
 
         Returns:
-            dict: ``loss`` and, for logging, the target ``momentum`` used
-            (feature targets only).
+            dict: ``loss``; for logging, the target ``momentum`` used
+            (feature targets only) and the head's loss terms
+            (``alignment`` and ``correlation`` with ``UniGradHead``, which
+            sum to the loss); and what :meth:`extra_losses` returns.
         """
         view_a, view_b = inputs[0], inputs[1]
         geo = batch_geometry(data_samples, self.patch_grid, view_a.device,
@@ -390,13 +405,53 @@ class SiameseIM(BaseSelfSupervisor):
             if target is None:
                 target = self.target_features(view_b)
             if corr is None:  # heads other than UniGradHead take no corr
-                return dict(loss=self.head.loss(pred, target))
-            return dict(loss=self.head.loss(pred, target, corr=corr))
-        momentum = self.target.current_momentum()
-        if update_target:
-            self.target.update_parameters(self.online(), momentum)
-        loss = self.head.loss(pred, self.target_features(view_b))
-        return dict(loss=loss, momentum=loss.new_tensor(momentum))
+                losses = dict(loss=self.head.loss(pred, target))
+            else:
+                losses = dict(loss=self.head.loss(pred, target, corr=corr))
+        else:
+            momentum = self.target.current_momentum()
+            if update_target:
+                self.target.update_parameters(self.online(), momentum)
+            target = self.target_features(view_b)
+            loss = self.head.loss(pred, target)
+            losses = dict(loss=loss, momentum=loss.new_tensor(momentum))
+        losses.update(getattr(self.head, 'last_terms', None) or {})
+        losses.update(
+            self.extra_losses(
+                inputs,
+                data_samples,
+                latent=latent,
+                pred=pred,
+                target=target,
+                mask=geo.mask))
+        return losses
+
+    def extra_losses(self, inputs: List[torch.Tensor],
+                     data_samples: List[DataSample], latent: torch.Tensor,
+                     pred: torch.Tensor, target: torch.Tensor,
+                     mask: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """The extension point of a subclass that adds loss terms or logged
+        metrics: called by :meth:`loss` with this step's tensors, on every
+        path (one process or DDP, and each part of ``micro_batches``, whose
+        values are averaged over the parts by their images). A key that
+        contains ``loss`` is added to the total by mmengine's
+        ``parse_losses``; any other key is only logged. The default adds
+        nothing.
+
+        Args:
+            inputs (list[Tensor]): ``[view_a, view_b]`` of this step (or
+                part).
+            data_samples (list[DataSample]): Their samples.
+            latent (Tensor): The online encoder's tokens of view a
+                (B, 1 + visible, C).
+            pred (Tensor): The neck's predictions for view b (B, N_b, D).
+            target (Tensor): What they are scored against (no gradient).
+            mask (Tensor): View a's patch mask (B, h * w), True = masked.
+
+        Returns:
+            dict[str, Tensor]: Scalars (or tensors that mmengine averages).
+        """
+        return {}
 
     def train_step(self, data: Union[dict, tuple, list],
                    optim_wrapper: OptimWrapper) -> Dict[str, torch.Tensor]:

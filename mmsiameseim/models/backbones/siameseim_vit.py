@@ -127,6 +127,12 @@ class SiameseIMViT(MAEViT):
             patch_cfg=dict(in_channels=in_channels, bias=not pre_norm),
             layer_cfgs=layer_cfgs,
             init_cfg=init_cfg)
+        heads = self.arch_settings['num_heads']
+        if self.embed_dims % heads:
+            raise ValueError(
+                f'SiameseIMViT: arch embed_dims={self.embed_dims} is not '
+                f'divisible by num_heads={heads} (model.backbone.arch); '
+                'choose a head count that divides the width')
         if pre_norm:
             self.pre_norm = build_norm_layer(norm_cfg, self.embed_dims)
         self.train_patch_embed = train_patch_embed

@@ -1,6 +1,6 @@
 """The head that scores predictions against target features with the
 UniGrad loss (:class:`~mmsiameseim.models.losses.UniGradLoss`)."""
-from typing import Optional
+from typing import Dict, Optional
 
 import torch
 from mmengine.model import BaseModule
@@ -82,3 +82,10 @@ class UniGradHead(BaseModule):
         if corr is None:
             return self.loss_module(pred, target.detach())
         return self.loss_module(pred, target.detach(), corr=corr)
+
+    @property
+    def last_terms(self) -> Dict[str, torch.Tensor]:
+        """The terms of the last loss (``alignment``, ``correlation``;
+        detached, for logging: they sum to it), where the loss module
+        records them."""
+        return dict(getattr(self.loss_module, 'last_terms', None) or {})

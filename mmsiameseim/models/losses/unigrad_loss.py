@@ -5,7 +5,7 @@ global batch) and the chunked autograd function of its gradient
 :class:`~mmsiameseim.models.heads.UniGradHead` applies it to the neck's
 predictions and the target.
 """
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 import torch
 import torch.distributed as dist
@@ -46,15 +46,17 @@ class ChunkedUniGrad(torch.autograd.Function):
     Double backward is not supported: the saved gradient is a constant.
 
     ``apply(pred, target, lambda_neg, layer_norm_eps, reduce_corr,
-    chunk_rows)``: pred and target (n, D); ``layer_norm_eps`` None for no
-    target normalisation.
+    chunk_rows, terms)``: pred and target (n, D); ``layer_norm_eps`` None for
+    no target normalisation; ``terms`` a dict that receives the loss's two
+    terms (``alignment`` and ``correlation``, detached), or None.
     """
 
     @staticmethod
     def forward(ctx, pred: torch.Tensor, target: torch.Tensor,
                 lambda_neg: float, layer_norm_eps: Optional[float],
                 reduce_corr: Callable[[torch.Tensor], torch.Tensor],
-                chunk_rows: int) -> torch.Tensor:
+                chunk_rows: int,
+                terms: Optional[dict] = None) -> torch.Tensor:
         dtype = torch.float64 if pred.dtype == torch.float64 \
             else torch.float32
         n, dims = pred.shape
@@ -93,6 +95,10 @@ class ChunkedUniGrad(torch.autograd.Function):
             ctx.save_for_backward(grad)
         ctx.pred_dtype = pred.dtype
         ctx.chunk_rows = chunk_rows
+        if terms is not None:
+            terms.update(
+                alignment=(pos / (n * dims)).to(dtype),
+                correlation=(lambda_neg * neg / (n * dims)).to(dtype))
         return ((pos + lambda_neg * neg) / (n * dims)).to(dtype)
 
     @staticmethod
@@ -105,7 +111,7 @@ class ChunkedUniGrad(torch.autograd.Function):
             for s in range(0, grad.shape[0], ctx.chunk_rows):
                 rows = slice(s, s + ctx.chunk_rows)
                 grad_pred[rows] = grad[rows] * grad_output
-        return grad_pred, None, None, None, None, None
+        return grad_pred, None, None, None, None, None, None
 
 
 _NORMS = ('mae-like', 'moco-like', 'none')
@@ -148,6 +154,11 @@ class UniGradLoss(nn.Module):
     and their gradients sum to its gradient. 'moco-like' normalises the
     predictions over the batch too, so it cannot be split this way.
 
+    After each call, :attr:`last_terms` holds the loss's two terms, detached,
+    for logging: ``alignment`` (``mean_i ||y_i - z_i||^2 / D``) and
+    ``correlation`` (``lambda * mean_i y_i^T C y_i / D``); they sum to the
+    loss.
+
     Args:
         lambda_neg (float): Weight of the correlation term. Defaults to 0.02.
         target_norm (str): 'mae-like' (LayerNorm without affine on the
@@ -179,6 +190,7 @@ class UniGradLoss(nn.Module):
             raise ValueError(f'chunk_rows must be >= 1, got {chunk_rows}')
         self.memory_efficient = memory_efficient
         self.chunk_rows = chunk_rows
+        self.last_terms: Dict[str, torch.Tensor] = {}
 
     def correlation(self, target: torch.Tensor) -> torch.Tensor:
         """This rank's C = mean_i z_i z_i^T (D, D) of ``target`` (..., D),
@@ -231,16 +243,23 @@ class UniGradLoss(nn.Module):
 
         with torch.autocast(device_type=pred.device.type, enabled=False):
             channels = pred.shape[-1]
+            terms = {}
             if self.memory_efficient and self.target_norm != 'moco-like':
-                return ChunkedUniGrad.apply(
+                loss = ChunkedUniGrad.apply(
                     pred.reshape(-1, channels), target.reshape(-1, channels),
                     self.lambda_neg,
                     self.eps if self.target_norm == 'mae-like' else None,
-                    reduce_corr, self.chunk_rows)
-            y = pred.reshape(-1, channels).float()
-            z = target.detach().reshape(-1, channels).float()
-            y, z = self._normalise(y, z)
-            pos = (y - z).pow(2).sum(-1).mean()
-            c = reduce_corr(z.T @ z / z.shape[0])
-            neg = ((y @ c) * y).sum(-1).mean()
-            return (pos + self.lambda_neg * neg) / channels
+                    reduce_corr, self.chunk_rows, terms)
+            else:
+                y = pred.reshape(-1, channels).float()
+                z = target.detach().reshape(-1, channels).float()
+                y, z = self._normalise(y, z)
+                pos = (y - z).pow(2).sum(-1).mean()
+                c = reduce_corr(z.T @ z / z.shape[0])
+                neg = ((y @ c) * y).sum(-1).mean()
+                loss = (pos + self.lambda_neg * neg) / channels
+                terms.update(
+                    alignment=pos.detach() / channels,
+                    correlation=self.lambda_neg * neg.detach() / channels)
+            self.last_terms = terms
+            return loss

@@ -33,6 +33,36 @@ def _blocks(depth: int, dims: int, num_heads: int, mlp_ratio: float,
             ])))
 
 
+def check_decoder_settings(embed_dims: int, projector_depth: int,
+                           predictor_depth: int, num_heads: int,
+                           mlp_ratio: float) -> None:
+    """Refuse neck settings that would train an encoder that never learns or
+    fail only at the first step, naming the option and its valid range.
+
+    With no predictor block, view b's queries never attend to the encoder's
+    tokens: the encoder and projector get an identically zero gradient while
+    the loss still falls.
+    """
+    for name, value, low in (('predictor_depth', predictor_depth, 1),
+                             ('projector_depth', projector_depth, 0),
+                             ('num_heads', num_heads, 1), ('embed_dims',
+                                                           embed_dims, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or value < low:
+            why = (' (with no predictor block the encoder gets no gradient)'
+                   if name == 'predictor_depth' else '')
+            raise ValueError(f'RelPosDecoderNeck: neck.{name}={value!r}, '
+                             f'must be an int >= {low}{why}')
+    if embed_dims % num_heads:
+        raise ValueError(
+            f'RelPosDecoderNeck: neck.embed_dims={embed_dims} is not divisible '
+            f'by neck.num_heads={num_heads}; choose a head count that divides '
+            'the width (e.g. 64-wide heads)')
+    if not mlp_ratio > 0:
+        raise ValueError(
+            f'RelPosDecoderNeck: neck.mlp_ratio={mlp_ratio!r}, must be > 0')
+
+
 class SiameseIMProjector(BaseModule):
     """Projector: Linear then Transformer blocks. Shared by the online branch
     and (as a momentum copy) the target branch."""
@@ -64,11 +94,13 @@ class RelPosDecoderNeck(BaseModule):
         grid_size (int | tuple): Patch grid of view a. Defaults to 14.
         target_grid_size (int | tuple, optional): Patch grid of view b when it
             is encoded at a lower resolution. Defaults to None (same grid).
-        projector_depth (int): Projector blocks. Defaults to 2.
-        predictor_depth (int): Predictor blocks. Defaults to 4.
-        num_heads (int): Heads of every decoder block (the released ViT-B
-            weights use 16). Defaults to 16.
-        mlp_ratio (float): MLP ratio. Defaults to 4.
+        projector_depth (int): Projector blocks, >= 0. Defaults to 2.
+        predictor_depth (int): Predictor blocks, >= 1 (without one the
+            encoder gets no gradient). Defaults to 4.
+        num_heads (int): Heads of every decoder block, dividing
+            ``embed_dims`` (the released ViT-B weights use 16). Defaults to
+            16.
+        mlp_ratio (float): MLP ratio, > 0. Defaults to 4.
         out_channels (int, optional): Width of each prediction: the target
             feature width, or ``patch_size**2 * C`` for pixel targets.
             Defaults to None (``embed_dims``).
@@ -93,6 +125,8 @@ class RelPosDecoderNeck(BaseModule):
                  norm_cfg: dict = dict(type='TokenBN'),
                  init_cfg: Optional[dict] = None) -> None:
         super().__init__(init_cfg=init_cfg)
+        check_decoder_settings(embed_dims, projector_depth, predictor_depth,
+                               num_heads, mlp_ratio)
         self.in_channels = in_channels
         self.embed_dims = embed_dims
         self.out_channels = out_channels or embed_dims

@@ -74,9 +74,10 @@ GridSize = Union[int, Sequence[int]]
 GEOMETRY_KEYS = ['crop_boxes', 'flips', 'crop_source_shape']
 PACK_HINT = (f'pack it with PackInputs(algorithm_keys={GEOMETRY_KEYS}) after '
              'TwoViewRandomResizedCrop and BlockwiseMaskGenerator')
-SAME_GRID_HINT = ("Set the crop's size, the mask generator's input_size and "
-                  "the neck's grid_size from one variable (the configs' "
-                  '`patch_grid`)')
+SAME_GRID_HINT = ("Put the crop's size, the mask generator's input_size and "
+                  "the neck's grid_size on one grid (img_size // patch_size; "
+                  'docs/mixing.md#changing-the-patch-grid-width-or-patch-'
+                  'size)')
 
 
 class PatchGrid(NamedTuple):

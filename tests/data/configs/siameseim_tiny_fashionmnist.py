@@ -7,11 +7,13 @@
 _base_ = ['../../../configs/pretrain/'
           'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py']
 
-dims = 32
+embed_dims = 32  # the base's variable, kept true to the model
 model = dict(
-    backbone=dict(arch=dict(_delete_=True, embed_dims=dims, num_layers=2,
-                            num_heads=2, feedforward_channels=dims * 2)),
-    neck=dict(in_channels=dims, embed_dims=dims, projector_depth=1,
+    backbone=dict(arch=dict(_delete_=True, embed_dims=embed_dims,
+                            num_layers=2, num_heads=2,
+                            feedforward_channels=embed_dims * 2)),
+    neck=dict(in_channels=embed_dims, embed_dims=embed_dims,
+              projector_depth=1,
               predictor_depth=1, num_heads=2))
 train_dataloader = dict(batch_size=8, num_workers=0, persistent_workers=False,
                         dataset=dict(indices=40))

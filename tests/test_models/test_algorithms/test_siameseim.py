@@ -18,7 +18,13 @@ def test_loss_and_gradients():
     model = _model()
     views, samples = random_batch(4)
     out = model.loss(views, samples)
-    assert set(out) == {'loss', 'momentum'} and torch.isfinite(out['loss'])
+    assert set(out) == {'loss', 'momentum', 'alignment', 'correlation'}
+    assert torch.isfinite(out['loss'])
+    # the UniGrad terms, logged beside the loss, sum to it
+    assert not out['alignment'].requires_grad
+    torch.testing.assert_close(out['alignment'] + out['correlation'],
+                               out['loss'].detach())
+    assert 0 < out['correlation'] < out['alignment']
     out['loss'].backward()
     assert model.backbone.patch_embed.projection.weight.grad is None
     assert model.backbone.layers[0].attn.qkv.weight.grad is not None
@@ -162,7 +168,7 @@ def test_pixel_target_has_no_target_branch_and_predicts_view_b_pixels():
     assert model.target is None
     views, samples = random_batch(4)
     out = model.loss(views, samples)
-    assert set(out) == {'loss'}
+    assert set(out) == {'loss', 'alignment', 'correlation'}
     geo = batch_geometry(samples, model.patch_grid, views[0].device)
     pred = model.neck(
         model.backbone(views[0], geo.mask), geo.mask, geo.offsets)
@@ -310,3 +316,42 @@ def test_check_train_pipeline_names_each_option_off_the_grid():
         model.check_train_pipeline(build(crop=dict(target_size=16)))
     low_res = _model(target_grid_size=2)
     low_res.check_train_pipeline(build(crop=dict(target_size=16)))
+
+
+@pytest.mark.parametrize('option, value, message', [
+    ('predictor_depth', 0, r'neck.predictor_depth=0, must be an int >= 1 '
+     r'\(with no predictor block the encoder gets no gradient\)'),
+    ('predictor_depth', -1, 'neck.predictor_depth=-1, must be an int >= 1'),
+    ('projector_depth', -1, 'neck.projector_depth=-1, must be an int >= 0'),
+    ('num_heads', 0, 'neck.num_heads=0, must be an int >= 1'),
+    ('num_heads', 5, 'neck.embed_dims=.* is not divisible by '
+     'neck.num_heads=5'),
+    ('mlp_ratio', 0, 'neck.mlp_ratio=0, must be > 0'),
+])
+def test_neck_settings_that_break_learning_are_refused_when_built(
+        option, value, message):
+    with pytest.raises(ValueError, match=message):
+        MODELS.build(tiny_siameseim_cfg(**{option: value}))
+
+
+def test_a_projector_without_blocks_still_trains_the_encoder():
+    model = _model(projector_depth=0)
+    views, samples = random_batch(4)
+    model.loss(views, samples)['loss'].backward()
+    assert model.backbone.layers[0].attn.qkv.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize('option, value, interval', [
+    ('end_momentum', 2.0, r'\[0, 1\)'),
+    ('end_momentum', 1.0, r'\[0, 1\)'),
+    ('end_momentum', -0.1, r'\[0, 1\)'),
+    ('base_momentum', 0.0, r'\(0, 1\)'),
+    ('base_momentum', 1.5, r'\(0, 1\)'),
+])
+def test_momentum_outside_its_range_is_refused_when_built(
+        option, value, interval):
+    cfg = tiny_siameseim_cfg()
+    cfg[option] = value
+    with pytest.raises(ValueError, match=f'model.{option}={value} must be in '
+                       f'{interval}'):
+        MODELS.build(cfg)

@@ -333,3 +333,45 @@ def test_an_epoch_with_a_ragged_last_batch_trains_and_resumes(tmp_path):
     for name in want:
         torch.testing.assert_close(
             got[name], want[name], rtol=0, atol=0, msg=name)
+
+
+class WithAMetric(mmsiameseim.models.SiameseIM):
+    """A subclass that adds a loss term and a logged metric through the
+    extension point."""
+
+    def extra_losses(self, inputs, data_samples, latent, pred, target, mask):
+        return dict(
+            loss_pred_norm=1e-3 * pred.float().pow(2).mean(),
+            masked_share=mask.float().mean())
+
+
+class IgnoresTheTarget(mmsiameseim.models.SiameseIM):
+    """A subclass that overrides loss() without passing target= on."""
+
+    def loss(self, inputs, data_samples, **kwargs):
+        return super().loss(inputs, data_samples)
+
+
+def test_micro_batches_keep_every_logged_key_as_the_whole_batch_value():
+    data = _data()
+    whole = _model()
+    whole.__class__ = WithAMetric
+    _, log = _step(whole, copy.deepcopy(data))
+    parts = _model(micro_batches=4)
+    parts.__class__ = WithAMetric
+    _, log4 = _step(parts, copy.deepcopy(data))
+    assert set(log4) == set(log) >= {
+        'loss', 'momentum', 'alignment', 'correlation', 'loss_pred_norm',
+        'masked_share'
+    }
+    for key in ('masked_share', 'alignment'):
+        torch.testing.assert_close(log4[key], log[key], rtol=2e-2, atol=1e-4)
+
+
+def test_a_loss_override_that_ignores_the_target_is_refused_with_parts():
+    model = _model(micro_batches=2)
+    model.__class__ = IgnoresTheTarget
+    with pytest.raises(RuntimeError,
+                       match='IgnoresTheTarget.loss updated the momentum '
+                       'target.*extra_losses'):
+        _step(model, _data())

@@ -90,3 +90,17 @@ def test_masked_forward_returns_cls_and_visible_tokens():
     mask[1, 10:] = True
     out = vit(torch.randn(2, 3, 32, 32), mask)
     assert out.shape == (2, 1 + 10, 32)
+
+
+def test_a_width_its_head_count_does_not_divide_is_refused_when_built():
+    with pytest.raises(ValueError,
+                       match='embed_dims=200 is not divisible by '
+                       'num_heads=16'):
+        MODELS.build(
+            dict(
+                type='SiameseIMViT',
+                arch=dict(
+                    embed_dims=200,
+                    num_layers=1,
+                    num_heads=16,
+                    feedforward_channels=400)))
