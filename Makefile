@@ -6,7 +6,7 @@
 PY := .venv/bin/python
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup setup-full demo test test-slow gpu-check checks lint docs results
+.PHONY: setup setup-full demo test test-studies test-slow gpu-check checks lint docs results
 
 setup:
 	bash tools/setup_env.sh
@@ -20,10 +20,20 @@ setup-full:
 demo: setup
 	$(PY) tools/studies/demo.py $(DEMO_ARGS)
 
-# The tests CI runs (pytest's "no tests collected" exit code 5 fails too).
-test: setup-full
-	$(PY) -m pytest -q tests; code=$$?; \
+# The plugin's tests, as CI runs them: what a contributor runs between two
+# edits, within 10 minutes on 2 cores. Prints the ten slowest tests and the
+# wall time; every test's duration goes to work_dirs/test_durations/.
+# pytest's "no tests collected" exit code 5 fails too.
+TEST_RUN = code=$$?; \
 	if [ $$code -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$code
+test: setup-full
+	$(PY) -m pytest -q -m "not slow and not studies" --durations=10 tests; $(TEST_RUN)
+
+# The studies' tests (tests/conftest.py STUDY_TESTS: the lab, the study
+# tools, the rendered results and the studies' smoke runs), which CI also
+# runs.
+test-studies: setup-full
+	$(PY) -m pytest -q -m "studies and not slow" --durations=10 tests; $(TEST_RUN)
 
 # The slow tier (the heavy preflights at real size among them); prints its
 # total time.
@@ -89,6 +99,7 @@ docs: setup-full
 #   $(PY) tools/studies/collect_downstream_ablations.py
 #                                  -> downstream_miniature_ablations.json
 #   MMSIAMESEIM_RESULTS=1 make test                     -> tests.json, fault_matrix.json
+#   MMSIAMESEIM_RESULTS=1 make test-studies             -> tests_studies.json
 # `$(PY) tools/docs/render_results.py --check` fails on any block that differs
 # from its source or has none.
 results: setup

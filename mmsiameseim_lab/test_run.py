@@ -8,15 +8,27 @@ from .results import results_table
 
 @results_table('tests')
 def tests_table(results: dict) -> str:
-    """The test run's counts and wall time (``tests/conftest.py``)."""
+    """The test run's counts and wall time (``tests/conftest.py``), and its
+    slowest tests."""
     d = results['data']
-    return '\n'.join([
+    lines = [
         '| selection | passed | failed | errors | skipped | deselected | '
         'wall time |', '|---|---|---|---|---|---|---|',
         f'| `pytest {" ".join(d["args"])}` (`-m "{d["markexpr"]}"`) | '
         f'{d["passed"]} | {d["failed"]} | {d["errors"]} | {d["skipped"]} | '
         f'{d["deselected"]} | {d["duration_s"] / 60:.1f} min |'
-    ])
+    ]
+    slowest = d.get('slowest') or []
+    if slowest:
+        lines += [
+            '', f'The {len(slowest)} slowest tests of that run '
+            '(set-up, call and tear-down):', '', '| test | seconds |',
+            '|---|---|'
+        ] + [f'| `{t["test"]}` | {t["seconds"]:.1f} |' for t in slowest]
+    return '\n'.join(lines)
+
+
+results_table('tests_studies')(tests_table)
 
 
 def _matrix_table(results: dict, key: str, heading: str) -> str:

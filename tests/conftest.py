@@ -21,14 +21,39 @@ def _matrices():
         person_matrix=(ENTRIES, MISTAKES, 'mistake'))
 
 
+# The studies' tests (`make test-studies`): the lab's rooms and the tools
+# that run, render or fingerprint a study. `make test` runs the rest, the
+# plugin's own tests; both run in CI.
+STUDY_TESTS = (
+    'tests/test_lab/',
+    'tests/test_tools/test_benchmark_',
+    'tests/test_tools/test_claim_study.py',
+    'tests/test_tools/test_demo_compare.py',
+    'tests/test_tools/test_gpu_check.py',
+    'tests/test_tools/test_record_fingerprint.py',
+    'tests/test_tools/test_side_by_side.py',
+    'tests/test_tools/test_show_downstream_predictions.py',
+    'tests/test_docs/test_results_tables.py',
+)
+
+
+def _is_study_test(item) -> bool:
+    return item.nodeid.startswith(STUDY_TESTS) or (
+        'tests/' + item.nodeid).startswith(STUDY_TESTS)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Check every ``fault_matrix`` / ``person_matrix`` marker against the
+    """Mark the studies' tests ``studies`` (:data:`STUDY_TESTS`). Check
+    every ``fault_matrix`` / ``person_matrix`` marker against the
     vocabulary of ``tests/fault_matrix.py`` / ``tests/person_matrix.py``;
     with ``FAULT_MATRIX_JSON=PATH`` set, also write the fault matrix's cells
     (entry, fault, behaviour, test id) to PATH; with ``MMSIAMESEIM_RESULTS=1``,
     the results files ``fault_matrix`` and ``person_matrix`` (not when a
     module failed to be collected: its cells would be missing)."""
+    for item in items:
+        if _is_study_test(item):
+            item.add_marker(pytest.mark.studies)
     cells = {name: [] for name in _matrices()}
     for item in items:
         for name, (entries, columns, key) in _matrices().items():
@@ -92,6 +117,59 @@ def pytest_sessionstart(session):
     session.config._results_t0 = time.time()
 
 
+#: nodeid -> seconds (set-up, call and tear-down) of this run's tests
+_DURATIONS = {}
+
+
+def pytest_runtest_logreport(report):
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid,
+                                               0.) + report.duration
+
+
+def _slowest(config, count=15):
+    return [
+        dict(test=k, seconds=round(v, 2))
+        for k, v in sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:count]
+    ]
+
+
+def _selection(config) -> str:
+    """'plugin' or 'studies': the selection a run's marker expression
+    makes."""
+    expr = config.option.markexpr or ''
+    return 'plugin' if 'not studies' in expr else (
+        'studies' if 'studies' in expr else 'all')
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The run's wall time, and where its per-test durations went."""
+    if config.option.collectonly or hasattr(config, 'workerinput'):
+        return
+    wall = time.time() - config._results_t0
+    path = _write_durations(config, wall)
+    terminalreporter.write_line(
+        f'wall time: {wall / 60:.1f} min ({wall:.0f} s); every test\'s '
+        f'duration: {path}')
+
+
+def _write_durations(config, wall: float) -> str:
+    """Every test's duration of this run, slowest first, in
+    ``work_dirs/test_durations/SELECTION.json``."""
+    from mmsiameseim.atomic_io import atomic_json
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, 'work_dirs', 'test_durations',
+                        f'{_selection(config)}.json')
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    atomic_json(
+        path,
+        dict(
+            args=list(config.invocation_params.args),
+            markexpr=config.option.markexpr,
+            wall_s=round(wall, 1),
+            durations=_slowest(config, count=None)))
+    return os.path.relpath(path, root)
+
+
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if not _recording(config) or config.option.collectonly:
@@ -105,8 +183,9 @@ def pytest_sessionfinish(session, exitstatus):
     if getattr(config, '_matrix_cells', None) is not None:
         _write_matrices(config)
     from mmsiameseim_lab.results import write_results
+    selection = _selection(config)
     write_results(
-        'tests',
+        'tests' if selection == 'plugin' else f'tests_{selection}',
         dict(
             passed=count('passed'),
             failed=count('failed'),
@@ -118,7 +197,8 @@ def pytest_sessionfinish(session, exitstatus):
             exitstatus=int(exitstatus),
             duration_s=time.time() - config._results_t0,
             markexpr=config.option.markexpr,
-            args=list(config.invocation_params.args)),
+            args=list(config.invocation_params.args),
+            slowest=_slowest(config)),
         command=_command(config),
         results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 

@@ -4,12 +4,16 @@ runs (``python tools/train.py CONFIG [ARGS]`` in a checkout).
 
     python tools/train.py CONFIG [--work-dir DIR] [--resume] [--amp]
         [--cfg-options KEY=VALUE ...] [--launcher none|pytorch|slurm]
+        [--local-rank N]
 
 The config's ``default_scope`` (mmpretrain for pretraining and the
 classification benchmarks, mmdet or mmseg for the dense ones) names the
 codebase; its own ``tools/train.py`` (from its ``.mim/`` folder, where mim
 installs it) runs with these arguments, so every option of that script
-works here. The config's ``custom_imports`` import this plugin.
+works here, in any order (a launcher's ``--local-rank=N`` may come
+first). The config's ``custom_imports`` import this plugin; a config of
+your own may inherit the shipped ones as ``_base_ = 'mmsiameseim::PATH'``
+(``PATH`` under ``configs/``).
 """
 import importlib.util
 import os.path as osp
@@ -39,14 +43,33 @@ def codebase_script(config: str, tool: str) -> str:
              '.mim/ folder nor beside it): reinstall it with mim install')
 
 
+LOCAL_RANK = ('--local-rank', '--local_rank')
+
+
+def config_first(argv: list) -> list:
+    """``argv`` with the config first. Launchers put their own arguments
+    before the script's: ``python -m torch.distributed.launch`` (what ``mim
+    train --launcher pytorch --gpus N`` starts) passes ``--local-rank=N``
+    first; the codebases' scripts parse it wherever it stands."""
+    for i, arg in enumerate(argv):
+        if arg.startswith('-') or (i and argv[i - 1] in LOCAL_RANK):
+            continue
+        return [arg] + argv[:i] + argv[i + 1:]
+    return list(argv)
+
+
 def run_codebase_tool(tool: str, argv: list, usage: str) -> None:
     """Run the codebase's ``tools/TOOL`` as ``__main__`` with ``argv`` (the
-    config first); ``-h`` prints ``usage``."""
-    if not argv or argv[0] in ('-h', '--help'):
+    config first, wherever it stood); ``-h`` prints ``usage``. The plugin is
+    imported first, so that a config may inherit the shipped ones as
+    ``mmsiameseim::PATH``."""
+    argv = config_first(argv)
+    if not argv or argv[0] in ('-h', '--help') or argv[0].startswith('-'):
         print(usage)
-        if not argv:
+        if not argv or argv[0] not in ('-h', '--help'):
             sys.exit(2)
         return
+    import mmsiameseim  # noqa: F401
     script = codebase_script(argv[0], tool)
     sys.argv = [script] + list(argv)
     runpy.run_path(script, run_name='__main__')
