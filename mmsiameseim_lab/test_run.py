@@ -8,24 +8,18 @@ from .results import results_table
 
 @results_table('tests')
 def tests_table(results: dict) -> str:
-    """The test run's counts and wall time (``tests/conftest.py``), and its
-    slowest tests."""
+    """The test run's counts, wall time and five slowest tests
+    (``tests/conftest.py``)."""
     d = results['data']
-    lines = [
+    slowest = '<br>'.join(f'`{t["test"].split("/")[-1]}` {t["seconds"]:.0f}'
+                          for t in (d.get('slowest') or [])[:5]) or '-'
+    return '\n'.join([
         '| selection | passed | failed | errors | skipped | deselected | '
-        'wall time |', '|---|---|---|---|---|---|---|',
+        'wall time | slowest tests (s) |', '|---|---|---|---|---|---|---|---|',
         f'| `pytest {" ".join(d["args"])}` (`-m "{d["markexpr"]}"`) | '
         f'{d["passed"]} | {d["failed"]} | {d["errors"]} | {d["skipped"]} | '
-        f'{d["deselected"]} | {d["duration_s"] / 60:.1f} min |'
-    ]
-    slowest = d.get('slowest') or []
-    if slowest:
-        lines += [
-            '', f'The {len(slowest)} slowest tests of that run '
-            '(set-up, call and tear-down):', '', '| test | seconds |',
-            '|---|---|'
-        ] + [f'| `{t["test"]}` | {t["seconds"]:.1f} |' for t in slowest]
-    return '\n'.join(lines)
+        f'{d["deselected"]} | {d["duration_s"] / 60:.1f} min | {slowest} |'
+    ])
 
 
 results_table('tests_studies')(tests_table)

@@ -34,6 +34,9 @@ STUDY_TESTS = (
     'tests/test_tools/test_side_by_side.py',
     'tests/test_tools/test_show_downstream_predictions.py',
     'tests/test_docs/test_results_tables.py',
+    'tests/test_tools/test_results_writers.py',
+    'tests/test_tools/test_demo.py',
+    'tests/test_configs/test_table3_ablations.py::test_miniature_run_smoke',
 )
 
 
@@ -185,7 +188,7 @@ def pytest_sessionfinish(session, exitstatus):
     from mmsiameseim_lab.results import write_results
     selection = _selection(config)
     write_results(
-        'tests' if selection == 'plugin' else f'tests_{selection}',
+        'tests_studies' if selection == 'studies' else 'tests',
         dict(
             passed=count('passed'),
             failed=count('failed'),

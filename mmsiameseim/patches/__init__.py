@@ -10,6 +10,9 @@ versions this plugin runs on (mmengine 0.10.7, mmcv 2.1.0, mmpretrain
   refuses. Can go when mmengine's checkpoints load weights-only.
 * ``mmengine_config_errors``: mmengine 0.10.7 reports a config's syntax
   error as ``File "<unknown>"``. Can go when mmengine names the file.
+* ``mmengine_config_text``: mmengine 0.10.7 formats a config's text with
+  yapf at every log, dump and checkpoint (1-2 s each). Can go when
+  mmengine keeps the formatted text.
 * ``mmengine_package_configs``: mmengine 0.10.7 resolves ``PACKAGE::``
   config paths only for its own table of OpenMMLab packages, and looks for
   an editable install's configs in site-packages. Can go when mmengine lets
@@ -35,5 +38,6 @@ from . import mmcv_hue  # noqa: F401
 from . import mmcv_lite_warning  # noqa: F401
 from . import mmengine_checkpoints  # noqa: F401
 from . import mmengine_config_errors  # noqa: F401
+from . import mmengine_config_text  # noqa: F401
 from . import mmengine_package_configs  # noqa: F401
 from . import transformers_multimodal  # noqa: F401

@@ -35,25 +35,35 @@ def is_encoder_param(name: str) -> bool:
 def gradient_problems(hook) -> Tuple[Dict[str, List[str]], List[str]]:
     """What a preflight's gradients show (``PreflightHook``: the trainable
     parameters, those that got a gradient, a non-zero one, a non-finite
-    one): the names for its record, and its failures. A trainable parameter
-    fails with no gradient or a non-finite one, and an encoder parameter
-    (:func:`is_encoder_param`) with a gradient that is identically zero at
-    every step: it never moves, whatever the loss does (other parts, e.g. a
-    detector's mask head on a batch with no positives, may get zeros in a
-    few steps)."""
+    one): the names for its record, and its failures.
+
+    A trainable parameter fails with no gradient or a non-finite one. An
+    encoder parameter (:func:`is_encoder_param`) whose gradient is
+    identically zero at every step never moves: that fails for a weight
+    (2-D or more), and when every encoder parameter is so (the encoder cut
+    off from the loss). A bias or norm parameter may be zero by an
+    invariance of the model (MoCo-v3's last FFN bias: the BatchNorm of its
+    projector removes a shift common to every image): it is recorded, not
+    failed. Other parts (a detector's mask head on a batch with no
+    positives) may get zeros in a few steps and are not checked.
+    """
     missing = [n for n in hook.trainable if n not in hook.with_grad]
+    encoder = [n for n in hook.trainable if is_encoder_param(n)]
     still = [
-        n for n in hook.trainable
-        if n in hook.with_grad and n not in hook.moving
-        and n not in hook.nonfinite and is_encoder_param(n)
+        n for n in encoder if n in hook.with_grad and n not in hook.moving
+        and n not in hook.nonfinite
+    ]
+    ndim = getattr(hook, 'ndim', {})
+    failing = still if encoder and len(still) == len(encoder) else [
+        n for n in still if ndim.get(n, 2) >= 2
     ]
     bad = [n for n in hook.trainable if n in hook.nonfinite]
     failures = []
     for names, what in (
         (missing, 'received no gradient'),
-        (still, 'are encoder parameters whose gradient is identically zero '
-         'at every step, so they never move'), (bad,
-                                                'got a non-finite gradient')):
+        (failing, 'are encoder parameters whose gradient is identically '
+         'zero at every step, so they never move'),
+        (bad, 'got a non-finite gradient')):
         if names:
             failures.append(f'{len(names)} trainable parameters {what}: '
                             f'{names[:10]}')

@@ -37,6 +37,7 @@ class PreflightHook(Hook):
         self.moving: set = set()
         self.nonfinite: set = set()
         self.trainable: List[str] = []
+        self.ndim: Dict[str, int] = {}
         self.flops: Optional[int] = None
         self.optimizer = None
         self._handles = []
@@ -50,6 +51,7 @@ class PreflightHook(Hook):
             if not p.requires_grad:
                 continue
             self.trainable.append(name)
+            self.ndim[name] = p.ndim
 
             def seen(param, name=name):
                 grad = param.grad

@@ -78,7 +78,7 @@ def format_report(record: dict) -> str:
             lines.append('  gradients: every trainable parameter got a '
                          'finite one, non-zero for every encoder parameter')
         for problem, names in (('MISSING', missing),
-                               ('identically ZERO (encoder)', still),
+                               ('identically zero (encoder)', still),
                                ('NOT FINITE', bad)):
             if names:
                 lines.append(f'  gradients: {problem} for {len(names)}: '

@@ -122,6 +122,7 @@ def test_resume_into_another_model_is_refused(finished, tmp_path, change,
         dims = change['dims']
         arch.update(embed_dims=dims, feedforward_channels=dims * 2)
         cfg.model.neck.update(in_channels=dims, embed_dims=dims)
+        cfg.embed_dims = dims  # the config's variable, kept true
     else:
         arch.num_layers = change['depth']
     with pytest.raises(RunRefused) as refused:

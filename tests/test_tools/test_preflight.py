@@ -113,11 +113,13 @@ class TinyEncoderModel(nn.Module):
     (None, None),
     ('zero', 'encoder parameters whose gradient is identically zero'),
     ('nan', 'got a non-finite gradient'),
+    ('bias', None),
 ])
 def test_gradient_check_has_teeth(fault, failing):
     """A gradient of zeros (the encoder cut off from the loss, as with no
     predictor block) or a non-finite one fails the preflight, naming the
-    parameters; a head's zeros (a batch with no positives) do not."""
+    parameters; a head's zeros (a batch with no positives) do not, nor a
+    bias whose gradient an invariance of the model makes zero (recorded)."""
     from mmsiameseim_lab.preflight.checks import gradient_problems
     model = TinyEncoderModel()
     runner = type('R', (), dict(model=model))()
@@ -127,6 +129,8 @@ def test_gradient_check_has_teeth(fault, failing):
         features = model.backbone(torch.ones(2, 3))
         if fault == 'zero':
             features = features * 0
+        elif fault == 'bias':  # a shift the model cancels
+            features = features - model.backbone.bias
         elif fault == 'nan' and step == 1:
             features = features * float('nan')
         (model.head(features).sum() + 0 * model.head.weight.sum()).backward()
@@ -134,8 +138,10 @@ def test_gradient_check_has_teeth(fault, failing):
     hook.after_train(runner)
     record, failures = gradient_problems(hook)
     assert record['params_without_grad'] == []
-    if fault is None:
+    if failing is None:
         assert failures == []
+        assert record['encoder_params_with_zero_grad'] == (
+            ['backbone.bias'] if fault == 'bias' else [])
         return
     assert len(failures) == 1 and failing in failures[0]
     assert 'backbone.weight' in failures[0]
