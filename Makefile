@@ -26,14 +26,17 @@ demo: setup
 # pytest's "no tests collected" exit code 5 fails too.
 TEST_RUN = code=$$?; \
 	if [ $$code -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$code
+# Both cores: two pytest-xdist workers of one thread each, a test file per
+# worker at a time (its module fixtures built once).
+PYTEST_PARALLEL = OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 test: setup-full
-	$(PY) -m pytest -q -m "not slow and not studies" --durations=10 tests; $(TEST_RUN)
+	$(PYTEST_PARALLEL) -m "not slow and not studies" --durations=10 tests; $(TEST_RUN)
 
 # The studies' tests (tests/conftest.py STUDY_TESTS: the lab, the study
 # tools, the rendered results and the studies' smoke runs), which CI also
 # runs.
 test-studies: setup-full
-	$(PY) -m pytest -q -m "studies and not slow" --durations=10 tests; $(TEST_RUN)
+	$(PYTEST_PARALLEL) -m "studies and not slow" --durations=10 tests; $(TEST_RUN)
 
 # The slow tier (the heavy preflights at real size among them); prints its
 # total time.

@@ -2,6 +2,8 @@
 naming the key, its place and the nearest valid names; a GPU config on a
 CPU is refused with its CPU route (``precision``), which trains; a syntax
 error names its file and line."""
+import copy
+import functools
 import glob
 import os.path as osp
 import subprocess
@@ -252,12 +254,22 @@ def _shipped_configs():
         if '_base_' not in p.split(osp.sep))
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(path):
+    return Config.fromfile(path)
+
+
+def _shipped(path):
+    """A fresh copy of a shipped config, parsed once per process."""
+    return copy.deepcopy(_parsed(path))
+
+
 def test_every_shipped_config_passes_the_checks():
     import mmdet.registry  # noqa: F401
     import mmseg.registry  # noqa: F401
     checked = 0
     for path in _shipped_configs():
-        cfg = Config.fromfile(path)
+        cfg = _shipped(path)
         if 'model' not in cfg:
             continue
         check_config_keys(cfg)
@@ -294,14 +306,14 @@ def test_every_shipped_gpu_config_has_a_cpu_route():
     import mmseg.registry  # noqa: F401
     amp = 0
     for path in _shipped_configs():
-        cfg = Config.fromfile(path)
+        cfg = _shipped(path)
         if (cfg.get('optim_wrapper') or {}).get('type') != 'AmpOptimWrapper':
             continue
         amp += 1
         with pytest.raises(ConfigMistake, match='precision=float32'):
             check_gpu_config(cfg)
         for precision in ('float32', 'bfloat16'):
-            routed = Config.fromfile(path)
+            routed = _shipped(path)
             routed.precision = precision
             apply_precision(routed)
             check_gpu_config(routed)
