@@ -47,13 +47,16 @@ def _is_study_test(item) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Mark the studies' tests ``studies`` (:data:`STUDY_TESTS`). Check
+    """Mark the studies' tests ``studies`` (:data:`STUDY_TESTS`).
+
+    Check
     every ``fault_matrix`` / ``person_matrix`` marker against the
     vocabulary of ``tests/fault_matrix.py`` / ``tests/person_matrix.py``;
     with ``FAULT_MATRIX_JSON=PATH`` set, also write the fault matrix's cells
     (entry, fault, behaviour, test id) to PATH; with ``MMSIAMESEIM_RESULTS=1``,
     the results files ``fault_matrix`` and ``person_matrix`` (not when a
-    module failed to be collected: its cells would be missing)."""
+    module failed to be collected: its cells would be missing).
+    """
     for item in items:
         if _is_study_test(item):
             item.add_marker(pytest.mark.studies)

@@ -47,10 +47,13 @@ LOCAL_RANK = ('--local-rank', '--local_rank')
 
 
 def config_first(argv: list) -> list:
-    """``argv`` with the config first. Launchers put their own arguments
-    before the script's: ``python -m torch.distributed.launch`` (what ``mim
-    train --launcher pytorch --gpus N`` starts) passes ``--local-rank=N``
-    first; the codebases' scripts parse it wherever it stands."""
+    """``argv`` with the config first.
+
+    Launchers put their own arguments before the script's: ``python -m
+    torch.distributed.launch`` (what ``mim train --launcher pytorch --gpus
+    N`` starts) passes ``--local-rank=N`` first; the codebases' scripts
+    parse it wherever it stands.
+    """
     for i, arg in enumerate(argv):
         if arg.startswith('-') or (i and argv[i - 1] in LOCAL_RANK):
             continue
@@ -60,9 +63,11 @@ def config_first(argv: list) -> list:
 
 def run_codebase_tool(tool: str, argv: list, usage: str) -> None:
     """Run the codebase's ``tools/TOOL`` as ``__main__`` with ``argv`` (the
-    config first, wherever it stood); ``-h`` prints ``usage``. The plugin is
-    imported first, so that a config may inherit the shipped ones as
-    ``mmsiameseim::PATH``."""
+    config first, wherever it stood); ``-h`` prints ``usage``.
+
+    The plugin is imported first, so that a config may inherit the shipped
+    ones as ``mmsiameseim::PATH``.
+    """
     argv = config_first(argv)
     if not argv or argv[0] in ('-h', '--help') or argv[0].startswith('-'):
         print(usage)

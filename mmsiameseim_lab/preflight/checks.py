@@ -59,11 +59,10 @@ def gradient_problems(hook) -> Tuple[Dict[str, List[str]], List[str]]:
     ]
     bad = [n for n in hook.trainable if n in hook.nonfinite]
     failures = []
-    for names, what in (
-        (missing, 'received no gradient'),
-        (failing, 'are encoder parameters whose gradient is identically '
-         'zero at every step, so they never move'),
-        (bad, 'got a non-finite gradient')):
+    for names, what in ((missing, 'received no gradient'), (
+            failing, 'are encoder parameters whose gradient is identically '
+            'zero at every step, so they never move'),
+                        (bad, 'got a non-finite gradient')):
         if names:
             failures.append(f'{len(names)} trainable parameters {what}: '
                             f'{names[:10]}')

@@ -78,8 +78,8 @@ def format_report(record: dict) -> str:
             lines.append('  gradients: every trainable parameter got a '
                          'finite one, non-zero for every encoder parameter')
         for problem, names in (('MISSING', missing),
-                               ('identically zero (encoder)', still),
-                               ('NOT FINITE', bad)):
+                               ('identically zero (encoder)',
+                                still), ('NOT FINITE', bad)):
             if names:
                 lines.append(f'  gradients: {problem} for {len(names)}: '
                              f'{names[:10]}')

@@ -176,8 +176,9 @@ def _docs_example():
     import re
     with open(os.path.join(ROOT, 'docs', 'mixing.md')) as f:
         blocks = re.findall(r'^```python\n(.*?)^```', f.read(), re.M | re.S)
-    return next(b for b in blocks
-                if b.startswith('# siameseim_vit-tiny-p8-w64_fashionmnist'))
+    return next(
+        b for b in blocks
+        if b.startswith('# siameseim_vit-tiny-p8-w64_fashionmnist'))
 
 
 def _built(cfg):
@@ -229,8 +230,8 @@ def test_the_docs_cfg_options_change_the_grid():
 
 @pytest.mark.parametrize('variables, named', [
     (dict(patch_grid=4), 'patch_grid=4 but model.neck.grid_size=8'),
-    (dict(patch_size=8, patch_grid=4),
-     'patch_size=8 but model.backbone.patch_size=4'),
+    (dict(patch_size=8,
+          patch_grid=4), 'patch_size=8 but model.backbone.patch_size=4'),
     (dict(embed_dims=64), 'embed_dims=64 but model.neck.embed_dims=128'),
 ])
 def test_a_grid_variable_changed_alone_is_refused(tmp_path, variables, named):
@@ -243,8 +244,7 @@ def test_a_grid_variable_changed_alone_is_refused(tmp_path, variables, named):
     with pytest.raises(ConfigMistake, match=named + '.*Set the options'):
         checked_config(cfg)
     child = tmp_path / 'child.py'
-    child.write_text(
-        f'_base_ = {FMNIST_CONFIG!r}\n' +
-        ''.join(f'{k} = {v!r}\n' for k, v in variables.items()))
+    child.write_text(f'_base_ = {FMNIST_CONFIG!r}\n' +
+                     ''.join(f'{k} = {v!r}\n' for k, v in variables.items()))
     with pytest.raises(ConfigMistake, match=named):
         checked_config(Config.fromfile(str(child)))

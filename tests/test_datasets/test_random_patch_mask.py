@@ -30,8 +30,8 @@ def test_exact_count_uniformly_placed():
     (9, 'masks every patch, so the encoder would see none'),
 ])
 def test_count_that_leaves_no_visible_patch_is_a_config_error(count, message):
-    with pytest.raises(ValueError,
-                       match=message + r' of a 3x3 grid.*valid: 0 to 8'):
+    with pytest.raises(
+            ValueError, match=message + r' of a 3x3 grid.*valid: 0 to 8'):
         TRANSFORMS.build(
             dict(
                 type='RandomPatchMaskGenerator',

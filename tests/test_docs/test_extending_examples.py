@@ -70,7 +70,8 @@ def _tiny(cfg, work_dir):
 
 def test_the_page_has_its_package_and_configs():
     assert sorted(examples()) == [
-        'my_siameseim/__init__.py', 'siameseim-cosine_vit-tiny-p4_fashionmnist.py',
+        'my_siameseim/__init__.py',
+        'siameseim-cosine_vit-tiny-p4_fashionmnist.py',
         'siameseim-spread_vit-tiny-p4_fashionmnist.py'
     ]
 
@@ -81,7 +82,7 @@ def test_the_page_has_its_package_and_configs():
     ('siameseim-cosine_vit-tiny-p4_fashionmnist.py', {'momentum'}),
 ])
 def test_an_example_trains_from_an_own_folder(own_folder, name, logged,
-                                             monkeypatch):
+                                              monkeypatch):
     from mmengine.registry import RUNNERS
 
     from mmsiameseim.engine.runner.config_checks import checked_config

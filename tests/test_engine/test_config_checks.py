@@ -336,8 +336,9 @@ def test_a_syntax_error_names_its_file_and_line(tmp_path):
             f'config {tmp_path / broken}, line 2, column 5: '), error.value
 
 
-SHIPPED = osp.join(ROOT, 'configs', 'pretrain',
-                   'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
+SHIPPED = osp.join(
+    ROOT, 'configs', 'pretrain',
+    'siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py')
 
 
 @pytest.mark.person_matrix(

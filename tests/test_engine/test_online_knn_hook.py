@@ -330,8 +330,7 @@ def test_a_round_on_nonfinite_features_is_skipped_with_a_warning(tmp_path):
     assert 'knn/top1' not in runner.message_hub.log_scalars
 
 
-def test_two_knn_hooks_under_one_prefix_are_refused_before_training(
-        tmp_path):
+def test_two_knn_hooks_under_one_prefix_are_refused_before_training(tmp_path):
     """An online and a target kNN hook would both write knn/top1 at the
     same step: refused, naming both and a prefix to give; with their own
     prefixes both log."""
@@ -348,9 +347,10 @@ def test_two_knn_hooks_under_one_prefix_are_refused_before_training(
             dataset=dict(knn.query_dataloader.dataset, indices=24)))
     target = HOOKS.build(dict(knn, encoder='target', interval=2, **sets))
     runner.register_hook(target)
-    with pytest.raises(ValueError,
-                       match=r"both log as knn/\.\.\.: give one another "
-                       r"prefix, e.g. prefix='knn_target'"):
+    with pytest.raises(
+            ValueError,
+            match=r'both log as knn/\.\.\.: give one another '
+            r"prefix, e.g. prefix='knn_target'"):
         runner.train()
     runner = _runner(tmp_path / 'own', before_train=False, interval=2)
     runner.register_hook(

@@ -126,11 +126,13 @@ def test_each_smoke_unit_runs_end_to_end_and_scores_what_it_recorded(unit):
                 f'{unit} (docs/results/{name}.json): scores '
                 f'{sorted(set(scoped["scores"]) ^ set(recorded["scores"]))} '
                 'appear or vanish')
-            assert {k: len(v)
-                    for k, v in scoped['losses'].items()} == {
-                        k: len(v)
-                        for k, v in recorded['losses'].items()
-                    }, f'{unit}: other training runs or iterations logged'
+            assert {
+                k: len(v)
+                for k, v in scoped['losses'].items()
+            } == {
+                k: len(v)
+                for k, v in recorded['losses'].items()
+            }, f'{unit}: other training runs or iterations logged'
     values = [
         x for v in now['scores'].values()
         for x in (v if isinstance(v, list) else [v])

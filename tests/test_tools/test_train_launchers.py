@@ -12,7 +12,8 @@ from tests.test_models.test_algorithms.test_siameseim_distributed import \
     _free_port
 
 FMNIST = os.path.join(ROOT, 'data', 'fashion_mnist')
-CHILD = '''_base_ = 'mmsiameseim::pretrain/siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'
+SHIPPED = 'pretrain/siameseim_vit-tiny-p4_1xb64-bf16-coslr-1e_fashionmnist.py'
+CHILD = '''_base_ = 'mmsiameseim::{shipped}'
 train_dataloader = dict(
     batch_size=8, num_workers=0, persistent_workers=False,
     dataset=dict(indices=32, data_root={fmnist!r}))
@@ -24,8 +25,8 @@ default_hooks = dict(logger=dict(interval=1))
 
 @pytest.mark.parametrize('argv, first', [
     (['cfg.py', '--launcher', 'pytorch'], ['cfg.py', '--launcher', 'pytorch']),
-    (['--local-rank=1', 'cfg.py', '--launcher', 'pytorch'],
-     ['cfg.py', '--local-rank=1', '--launcher', 'pytorch']),
+    (['--local-rank=1', 'cfg.py', '--launcher', 'pytorch'
+      ], ['cfg.py', '--local-rank=1', '--launcher', 'pytorch']),
     (['--local_rank', '0', 'cfg.py'], ['cfg.py', '--local_rank', '0']),
     (['-h'], ['-h']),
 ])
@@ -42,7 +43,8 @@ def test_an_own_child_config_trains_under_the_launcher_mim_starts(tmp_path):
     torch.distributed.launch`` puts ``--local-rank=N`` before the config."""
     own = tmp_path / 'own'
     own.mkdir()
-    (own / 'my_siameseim.py').write_text(CHILD.format(fmnist=FMNIST))
+    (own / 'my_siameseim.py').write_text(
+        CHILD.format(shipped=SHIPPED, fmnist=FMNIST))
     run = subprocess.run([
         sys.executable, '-m', 'torch.distributed.launch', '--nproc_per_node=2',
         f'--master_port={_free_port()}',

@@ -46,13 +46,13 @@ def check_mask_count(generator: str, num_masking_patches: int, height: int,
         width (int): Patch grid columns.
     """
     patches = height * width
-    if isinstance(num_masking_patches, bool) or not isinstance(
-            num_masking_patches, int):
+    if isinstance(num_masking_patches,
+                  bool) or not isinstance(num_masking_patches, int):
         raise TypeError(f'{generator}: num_masking_patches must be an int, '
                         f'got {num_masking_patches!r}')
     if not 0 <= num_masking_patches < patches:
-        what = ('masks every patch, so the encoder would see none' if
-                num_masking_patches == patches else 'does not fit the grid')
+        what = ('masks every patch, so the encoder would see none'
+                if num_masking_patches == patches else 'does not fit the grid')
         raise ValueError(
             f'{generator}: num_masking_patches={num_masking_patches} {what} '
             f'of a {height}x{width} grid ({patches} patches); valid: 0 to '
@@ -111,8 +111,8 @@ class BlockwiseMaskGenerator(BEiTMaskGenerator):
             max_num_patches=max_num_patches,
             min_aspect=min_aspect,
             max_aspect=max_aspect)
-        check_mask_count(type(self).__name__, num_masking_patches,
-                         self.height, self.width)
+        check_mask_count(
+            type(self).__name__, num_masking_patches, self.height, self.width)
         self.fixed_count = fixed_count
 
     def _mask(self, mask: np.ndarray, max_mask_patches: int) -> int:

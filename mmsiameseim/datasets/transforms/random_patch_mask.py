@@ -29,8 +29,8 @@ class RandomPatchMaskGenerator(BaseTransform):
                  num_masking_patches: int) -> None:
         self.height, self.width = (input_size, input_size) if isinstance(
             input_size, int) else tuple(input_size)
-        check_mask_count(type(self).__name__, num_masking_patches,
-                         self.height, self.width)
+        check_mask_count(
+            type(self).__name__, num_masking_patches, self.height, self.width)
         self.num_masking_patches = num_masking_patches
 
     def transform(self, results: dict) -> dict:

@@ -131,8 +131,8 @@ class FrozenFeatureHook(Hook):
         the log would keep one of them."""
         prefix = getattr(self, 'prefix', None)
         same = [
-            h for h in runner.hooks if h is not self
-            and isinstance(h, FrozenFeatureHook)
+            h for h in runner.hooks
+            if h is not self and isinstance(h, FrozenFeatureHook)
             and getattr(h, 'prefix', None) == prefix
         ]
         if prefix is not None and same:

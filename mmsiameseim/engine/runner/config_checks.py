@@ -313,16 +313,17 @@ _DEFAULT_PARAMWISE = frozenset({
     'dcn_offset_lr_mult', 'flat_decay_mult', 'custom_keys', 'bypass_duplicate'
 })
 PARAMWISE_KEYS = {
-    'DefaultOptimWrapperConstructor': _DEFAULT_PARAMWISE,
-    'SkipFrozenOptimWrapperConstructor': _DEFAULT_PARAMWISE,
+    'DefaultOptimWrapperConstructor':
+    _DEFAULT_PARAMWISE,
+    'SkipFrozenOptimWrapperConstructor':
+    _DEFAULT_PARAMWISE,
     'LearningRateDecayOptimWrapperConstructor':
     frozenset({
         'layer_decay_rate', 'custom_keys', 'bias_decay_mult',
         'norm_decay_mult', 'flat_decay_mult'
     }),
     'LayerDecayOptimizerConstructor':
-    frozenset({'num_layers', 'layer_decay_rate', 'decay_rate',
-               'decay_type'}),
+    frozenset({'num_layers', 'layer_decay_rate', 'decay_rate', 'decay_type'}),
     'ViTLayerDecayOptimWrapperConstructor':
     frozenset(
         {'decay_rate', 'num_layers', 'norm_decay_mult', 'no_decay_names'}),
@@ -349,8 +350,9 @@ def check_optim_wrapper(wrapper, scope: Optional[str]) -> List[str]:
     problems += _check(
         wrapper.get('optimizer'), OPTIMIZERS, scope, 'optim_wrapper.optimizer')
     paramwise = wrapper.get('paramwise_cfg') or {}
-    valid = PARAMWISE_KEYS.get(constructor if isinstance(constructor, str)
-                               else getattr(constructor, '__name__', ''))
+    valid = PARAMWISE_KEYS.get(
+        constructor if isinstance(constructor, str
+                                  ) else getattr(constructor, '__name__', ''))
     if valid is None or not isinstance(paramwise, dict):
         return problems
     for key in paramwise:
@@ -372,9 +374,8 @@ def check_optim_wrapper(wrapper, scope: Optional[str]) -> List[str]:
     for name, options in (paramwise.get('custom_keys') or {}).items():
         for key, value in (options.items() if isinstance(options, dict) else
                            ()):
-            if key in _CUSTOM_KEY_OPTIONS and (isinstance(value, bool)
-                                               or not isinstance(
-                                                   value, (int, float))):
+            if key in _CUSTOM_KEY_OPTIONS and (isinstance(
+                    value, bool) or not isinstance(value, (int, float))):
                 problems.append(
                     f'optim_wrapper.paramwise_cfg.custom_keys.{name}.{key}='
                     f'{value!r}: {constructor} takes a number')

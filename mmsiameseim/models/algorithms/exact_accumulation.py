@@ -137,8 +137,8 @@ def accumulated_train_step(
         # parts' values weighted by their images
         for key, value in log_vars.items():
             if key != 'momentum':
-                parts_logs.setdefault(key, []).append(value.detach() *
-                                                      shares[i])
+                parts_logs.setdefault(key,
+                                      []).append(value.detach() * shares[i])
     # one iteration, whatever the number of parts
     optim_wrapper._inner_count -= k - 1
     if optim_wrapper.should_update():

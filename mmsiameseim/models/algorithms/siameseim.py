@@ -168,8 +168,9 @@ class MomentumTarget(CosineEMA):
                  end_momentum: float = 0.) -> None:
         for name, value, low_open in (('base_momentum', momentum, True),
                                       ('end_momentum', end_momentum, False)):
-            if isinstance(value, bool) or not isinstance(
-                    value, (int, float)) or not (
+            if isinstance(
+                    value,
+                    bool) or not isinstance(value, (int, float)) or not (
                         (0 < value if low_open else 0 <= value) and value < 1):
                 raise ValueError(
                     f'SiameseIM: model.{name}={value!r} must be in '

@@ -52,8 +52,11 @@ class ChunkedUniGrad(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, pred: torch.Tensor, target: torch.Tensor,
-                lambda_neg: float, layer_norm_eps: Optional[float],
+    def forward(ctx,
+                pred: torch.Tensor,
+                target: torch.Tensor,
+                lambda_neg: float,
+                layer_norm_eps: Optional[float],
                 reduce_corr: Callable[[torch.Tensor], torch.Tensor],
                 chunk_rows: int,
                 terms: Optional[dict] = None) -> torch.Tensor:

@@ -43,8 +43,8 @@ def check_decoder_settings(embed_dims: int, projector_depth: int,
     tokens: the encoder and projector get an identically zero gradient while
     the loss still falls.
     """
-    for name, value, low in (('predictor_depth', predictor_depth, 1),
-                             ('projector_depth', projector_depth, 0),
+    for name, value, low in (('predictor_depth', predictor_depth,
+                              1), ('projector_depth', projector_depth, 0),
                              ('num_heads', num_heads, 1), ('embed_dims',
                                                            embed_dims, 1)):
         if isinstance(value, bool) or not isinstance(value, int) \
@@ -55,9 +55,9 @@ def check_decoder_settings(embed_dims: int, projector_depth: int,
                              f'must be an int >= {low}{why}')
     if embed_dims % num_heads:
         raise ValueError(
-            f'RelPosDecoderNeck: neck.embed_dims={embed_dims} is not divisible '
-            f'by neck.num_heads={num_heads}; choose a head count that divides '
-            'the width (e.g. 64-wide heads)')
+            f'RelPosDecoderNeck: neck.embed_dims={embed_dims} is not '
+            f'divisible by neck.num_heads={num_heads}; choose a head count '
+            'that divides the width (e.g. 64-wide heads)')
     if not mlp_ratio > 0:
         raise ValueError(
             f'RelPosDecoderNeck: neck.mlp_ratio={mlp_ratio!r}, must be > 0')

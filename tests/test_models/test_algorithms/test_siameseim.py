@@ -352,6 +352,7 @@ def test_momentum_outside_its_range_is_refused_when_built(
         option, value, interval):
     cfg = tiny_siameseim_cfg()
     cfg[option] = value
-    with pytest.raises(ValueError, match=f'model.{option}={value} must be in '
-                       f'{interval}'):
+    with pytest.raises(
+            ValueError, match=f'model.{option}={value} must be in '
+            f'{interval}'):
         MODELS.build(cfg)

@@ -371,7 +371,8 @@ def test_micro_batches_keep_every_logged_key_as_the_whole_batch_value():
 def test_a_loss_override_that_ignores_the_target_is_refused_with_parts():
     model = _model(micro_batches=2)
     model.__class__ = IgnoresTheTarget
-    with pytest.raises(RuntimeError,
-                       match='IgnoresTheTarget.loss updated the momentum '
-                       'target.*extra_losses'):
+    with pytest.raises(
+            RuntimeError,
+            match='IgnoresTheTarget.loss updated the momentum '
+            'target.*extra_losses'):
         _step(model, _data())

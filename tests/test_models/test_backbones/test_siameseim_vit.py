@@ -93,9 +93,9 @@ def test_masked_forward_returns_cls_and_visible_tokens():
 
 
 def test_a_width_its_head_count_does_not_divide_is_refused_when_built():
-    with pytest.raises(ValueError,
-                       match='embed_dims=200 is not divisible by '
-                       'num_heads=16'):
+    with pytest.raises(
+            ValueError, match='embed_dims=200 is not divisible by '
+            'num_heads=16'):
         MODELS.build(
             dict(
                 type='SiameseIMViT',
