@@ -101,8 +101,9 @@ docs: setup-full
 #                                  -> downstream_miniature[_holdout].json
 #   $(PY) tools/studies/collect_downstream_ablations.py
 #                                  -> downstream_miniature_ablations.json
-#   MMSIAMESEIM_RESULTS=1 make test                     -> tests.json, fault_matrix.json
+#   MMSIAMESEIM_RESULTS=1 make test                     -> tests.json
 #   MMSIAMESEIM_RESULTS=1 make test-studies             -> tests_studies.json
+# (the fault and person matrices come from the collection, as here)
 # `$(PY) tools/docs/render_results.py --check` fails on any block that differs
 # from its source or has none.
 results: setup
