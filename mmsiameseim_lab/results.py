@@ -67,10 +67,48 @@ def machine() -> str:
     return text
 
 
+def host() -> dict:
+    """What tells two hosts apart beyond :func:`machine`'s line (two CPU
+    families of one maker read the same there): the CPU's model name,
+    family and model number, cores, whether it has native bf16, and the
+    torch version.
+
+    A source of variation like the seed, recorded with every results file,
+    never a gate.
+    """
+    fields = {}
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                key, _, value = line.partition(':')
+                key = key.strip()
+                if key in ('model name', 'cpu family', 'model') and \
+                        key not in fields:
+                    fields[key] = value.strip()
+                if not line.strip() and fields:
+                    break
+    except OSError:
+        pass
+    info = dict(
+        cpu=fields.get('model name') or platform.processor()
+        or platform.machine(),
+        cpu_family=fields.get('cpu family'),
+        cpu_model=fields.get('model'),
+        cores=os.cpu_count())
+    try:
+        import torch
+
+        from mmsiameseim.precision import native_bf16
+        info.update(native_bf16=native_bf16(), torch=torch.__version__)
+    except ImportError:
+        pass
+    return info
+
+
 def run_meta(command: Optional[str] = None) -> dict:
     """Date, machine, command line and git commit of the running process,
-    and the machine's load (1-minute load average: other jobs sharing the
-    cores slow timings down)."""
+    the machine's load (1-minute load average: other jobs sharing the cores
+    slow timings down) and its :func:`host`."""
     status = git_output('status', '--porcelain', '--untracked-files=no')
     try:
         load = round(os.getloadavg()[0], 2)
@@ -86,7 +124,8 @@ def run_meta(command: Optional[str] = None) -> dict:
         dirty=bool(status) if status is not None else None,
         dirty_paths=[line[3:]
                      for line in status.splitlines()] if status else [],
-        load_avg_1min=load)
+        load_avg_1min=load,
+        host=host())
 
 
 def results_path(name: str, results_dir: Optional[str] = None) -> str:

@@ -195,7 +195,7 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
     them); a table run also at its initial weights.
     """
     from mmsiameseim_lab.demo import initial_weights, pretrain_once
-    from mmsiameseim_lab.results import git_output, machine
+    from mmsiameseim_lab.results import git_output, host, machine
     t0 = time.time()
     pre = pretrain_once(cfg)
     common = dict(
@@ -213,6 +213,7 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
         resumed=pre['resumed'],
         commit=git_output('rev-parse', 'HEAD'),
         machine=machine(),
+        host=host(),
         load_avg_1min=round(os.getloadavg()[0], 2))
     held = scorer.search_holdout
     records = []

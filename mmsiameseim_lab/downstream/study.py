@@ -537,12 +537,13 @@ def run_scores(work_dir: str, keys: List[str]) -> Tuple[dict, bool]:
 
 
 def taken_from(meta: dict) -> dict:
-    """A run's ``taken``: the date, machine and commit of a results meta
-    (:func:`mmsiameseim_lab.results.run_meta`), and the code files changed
-    but not committed then."""
+    """A run's ``taken``: the date, machine, host and commit of a results
+    meta (:func:`mmsiameseim_lab.results.run_meta`), and the code files
+    changed but not committed then."""
     return dict(
         date=meta['date'],
         machine=meta['machine'],
+        host=meta.get('host'),
         commit=meta['commit'],
         code_changes=uncommitted_code(meta))
 

@@ -23,3 +23,12 @@ def test_dirty_paths_are_whole_paths(tmp_path, monkeypatch):
     assert meta['dirty'] is True
     assert meta['dirty_paths'] == ['b.py', 'docs/a.json']
     assert len(meta['commit']) == 40
+
+
+def test_every_results_file_records_its_host():
+    from mmsiameseim_lab.results import run_meta
+    host = run_meta('x')['host']
+    assert set(host) >= {'cpu', 'cpu_family', 'cpu_model', 'cores'}
+    assert host['cores'] >= 1 and host['cpu']
+    assert isinstance(host['native_bf16'], bool)
+    assert host['torch'].startswith('2.')
