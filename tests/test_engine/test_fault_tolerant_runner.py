@@ -11,6 +11,7 @@ import hashlib
 import os
 import os.path as osp
 import shutil
+import time
 
 import pytest
 import torch
@@ -38,6 +39,10 @@ def _cfg(work_dir, resume=False, max_epochs=1, **options):
 
 
 def _train(cfg, *hooks):
+    # mmengine names a run's log folder by the second it started: two runs
+    # of one work dir in one second would share it (the tiny runs here take
+    # less than a second), so each starts in a second of its own
+    time.sleep(1 - time.time() % 1)
     runner = RUNNERS.build(cfg)
     assert isinstance(runner, FaultTolerantRunner)
     for hook in hooks:
