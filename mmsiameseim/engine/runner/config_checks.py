@@ -149,6 +149,14 @@ def _value_problem(where: str, key: str, value, param, cls) -> Optional[str]:
     return None
 
 
+def _nearest(key: str, valid) -> str:
+    """'; did you mean ...?' with the names of ``valid`` nearest ``key``, or
+    nothing."""
+    near = difflib.get_close_matches(key, sorted(valid), 3, 0.6)
+    return (f"; did you mean {' or '.join(repr(n) for n in near)}?"
+            if near else '')
+
+
 def _check(item,
            registry,
            scope: Optional[str],
@@ -172,9 +180,7 @@ def _check(item,
     valid = (names or set()) | set(extra) | {'type', '_scope_'}
     for key, value in item.items():
         if names is not None and key not in valid:
-            near = difflib.get_close_matches(key, sorted(valid), 3, 0.6)
-            hint = (f"; did you mean {' or '.join(repr(n) for n in near)}?"
-                    if near else '')
+            hint = _nearest(key, valid)
             shown = sorted(valid - {'type', '_scope_'})
             problems.append(f'{where}: {cls.__name__} takes no {key!r}{hint}'
                             f' (it takes {", ".join(shown)})')
@@ -357,9 +363,7 @@ def check_optim_wrapper(wrapper, scope: Optional[str]) -> List[str]:
         return problems
     for key in paramwise:
         if key not in valid:
-            near = difflib.get_close_matches(key, sorted(valid), 3, 0.6)
-            hint = (f"; did you mean {' or '.join(repr(n) for n in near)}?"
-                    if near else '')
+            hint = _nearest(key, valid)
             problems.append(f'optim_wrapper.paramwise_cfg: {constructor} '
                             f'reads no {key!r}{hint} (it reads '
                             f'{", ".join(sorted(valid))})')
