@@ -132,7 +132,7 @@ def pytest_runtest_logreport(report):
                                                0.) + report.duration
 
 
-def _slowest(config, count=15):
+def _slowest(count=15):
     return [
         dict(test=k, seconds=round(v, 2))
         for k, v in sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:count]
@@ -172,7 +172,7 @@ def _write_durations(config, wall: float) -> str:
             args=list(config.invocation_params.args),
             markexpr=config.option.markexpr,
             wall_s=round(wall, 1),
-            durations=_slowest(config, count=None)))
+            durations=_slowest(count=None)))
     return os.path.relpath(path, root)
 
 
@@ -204,7 +204,7 @@ def pytest_sessionfinish(session, exitstatus):
             duration_s=time.time() - config._results_t0,
             markexpr=config.option.markexpr,
             args=list(config.invocation_params.args),
-            slowest=_slowest(config)),
+            slowest=_slowest()),
         command=_command(config),
         results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
