@@ -32,6 +32,7 @@ from typing import Dict, List, Optional, Tuple
 
 from mmsiameseim.atomic_io import atomic_write
 from mmsiameseim_lab import fingerprints
+from mmsiameseim_lab.config_values import stale_records
 from mmsiameseim_lab.results import (REPO, cell_renderers, read_results,
                                      results_path, table_renderers)
 
@@ -110,8 +111,17 @@ def footer(name: str,
         'machine', '?') + (f' (load {load:.1f})' if load is not None else '')
     text = (f'From [{shown}]({link}): {date}, {machine}, '
             f'commit {short}{dirty}, `{meta.get("command", "?")}`.')
-    if fingerprints.results_kind(name) == 'study':
-        file = name.split(':')[0]
+    if fingerprints.results_kind(name) != 'study':
+        return f'<sub>{text}</sub>'
+    file = name.split(':')[0]
+    stale = stale_records(file, results.get('data') or {})
+    if stale is not None:
+        keys, total = stale
+        if keys:
+            text += (f' **{len(keys)} of {total} records were made from '
+                     'other config values (or another plugin version) than '
+                     f'this code\'s, first {keys[0]}: retake them.**')
+    else:
         entry = fingerprints.load(rdir).get(file)
         note = entry and fingerprints.changed_note(entry)
         if entry is None or entry.get('results_commit') != commit:

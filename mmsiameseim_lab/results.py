@@ -105,6 +105,33 @@ def host() -> dict:
     return info
 
 
+def host_label(record: dict) -> str:
+    """A record's host in a few words: its :func:`host` (``host``, or a
+    downstream run's ``taken.host``) as ``CPU (family F model M), bf16 or
+    no bf16``; for a record from before records carried it, its machine
+    line and "no details"."""
+    taken = record.get('taken') or {}
+    info = record.get('host') or taken.get('host')
+    if info:
+        bf16 = {True: ', native bf16', False: ', no native bf16'}.get(
+            info.get('native_bf16'), '')
+        return (f'{info.get("cpu")} (family {info.get("cpu_family")} model '
+                f'{info.get("cpu_model")}, {info.get("cores")} cores{bf16})')
+    line = record.get('machine') or taken.get('machine')
+    return f'{line} (no details recorded)' if line else 'host not recorded'
+
+
+def hosts_line(records: list) -> str:
+    """The runs per host: a host is a source of variation like the seed,
+    so each table says where its runs were taken."""
+    counts: Dict[str, int] = {}
+    for record in records:
+        label = host_label(record)
+        counts[label] = counts.get(label, 0) + 1
+    return 'Runs per host: ' + '; '.join(
+        f'{label}: {n}' for label, n in sorted(counts.items())) + '.'
+
+
 def run_meta(command: Optional[str] = None) -> dict:
     """Date, machine, command line and git commit of the running process,
     the machine's load (1-minute load average: other jobs sharing the cores

@@ -10,7 +10,7 @@ from ..claim.statistics import format_p, judge, welch_p
 from ..claim.tables import number_cells, pixel_floor
 from ..claim.verdicts import values
 from ..metrics import METRIC_NAMES, METRICS, headings, stats_cells
-from ..results import results_cell, results_table, smoke_note
+from ..results import hosts_line, results_cell, results_table, smoke_note
 from .gradients import table as accumulation_rows
 
 
@@ -178,6 +178,7 @@ def accumulation_study_table(results: dict) -> str:
         'study\'s other tests of the results file.', ''
     ]
     lines += [f'* {x}' for x in _accumulation_reading(data)]
+    lines += ['', hosts_line(data['records'])]
     return '\n'.join(lines + smoke_note(data))
 
 

@@ -3,7 +3,6 @@ and scored, every evaluation a record kept under the settings it was taken
 with (a record whose settings digest matches is reused, so the study
 continues from its results file, run by run)."""
 import copy
-import hashlib
 import os
 import os.path as osp
 import time
@@ -13,6 +12,7 @@ from mmengine.config import Config
 
 from mmsiameseim.evaluation.feature_cache import cache_digest
 from ..evaluation import build_dense_probe
+from ..config_values import config_key
 from .plan import record_key, variant_name
 
 # every score of a table record; the token map is scored by kNN and
@@ -120,15 +120,13 @@ class Scorer:
 
 
 def pretrain_settings(study: Config, run: dict, root: str) -> dict:
-    """What a run's pretraining depends on: its config file's SHA-1 (the
-    bases not followed), the overrides, lr, weight decay, seed and
-    epochs."""
-    with open(osp.join(root, study.pretrain_configs[run['method']]),
-              'rb') as f:
-        sha1 = hashlib.sha1(f.read()).hexdigest()
+    """What a run's pretraining depends on: its config's key (its values,
+    bases followed, and the plugin's version:
+    :mod:`mmsiameseim_lab.config_values`), the overrides, lr, weight decay,
+    seed and epochs."""
     share = run.get('images_share', 1.0)
     return dict(
-        config=sha1,
+        config=config_key(study.pretrain_configs[run['method']], root),
         overrides=study.pretrain_overrides,
         hooks=study.hook_overrides,
         **{k: run[k]

@@ -1,11 +1,13 @@
 """The claim study's published tables (docs/results/claim*.json): the main
 table of every method's scores over the seeds, the paper's orderings, the
 learning curve and the readings, the setup and the search."""
+import os.path as osp
 import statistics
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
+from ..config_values import stale_check
 from ..metrics import METRIC_NAMES, headings, stats_cells
-from ..results import results_table, smoke_note
+from ..results import host_label, results_table, smoke_note
 from .data import FORMAT
 from .plan import PHASES, variant_name
 from .statistics import VERDICTS, format_p
@@ -468,12 +470,13 @@ def _pretraining_walls(records: List[dict], kind: str) -> str:
 
 
 def _machines_line(records: List[dict]) -> str:
-    """Which machine took which records (a study that spans sessions may
-    move between hosts; wall times and bf16 kernels differ between them)."""
+    """Which host took which records (a study that spans sessions may
+    move between hosts; wall times and bf16 kernels differ between them: a
+    source of variation like the seed)."""
     order = {phase: i for i, phase in enumerate(PHASES)}
     by: Dict[str, Dict[str, int]] = {}
     for r in records:
-        kinds = by.setdefault(r.get('machine') or 'not recorded', {})
+        kinds = by.setdefault(host_label(r), {})
         kinds[r['kind']] = kinds.get(r['kind'], 0) + 1
     parts = [
         f'{name}: ' + ', '.join(
@@ -481,7 +484,7 @@ def _machines_line(records: List[dict]) -> str:
             for k in sorted(kinds, key=lambda k: order.get(k, len(order))))
         for name, kinds in sorted(by.items())
     ]
-    return ('* Machines (records of each phase taken on each): ' +
+    return ('* Runs per host (records of each phase taken on each): ' +
             '; '.join(parts) + '.')
 
 
@@ -517,3 +520,34 @@ def claim_search(results: dict) -> str:
     lines.append(f'Criterion: held-out {METRIC_NAMES[search["criterion"]]}, '
                  'the highest chosen.')
     return '\n'.join(lines + smoke_note(data))
+
+
+def _stale_claim_format(settings: str) -> Callable[[dict], tuple]:
+    """The check of a results file the claim driver writes, from the study
+    settings file ``settings`` (under configs/demo/): the records its
+    plan at this code would not reuse."""
+
+    def check(data: dict) -> tuple:
+        import tempfile
+
+        from mmengine.config import Config
+
+        from ..results import REPO
+        from .driver import current_records, study_scorer
+        study = Config.fromfile(osp.join(REPO, 'configs', 'demo', settings))
+        with tempfile.TemporaryDirectory() as eval_dir:
+            scorer = study_scorer(study, REPO, eval_dir,
+                                  osp.join(REPO, 'data', 'fashion_mnist'))
+            kept = {
+                r['key']
+                for r in current_records(study, data['records'], scorer, REPO)
+            }
+        return ([r['key'] for r in data['records'] if r['key'] not in kept],
+                len(data['records']))
+
+    return check
+
+
+stale_check('claim')(_stale_claim_format('claim_study.py'))
+stale_check('accumulation_study')(
+    _stale_claim_format('accumulation_study.py'))

@@ -21,9 +21,9 @@ from typing import Dict, List
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
-from mmsiameseim.evaluation.feature_cache import cache_digest
+from ..config_values import values_key
 from ..results import REPO
-from .study import final_metrics, run_options, taken_from
+from .study import config_digest, final_metrics, run_options, taken_from
 
 ABSENT = '<unset>'
 # what a Runner is built from (the arguments of Runner's constructor) less
@@ -155,10 +155,13 @@ def collect(settings: Config, root: str = REPO) -> dict:
                 wall_s=rec['wall_s'],
                 taken=rec['taken'],
                 cpu_bf16=rec['cpu_bf16'],
-                config_sha1=cache_digest(runner_leaves(configs[row])),
+                config_sha1=values_key(runner_leaves(configs[row])),
                 differs=differences(reference, configs[row]))
         out[name] = dict(
             config=task['config'],
+            # the shipped config's key when gathered: the ablation is
+            # current while it is the config's key at this code
+            shipped_config_key=config_digest(task['config']),
             reference=ablation.reference,
             reference_vs_shipped=differences(
                 shipped_config(task, records[ablation.reference]), reference),

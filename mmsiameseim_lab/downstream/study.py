@@ -24,9 +24,9 @@ from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
 
-from mmsiameseim.evaluation.feature_cache import cache_digest
 from ..claim.statistics import judge as holm_verdicts
 from ..claim.statistics import welch_p
+from ..config_values import values_key
 from ..fingerprints import uncommitted_code
 from ..results import REPO, run_meta
 
@@ -266,10 +266,11 @@ def resolved_config(config: str) -> Config:
 
 
 def config_digest(config: str) -> str:
-    """SHA-1 of a config as resolved (its bases followed): a record made
-    under another version of the config, or of one of its bases, is not
-    reused."""
-    return cache_digest(resolved_config(config).to_dict())
+    """A task config's key (:func:`mmsiameseim_lab.config_values.values_key`
+    of its values, bases followed, and the plugin's version): a record made
+    under other values of the config or of one of its bases is not
+    reused; one made under another comment or layout is."""
+    return values_key(resolved_config(config).to_dict(), REPO)
 
 
 def weights_digest(checkpoint: Optional[str]) -> Optional[str]:

@@ -11,10 +11,14 @@ import statistics
 from typing import Dict, List
 
 from ..claim.statistics import format_p
+from ..config_values import stale_check
 from ..metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
-from ..results import results_cell, results_table, smoke_note
+from ..results import hosts_line, results_cell, results_table, smoke_note
 from .ablations import ABSENT
 from .study import init_part_comparisons, run_key, search_key, section_seeds
+
+# commits named one by one in a table's provenance line; more are counted
+MAX_COMMITS_NAMED = 4
 
 
 def heading(metric: str) -> str:
@@ -37,23 +41,38 @@ def _schedule_cells(schedule: dict) -> List[str]:
 
 
 def _commits_line(records: List[dict]) -> str:
-    """The commits the runs were taken at (a record's ``taken``), with the
-    code files changed but not committed then."""
-    counts = {}
+    """The commits the runs were taken at (a record's ``taken``): a
+    handful by name, more by their count and dates; then the runs per
+    host."""
+    counts: Dict[str, int] = {}
+    dates, unrecorded = [], 0
     for rec in records:
         taken = rec.get('taken')
         if taken is None:
-            key = 'no commit recorded'
-        elif taken.get('code_changes'):
-            key = (f'{taken["commit"][:7]} with uncommitted changes to '
-                   f'{", ".join(taken["code_changes"])}')
+            unrecorded += 1
+            continue
+        dates.append(str(taken.get('date', ''))[:10])
+        key = taken['commit'][:7]
+        if taken.get('code_changes'):
+            key += (' with uncommitted changes to '
+                    f'{", ".join(taken["code_changes"])}')
         elif taken.get('dirty'):  # records from before code_changes
-            key = f'{taken["commit"][:7]} with uncommitted changes'
-        else:
-            key = taken['commit'][:7]
+            key += ' with uncommitted changes'
         counts[key] = counts.get(key, 0) + 1
-    return 'Runs taken at: ' + '; '.join(
-        f'{k} ({n})' for k, n in sorted(counts.items())) + '.'
+    if not counts:
+        text = ''
+    elif len(counts) <= MAX_COMMITS_NAMED:
+        text = 'Runs taken at: ' + '; '.join(
+            f'{k} ({n})' for k, n in sorted(counts.items())) + '.'
+    else:
+        dirty = sum(n for k, n in counts.items() if ' with ' in k)
+        text = (f'Runs taken at {len(counts)} commits between {min(dates)} '
+                f'and {max(dates)}' +
+                (f' ({dirty} with uncommitted changes)' if dirty else '') +
+                '; each record names its own.')
+    if unrecorded:
+        text += f' {unrecorded} run(s) recorded no commit.'
+    return (text + ' ' + hosts_line(records)).strip()
 
 
 def _weights_line(data: dict) -> str:
@@ -97,13 +116,6 @@ def _digests_line(records: Dict[str, List[dict]]) -> str:
     return text
 
 
-def _bf16_line(data: dict) -> str:
-    bf16 = data.get('cpu_bf16') or {}
-    native = any(bf16.values())
-    return ('The CPU has native bf16 instructions.'
-            if native else 'The CPU has no native bf16 instructions.')
-
-
 @results_table('downstream_miniature_holdout')
 def search_table(results: dict) -> str:
     """The held-out search of ``tools/studies/downstream_miniature.py
@@ -133,7 +145,7 @@ def search_table(results: dict) -> str:
         'images\' `*_fit` part, scored on their `*_holdout` part (never on '
         'the validation split); "config\'s": the miniature config\'s own '
         'setting. Each task chooses the best held-out score among the '
-        'candidates that ended within the budget. ' + _bf16_line(data), '',
+        'candidates that ended within the budget.', '',
         _commits_line([
             data['runs'][search_key(r['task'], r['schedule'], b,
                                     search['seed'])] for r in data['ranking']
@@ -265,7 +277,7 @@ def downstream_table(results: dict) -> str:
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '
         'held-out search chose, on the training images, scored on the '
-        'validation split. ' + _bf16_line(data) + ' ' +
+        'validation split. ' +
         _commits_line(list(runs.values())) +
         (' ' + weights if weights else '') +
         (f' No run of {", ".join(waiting)} yet.' if waiting else '') +
@@ -360,7 +372,7 @@ def lengths_table(results: dict) -> str:
         '', f'{len(runs)} of {total} runs recorded. ' +
         _seeds_line(lengths['seeds']) + ' Fit on the training images\' '
         '`*_fit` part and scored on their `*_holdout` part (never the '
-        'validation split), outside the table\'s budget. ' + _bf16_line(data) +
+        'validation split), outside the table\'s budget. ' +
         ' ' + _commits_line(list(runs.values())) +
         (' ' + digests if digests else '')
     ]
@@ -439,7 +451,7 @@ def init_parts_table(results: dict) -> str:
         'start as the random ViT\'s do; all others come from the '
         'checkpoint. Fit on the training images\' `*_fit` part and scored '
         'on their `*_holdout` part (never the validation split). ' +
-        (_BASELINE_LINE if compared else '') + _bf16_line(data) + ' ' +
+        (_BASELINE_LINE if compared else '') +
         _commits_line(list(runs.values())) + (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)
@@ -499,3 +511,31 @@ def ablation_table(results: dict, name: str) -> str:
 for _name in ('simplefpn_norm', 'finest_scale'):
     results_table(f'downstream_miniature_ablations:{_name}')(
         functools.partial(ablation_table, name=_name))
+
+
+@stale_check('downstream_miniature', 'downstream_miniature_holdout',
+             'downstream_miniature_lengths', 'downstream_miniature_init_parts',
+             'downstream_miniature_init_parts_coco')
+def stale_runs(data: dict) -> tuple:
+    """The runs whose config key is not their config's at this code."""
+    from .study import config_digest
+    runs = data.get('runs') or {}
+    return ([
+        key for key, run in runs.items()
+        if run.get('config_sha1') != config_digest(run['config'])
+    ], len(runs))
+
+
+@stale_check('downstream_miniature_ablations')
+def stale_ablations(data: dict) -> tuple:
+    """The ablations whose reference config (the shipped config they
+    were gathered beside) is not the shipped config at this code; each
+    counts its rows."""
+    from .study import config_digest
+    stale, total = [], 0
+    for name, ablation in data['ablations'].items():
+        total += len(ablation['rows'])
+        if ablation.get('shipped_config_key') != config_digest(
+                ablation['config']):
+            stale += [f'{name}/{row}' for row in ablation['rows']]
+    return stale, total

@@ -1,6 +1,5 @@
 import copy
 import difflib
-import hashlib
 import json
 import os
 import os.path as osp
@@ -25,6 +24,7 @@ from mmsiameseim.evaluation.linear_probe import (VIT_FEATURES,
                                                  linear_probe_accuracy,
                                                  probe_config)
 from mmsiameseim.precision import check_precision
+from ..config_values import config_key
 from .stored_results import load_result, refuse_other_settings, save_result
 
 
@@ -294,11 +294,10 @@ class FrozenBackboneProtocol:
 
     def subset_settings(self) -> dict:
         """What the sample subsets depend on."""
-        with open(self.probe_path, 'rb') as f:
-            probe_sha1 = hashlib.sha1(f.read()).hexdigest()
         return dict(
             probe_config=self.probe_config,
-            probe_config_sha1=probe_sha1,
+            # its values, bases followed (mmsiameseim_lab.config_values)
+            probe_config_key=config_key(self.probe_path),
             data_prefix=self.data_prefix,
             knn_train_samples=self.knn.get('train_samples'),
             linear_train_samples=self.linear['train_samples'],

@@ -107,9 +107,11 @@ def test_every_published_claim_format_record_is_planned_at_this_code(tmp_path):
     """The published results files of the claim study and of the
     accumulation study (the same driver) are continued, not retaken, at
     this code: every record's settings digest is the one the driver expects
-    now. The digest reads each pretraining config file's bytes, so a
-    comment edit there silently orphans that method's records (a rerun of
-    the study would retrain them); this test names it instead."""
+    now. The digest reads each pretraining config's values (bases followed)
+    and the plugin's version, so a changed value orphans that method's
+    records (a rerun of the study would retrain them); this test names it
+    instead. A comment edit orphans nothing
+    (tests/test_lab/test_config_values.py)."""
     from mmsiameseim.atomic_io import load_json
     from mmsiameseim_lab.claim.driver import study_scorer
     for settings, name in (('claim_study.py', 'claim'),

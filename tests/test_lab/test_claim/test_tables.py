@@ -234,8 +234,9 @@ def test_the_renderers_write_every_number_and_choice_from_the_file(tmp_path):
             'run(s)); mae 10 s (10-10, 3 run(s)). Wall times include start-up '
             'and checkpoint writes') in setup
     # the synthetic records name their machine only for mae's equal time
-    assert ('* Machines (records of each phase taken on each): host B: 3 '
-            'equal-time; not recorded: 12 search, 6 table, 18 curve.') in setup
+    assert ('* Runs per host (records of each phase taken on each): host B '
+            '(no details recorded): 3 equal-time; host not recorded: 12 '
+            'search, 6 table, 18 curve.') in setup
     search = claim_search(results)
     assert '| siameseim | 0.0005 | 0.05 | avg_featmap | 60.50 | 50.00 |' \
         in search
