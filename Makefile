@@ -6,7 +6,7 @@
 PY := .venv/bin/python
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup setup-full demo test test-studies test-slow gpu-check checks lint docs results
+.PHONY: setup setup-full demo test test-studies test-package test-slow gpu-check checks lint docs results
 
 setup:
 	bash tools/setup_env.sh
@@ -30,13 +30,20 @@ TEST_RUN = code=$$?; \
 # worker at a time (its module fixtures built once).
 PYTEST_PARALLEL = OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 test: setup-full
-	$(PYTEST_PARALLEL) -m "not slow and not studies" --durations=10 tests; $(TEST_RUN)
+	$(PYTEST_PARALLEL) -m "not slow and not studies and not package" --durations=10 tests; $(TEST_RUN)
 
 # The studies' tests (tests/conftest.py STUDY_TESTS: the lab, the study
 # tools, the rendered results and the studies' smoke runs), which CI also
 # runs.
 test-studies: setup-full
 	$(PYTEST_PARALLEL) -m "studies and not slow" --durations=10 tests; $(TEST_RUN)
+
+# The released package's tests (tests/conftest.py PACKAGE_TESTS): the wheel
+# built and installed away from the checkout, the documented install run as
+# written in a fresh virtual environment (from the package index), mim's
+# launchers on two CPU processes. CI runs them.
+test-package: setup-full
+	$(PYTEST_PARALLEL) -m "package and not slow" --durations=10 tests; $(TEST_RUN)
 
 # The slow tier (the heavy preflights at real size among them); prints its
 # total time.

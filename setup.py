@@ -21,9 +21,10 @@ ROOT = osp.dirname(osp.abspath(__file__))
 # What ``mmsiameseim/.mim/`` holds: the configs and their model index, and
 # the tools that need nothing but the installed package (train and test,
 # which mim runs, the model converters and the evaluation of a checkpoint or
-# a folder: kNN, few-shot, embeddings).
+# a folder: kNN, few-shot, embeddings), and the documentation's Markdown
+# pages, which error messages name (mmsiameseim.docs_page).
 MIM_FILES = ('configs', 'model-index.yml', 'tools/train.py', 'tools/test.py',
-             'tools/model_converters', 'tools/evaluation')
+             'tools/model_converters', 'tools/evaluation', 'docs')
 
 
 def put_mim_files(mim: str, link: bool) -> None:
@@ -36,6 +37,19 @@ def put_mim_files(mim: str, link: bool) -> None:
         _put(src, osp.join(mim, name), link)
 
 
+def _not_shipped(folder: str, names: list) -> list:
+    """What a copied folder leaves out: caches, and of the docs all but
+    the Markdown pages (not the built site, results or figures)."""
+    docs = osp.join(ROOT, 'docs')
+    out = [n for n in names if n == '__pycache__' or n.endswith('.pyc')]
+    if folder == docs or folder.startswith(docs + os.sep):
+        out += [
+            n for n in names if n == '_build' or (
+                not n.endswith('.md') and not osp.isdir(osp.join(folder, n)))
+        ]
+    return out
+
+
 def _put(src: str, dst: str, link: bool) -> None:
     if osp.lexists(dst):
         if osp.isdir(dst) and not osp.islink(dst):
@@ -46,8 +60,7 @@ def _put(src: str, dst: str, link: bool) -> None:
     if link:
         os.symlink(osp.relpath(src, osp.dirname(dst)), dst)
     elif osp.isdir(src):
-        shutil.copytree(
-            src, dst, ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
+        shutil.copytree(src, dst, ignore=_not_shipped)
     else:
         shutil.copyfile(src, dst)
 

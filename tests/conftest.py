@@ -40,14 +40,26 @@ STUDY_TESTS = (
 )
 
 
+# The released package's tests (`make test-package`): the built wheel
+# installed away from the checkout, the documented install in a fresh
+# virtual environment, mim's launchers; CI runs them too.
+PACKAGE_TESTS = ('tests/test_packaging/', )
+
+
 def _is_study_test(item) -> bool:
     return item.nodeid.startswith(STUDY_TESTS) or (
         'tests/' + item.nodeid).startswith(STUDY_TESTS)
 
 
+def _is_package_test(item) -> bool:
+    return item.nodeid.startswith(PACKAGE_TESTS) or (
+        'tests/' + item.nodeid).startswith(PACKAGE_TESTS)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Mark the studies' tests ``studies`` (:data:`STUDY_TESTS`).
+    """Mark the studies' tests ``studies`` (:data:`STUDY_TESTS`) and the
+    package's ``package`` (:data:`PACKAGE_TESTS`).
 
     Check
     every ``fault_matrix`` / ``person_matrix`` marker against the
@@ -60,6 +72,8 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         if _is_study_test(item):
             item.add_marker(pytest.mark.studies)
+        if _is_package_test(item):
+            item.add_marker(pytest.mark.package)
     cells = {name: [] for name in _matrices()}
     for item in items:
         for name, (entries, columns, key) in _matrices().items():
@@ -140,11 +154,16 @@ def _slowest(count=15):
 
 
 def _selection(config) -> str:
-    """'plugin' or 'studies': the selection a run's marker expression
-    makes."""
+    """'plugin', 'studies' or 'package': the selection a run's marker
+    expression makes."""
     expr = config.option.markexpr or ''
-    return 'plugin' if 'not studies' in expr else (
-        'studies' if 'studies' in expr else 'all')
+    if 'not studies' in expr:
+        return 'plugin'
+    for tier in ('studies', 'package'):
+        if tier in expr:
+            return tier
+    return 'all'
+
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -191,7 +210,8 @@ def pytest_sessionfinish(session, exitstatus):
     from mmsiameseim_lab.results import write_results
     selection = _selection(config)
     write_results(
-        'tests_studies' if selection == 'studies' else 'tests',
+        f'tests_{selection}' if selection in ('studies', 'package') else
+        'tests',
         dict(
             passed=count('passed'),
             failed=count('failed'),

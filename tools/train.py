@@ -13,7 +13,9 @@ installs it) runs with these arguments, so every option of that script
 works here, in any order (a launcher's ``--local-rank=N`` may come
 first). The config's ``custom_imports`` import this plugin; a config of
 your own may inherit the shipped ones as ``_base_ = 'mmsiameseim::PATH'``
-(``PATH`` under ``configs/``).
+(``PATH`` under ``configs/``). ``--cfg-options data_root=DIR`` moves every
+data path of the config (each dataloader, hook and evaluator) from its
+``data_root`` to ``DIR``.
 """
 import importlib.util
 import os.path as osp
@@ -61,6 +63,44 @@ def config_first(argv: list) -> list:
     return list(argv)
 
 
+def data_root_moved(argv: list) -> list:
+    """``argv`` (the config first) where ``--cfg-options`` sets
+    ``data_root=DIR``: the config with every path under its data root moved
+    to DIR (``mmsiameseim.datasets.set_data_root``: dataloaders, hooks and
+    evaluators alike), written under its file name into a temporary
+    folder, in place of the config; that option taken out."""
+    if '--cfg-options' not in argv:
+        return argv
+    start = argv.index('--cfg-options') + 1
+    end = start
+    while end < len(argv) and not argv[end].startswith('-'):
+        end += 1
+    found = [a for a in argv[start:end] if a.startswith('data_root=')]
+    if not found:
+        return argv
+    import tempfile
+
+    from mmengine.config import Config
+
+    from mmsiameseim.datasets.data_root import set_data_root
+    data_root = found[-1].split('=', 1)[1]
+    cfg = Config.fromfile(argv[0])
+    old = cfg.get('data_root')
+    try:
+        moved = set_data_root(cfg, data_root)
+    except KeyError as e:
+        sys.exit(e.args[0])
+    path = osp.join(
+        tempfile.mkdtemp(prefix='mmsiameseim_config_'), osp.basename(argv[0]))
+    cfg.dump(path)
+    print(f'data_root={data_root}: {moved} path(s) of {argv[0]} under its '
+          f'data_root {old} moved there (the config run: {path})')
+    options = [a for a in argv[start:end] if not a.startswith('data_root=')]
+    rest = argv[1:start - 1] + (['--cfg-options'] + options
+                                if options else []) + argv[end:]
+    return [path] + rest
+
+
 def run_codebase_tool(tool: str, argv: list, usage: str) -> None:
     """Run the codebase's ``tools/TOOL`` as ``__main__`` with ``argv`` (the
     config first, wherever it stood); ``-h`` prints ``usage``.
@@ -75,6 +115,7 @@ def run_codebase_tool(tool: str, argv: list, usage: str) -> None:
             sys.exit(2)
         return
     import mmsiameseim  # noqa: F401
+    argv = data_root_moved(argv)
     script = codebase_script(argv[0], tool)
     sys.argv = [script] + list(argv)
     runpy.run_path(script, run_name='__main__')

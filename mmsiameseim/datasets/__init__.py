@@ -1,3 +1,4 @@
+from .data_root import set_data_root
 from .image_folder import UnlabeledImageFolder
 from .image_folder_damage import DamagedImagePolicy, TooManyDamagedImagesError
 from .image_folder_files import (FOLDER_IMAGE_EXTENSIONS, check_image_file,
@@ -14,5 +15,5 @@ __all__ = [
     'TooManyDamagedImagesError', 'UnlabeledImageFolder', 'check_image_file',
     'list_image_files', 'IMAGENET_C_CORRUPTIONS', 'ImageNetC',
     'ImageNetSubset', 'ImageNetWnidFolder', 'LabelledImageFolder',
-    'LocalFashionMNIST', 'load_wnid_to_label'
+    'LocalFashionMNIST', 'load_wnid_to_label', 'set_data_root'
 ]

@@ -8,9 +8,12 @@ from mmpretrain.registry import DATASETS
 
 from .idx_file import check_idx_file
 
-SETUP_STEP = ('`bash tools/setup_env.sh` puts them in data/fashion_mnist/ '
-              "(from Debian's dataset-fashion-mnist), or set data_root to a "
-              'folder that has them')
+SETUP_STEP = (
+    "set the config's data_root to a folder that has them (`--cfg-options "
+    'data_root=DIR` with tools/train.py or mim train), or put them there: '
+    'the four files of https://github.com/zalandoresearch/fashion-mnist '
+    "un-gzipped, or Debian's dataset-fashion-mnist (in a checkout, `bash "
+    'tools/setup_env.sh` puts them in data/fashion_mnist/)')
 
 
 @DATASETS.register_module()

@@ -48,10 +48,14 @@ def _refused(root, test_mode, name):
     assert snapshot(root) == before
     message = str(err.value)
     assert message.startswith(f'{root / name}: ')
+    # the one setting, and where the files come from for a wheel's user
     assert message.endswith(
-        '`bash tools/setup_env.sh` puts them in data/fashion_mnist/ (from '
-        "Debian's dataset-fashion-mnist), or set data_root to a folder that "
-        'has them.')
+        "set the config's data_root to a folder that has them "
+        '(`--cfg-options data_root=DIR` with tools/train.py or mim train), or '
+        'put them there: the four files of '
+        'https://github.com/zalandoresearch/fashion-mnist un-gzipped, or '
+        "Debian's dataset-fashion-mnist (in a checkout, `bash "
+        'tools/setup_env.sh` puts them in data/fashion_mnist/).')
     return message
 
 

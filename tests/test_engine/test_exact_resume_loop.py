@@ -143,3 +143,18 @@ def test_no_config_resumes_unless_asked():
     assert paths
     for path in paths:
         assert Config.fromfile(path).get('resume', False) is False, path
+
+
+def test_a_dataset_smaller_than_a_batch_is_refused_by_name(tmp_path):
+    """drop_last with fewer images than a batch: no iteration an epoch;
+    refused naming the folder, its size and the batch, before mmengine's
+    "epoch_length must be a positive integer, but got 0"."""
+    cfg = _cfg(tmp_path)
+    cfg.train_dataloader.dataset.indices = BATCH - 1
+    cfg.train_dataloader.drop_last = True
+    with pytest.raises(ValueError) as err:
+        _train(cfg)
+    message = str(err.value)
+    assert f'{BATCH - 1} image(s) in ' in message
+    assert 'fashion_mnist' in message and f'no batch of {BATCH}' in message
+    assert 'train_dataloader.batch_size' in message

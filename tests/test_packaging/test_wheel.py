@@ -9,7 +9,6 @@ import glob
 import json
 import os
 import os.path as osp
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -23,37 +22,6 @@ FMNIST = osp.join(ROOT, 'data', 'fashion_mnist')
 CONFIG = 'siameseim_vit-tiny-p4_1xb64-fp32-coslr-1e_fashionmnist.py'
 # the checkout's parts that stay out of the wheel
 NOT_SHIPPED = ('mmsiameseim_lab', 'tests', 'tools', 'configs', 'docs')
-
-
-def _copy_sources(dst: str) -> None:
-    """The checkout without its environment, data, git and build outputs
-    (``pip wheel`` builds in the source folder)."""
-    skip = {'.venv', 'data', '.git', 'work_dirs', 'build', 'dist'}
-    shutil.copytree(
-        ROOT,
-        dst,
-        symlinks=True,
-        ignore=lambda folder, names: [
-            n for n in names if (folder == ROOT and n in skip) or n in
-            ('__pycache__', '.mim') or n.endswith('.egg-info')
-        ])
-
-
-@pytest.fixture(scope='module')
-def wheel(tmp_path_factory) -> str:
-    """The wheel ``pip wheel .`` builds from a copy of the checkout."""
-    tmp = tmp_path_factory.mktemp('wheel')
-    src, out = str(tmp / 'src'), str(tmp / 'dist')
-    _copy_sources(src)
-    run = subprocess.run([
-        sys.executable, '-m', 'pip', 'wheel', '--no-deps',
-        '--no-build-isolation', '--no-index', '-q', '-w', out, src
-    ],
-                         capture_output=True,
-                         text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
-    (path, ) = glob.glob(osp.join(out, 'mmsiameseim-*.whl'))
-    return path
 
 
 @pytest.fixture(scope='module')
@@ -121,6 +89,10 @@ def test_the_wheel_is_the_plugin_with_its_configs(wheel):
     # every config, metafile and config README, and the model index
     assert _repo_files('configs', ('.py', '.yml', '.md')) <= shipped
     assert 'model-index.yml' in shipped
+    # the docs' pages, which error messages name; not the built site
+    assert 'docs/pretraining/resume_and_preemption.md' in shipped
+    assert not [n for n in shipped if n.startswith('docs/') and (
+        '_build' in n or not n.endswith('.md'))]
     assert {'tools/train.py', 'tools/test.py'} <= shipped
     # the shipped tools need nothing the wheel leaves out
     zf = zipfile.ZipFile(wheel)
@@ -146,7 +118,7 @@ def test_installed_away_from_the_checkout_it_imports_and_reads_its_configs(
         installed):
     script = (
         'import importlib.util, json, os.path as osp\n'
-        'import mmsiameseim\n'
+        'import mmsiameseim, mmsiameseim.docs_page\n'
         'from mmengine.config import Config\n'
         'from mim.utils import get_installed_path\n'
         'root = osp.join(osp.dirname(mmsiameseim.__file__), ".mim")\n'
@@ -156,6 +128,7 @@ def test_installed_away_from_the_checkout_it_imports_and_reads_its_configs(
         '    package=mmsiameseim.__file__,\n'
         '    mim_root=get_installed_path("mmsiameseim"),\n'
         '    lab=importlib.util.find_spec("mmsiameseim_lab") is not None,\n'
+        '    page=mmsiameseim.docs_page.docs_page("pretraining/memory.md"),\n'
         '    model=cfg.model.type, head=cfg.model.head.loss.type,\n'
         '    index=osp.isfile(osp.join(root, "model-index.yml")))))\n')
     run = _run(installed, ['-c', script])
@@ -165,6 +138,10 @@ def test_installed_away_from_the_checkout_it_imports_and_reads_its_configs(
                                       '__init__.py')
     assert out['mim_root'] == osp.join(installed['site'], 'mmsiameseim')
     assert not out['lab']
+    # a message names a page that is there
+    assert out['page'] == osp.join(installed['site'], 'mmsiameseim', '.mim',
+                                   'docs', 'pretraining', 'memory.md')
+    assert osp.isfile(out['page'])
     assert out['model'] == 'SiameseIM' and out['head'] == 'UniGradLoss'
     assert out['index']
     assert 'MultiScaleDeformableAttention' not in run.stderr
@@ -183,23 +160,49 @@ def test_mim_trains_a_shipped_config_away_from_the_checkout(installed):
     """``mim train mmsiameseim CONFIG``: the config found by its name in the
     installed package, two iterations on Fashion-MNIST."""
     work_dir = osp.join(installed['cwd'], 'work_dir')
-    hook = 'custom_hooks.2.{}_dataloader.dataset.data_prefix=' + FMNIST + '/'
     run = _run(installed, [
         '-m', 'mim', 'train', 'mmsiameseim', CONFIG, '--work-dir', work_dir,
-        '--cfg-options', f'train_dataloader.dataset.data_prefix={FMNIST}/',
+        '--cfg-options', f'data_root={FMNIST}/',
         'train_dataloader.dataset.indices=16', 'train_dataloader.batch_size=8',
         'train_dataloader.num_workers=0',
         'train_dataloader.persistent_workers=False',
-        hook.format('bank'),
-        hook.format('query'), 'default_hooks.logger.interval=1'
+        'default_hooks.logger.interval=1'
     ])
     assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
     shipped = osp.join(installed['site'], 'mmsiameseim', '.mim', 'configs',
                        'pretrain', CONFIG)
     assert f'will use {shipped} instead' in run.stdout
+    # the one data root: the kNN hook's sets moved with the training set
+    assert f'data_root={FMNIST}/: 3 path(s)' in run.stdout
     (scalars, ) = glob.glob(
         osp.join(work_dir, '*', 'vis_data', 'scalars.json'))
     with open(scalars) as f:
         steps = [json.loads(line) for line in f if '"loss"' in line]
     assert [s['iter'] for s in steps] == [1, 2]
     assert all(0 < s['loss'] < 10 for s in steps)
+
+
+@pytest.mark.skipif(
+    not osp.isfile(osp.join(FMNIST, 'train-images-idx3-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+def test_mim_trains_on_two_processes_as_the_docs_write_it(installed):
+    """``mim train mmsiameseim CONFIG --launcher pytorch --gpus 2`` (what
+    the docs write) on the CPU: mim starts ``python -m
+    torch.distributed.launch``, which passes ``--local-rank`` first; gloo
+    instead of nccl is the one option added."""
+    work_dir = osp.join(installed['cwd'], 'work_dir_2')
+    run = _run(installed, [
+        '-m', 'mim', 'train', 'mmsiameseim', CONFIG, '--launcher', 'pytorch',
+        '--gpus', '2', '--work-dir', work_dir, '--cfg-options',
+        'env_cfg.dist_cfg.backend=gloo', f'data_root={FMNIST}/',
+        'train_dataloader.dataset.indices=32', 'train_dataloader.batch_size=8',
+        'train_dataloader.num_workers=0',
+        'train_dataloader.persistent_workers=False',
+        'default_hooks.logger.interval=1'
+    ])
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-5000:]
+    assert 'torch.distributed.launch' in out and 'does not exist' not in out
+    # 32 images on two ranks of 8 a batch: two iterations
+    assert 'Epoch(train) [1][2/2]' in out, out[-3000:]
+    assert osp.isfile(osp.join(work_dir, 'epoch_1.pth'))

@@ -7,11 +7,13 @@
 #
 #   DIR/train/<class>/**/<image>    DIR/val/<class>/**/<image>
 #
-#   mim train mmpretrain <this config> --cfg-options \
-#       model.backbone.init_cfg.checkpoint=PRETRAINING.pth \
-#       train_dataloader.dataset.data_root=DIR \
-#       val_dataloader.dataset.data_root=DIR \
+#   mim train mmsiameseim <this config> --cfg-options \
+#       model.backbone.init_cfg.checkpoint=PRETRAINING.pth data_root=DIR \
 #       model.head.num_classes=N model.data_preprocessor.num_classes=N
+#
+# (data_root=DIR sets both splits' root, with the plugin's tools/train.py
+# or mim train mmsiameseim; with mim train mmpretrain, set
+# train_dataloader.dataset.data_root and val_dataloader.dataset.data_root)
 #
 # The classes are train/'s sub-folders, for both splits. ClassCountCheckHook
 # stops before the first step, naming both options, when N is not their
@@ -33,3 +35,11 @@ test_cfg = None
 optim_wrapper = dict(optimizer=dict(lr=0.2))
 auto_scale_lr = dict(base_batch_size=1024)
 custom_hooks = [dict(type='ClassCountCheckHook')]
+# the plugin's epoch loop: a folder too small for one batch of each rank
+# (drop_last) is refused naming the folder, its size and the batch, before
+# mmengine's "epoch_length must be a positive integer"
+train_cfg = dict(
+    _delete_=True,
+    type='ExactResumeEpochBasedTrainLoop',
+    max_epochs=90,
+    val_interval=1)

@@ -30,9 +30,10 @@ from mmengine.registry import (DATA_SAMPLERS, DATASETS, HOOKS, LOOPS, MODELS,
                                OPTIM_WRAPPERS, OPTIMIZERS, PARAM_SCHEDULERS,
                                TRANSFORMS)
 
+from ...docs_page import docs_page
 from ...precision import set_training_precision
 
-CPU_ROUTE_DOCS = 'docs/get_started.md#gpu-configs-on-a-cpu'
+CPU_ROUTE_DOCS = docs_page('get_started.md#gpu-configs-on-a-cpu')
 _CPU_PRECISIONS = ('float32', 'bfloat16')
 
 
@@ -252,7 +253,8 @@ GRID_VARIABLES = {
     'mask_grid': 'model.neck.grid_size',
     'embed_dims': 'model.neck.embed_dims',
 }
-GRID_DOCS = 'docs/mixing.md#changing-the-patch-grid-width-or-patch-size'
+GRID_DOCS = docs_page(
+    'mixing.md#changing-the-patch-grid-width-or-patch-size')
 
 
 def check_grid_variables(cfg: Config) -> None:
@@ -308,7 +310,7 @@ def check_micro_batches_fit(cfg: Config) -> None:
             f'is more parts than train_dataloader.batch_size={batch} has '
             f'images; give micro_batches between 1 and {batch} (each batch '
             'is trained in that many parts, as even as the batch allows; '
-            'docs/pretraining/memory.md).')
+            f'{docs_page("pretraining/memory.md")}).')
 
 
 #: The ``paramwise_cfg`` keys each optimizer-wrapper constructor reads

@@ -23,6 +23,8 @@ import torch.distributed as torch_dist
 from mmengine.dist import is_distributed
 from mmengine.logging import print_log
 
+from ...docs_page import docs_page
+
 
 def setup_cpu_process_group(runner, env_cfg: dict) -> None:
     """Create the gloo process group of a multi-process ``runner`` on a
@@ -51,7 +53,8 @@ def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
         raise RuntimeError(
             f'no CUDA device: multi-process training with --launcher '
             f'{launcher} needs GPUs here; on a CPU-only machine launch with '
-            'torchrun and --launcher pytorch (docs/pretraining/multi_gpu.md)')
+            'torchrun and --launcher pytorch '
+            f'({docs_page("pretraining/multi_gpu.md")})')
     missing = [
         key for key in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')
         if key not in os.environ

@@ -7,6 +7,8 @@ from mmengine.logging import print_log
 from mmengine.runner import EpochBasedTrainLoop, find_latest_checkpoint
 from mmpretrain.registry import LOOPS
 
+from ...docs_page import docs_page
+
 RNG_STATE_KEY = 'train_rng_state'
 
 
@@ -55,7 +57,7 @@ def finished_run_message(path: str, epoch: Optional[int],
             f'{max_iters}). Train in another --work-dir, or start over in '
             'this one without --resume and with --cfg-options '
             f'overwrite=True. {longer} '
-            '(docs/pretraining/resume_and_preemption.md).')
+            f'({docs_page("pretraining/resume_and_preemption.md")}).')
 
 
 class _SkipBatches:
@@ -87,6 +89,25 @@ class _SkipBatches:
         if name == 'batch_sampler':  # not yet set (copying, unpickling)
             raise AttributeError(name)
         return getattr(self.batch_sampler, name)
+
+
+def empty_epoch_message(dataloader) -> str:
+    """Why an epoch of ``dataloader`` has no batch, naming the dataset's
+    folder, its size and the batch (mmengine would stop later with
+    ``epoch_length must be a positive integer, but got 0``)."""
+    dataset = dataloader.dataset
+    root = getattr(dataset, 'data_root', None) or getattr(
+        dataset, 'data_prefix', None) or type(dataset).__name__
+    batch = dataloader.batch_size
+    ranks = ''
+    sampler = getattr(dataloader, 'sampler', None)
+    world = getattr(sampler, 'world_size', 1)
+    if world > 1:
+        ranks = f' on each of {world} ranks (the sampler splits them)'
+    return (f'train_dataloader: {len(dataset)} image(s) in {root} make no '
+            f'batch of {batch}{ranks} with drop_last=True: an epoch would '
+            'have no iteration. Add images, or lower '
+            'train_dataloader.batch_size to at most the images per rank.')
 
 
 @LOOPS.register_module()
@@ -122,6 +143,8 @@ class ExactResumeEpochBasedTrainLoop(EpochBasedTrainLoop):
     def __init__(self, runner, dataloader, max_epochs: int, **kwargs) -> None:
         super().__init__(runner, dataloader, max_epochs, **kwargs)
         self._restore_rng = True
+        if len(self.dataloader) == 0:
+            raise ValueError(empty_epoch_message(self.dataloader))
 
     def run(self) -> torch.nn.Module:
         if self._iter > 0 and self._iter >= self._max_iters:

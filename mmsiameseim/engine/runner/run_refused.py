@@ -1,7 +1,8 @@
 """The error of a run or resume refused before its first step."""
+from ...docs_page import docs_page
 
 #: the page a refusal about resuming or overwriting points the user at
-RESUME_DOCS = 'docs/pretraining/resume_and_preemption.md'
+RESUME_DOCS = docs_page('pretraining/resume_and_preemption.md')
 
 
 class RunRefused(RuntimeError):

@@ -35,6 +35,8 @@ import torch
 from mmengine.utils import to_2tuple
 from mmpretrain.structures import DataSample
 
+from ...docs_page import docs_page
+
 TEMPERATURE = 10000.
 
 
@@ -74,10 +76,10 @@ GridSize = Union[int, Sequence[int]]
 GEOMETRY_KEYS = ['crop_boxes', 'flips', 'crop_source_shape']
 PACK_HINT = (f'pack it with PackInputs(algorithm_keys={GEOMETRY_KEYS}) after '
              'TwoViewRandomResizedCrop and BlockwiseMaskGenerator')
-SAME_GRID_HINT = ("Put the crop's size, the mask generator's input_size and "
-                  "the neck's grid_size on one grid (img_size // patch_size; "
-                  'docs/mixing.md#changing-the-patch-grid-width-or-patch-'
-                  'size)')
+SAME_GRID_HINT = (
+    "Put the crop's size, the mask generator's input_size and the neck's "
+    'grid_size on one grid (img_size // patch_size; '
+    f"{docs_page('mixing.md#changing-the-patch-grid-width-or-patch-size')})")
 
 
 class PatchGrid(NamedTuple):
