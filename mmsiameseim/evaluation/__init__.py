@@ -1,14 +1,6 @@
 """The evaluation a user runs on a checkpoint or a folder: weighted kNN,
 the linear probe, few-shot logistic regression, frozen features and
-embeddings, their cache, and the robustness metrics.
-
-The studies' protocol and dense probe moved to ``mmsiameseim_lab.evaluation``
-(in the checkout, not in the wheel); their old names here still resolve
-there, with a deprecation warning, for one release.
-"""
-import importlib
-import warnings
-
+embeddings, their cache, and the robustness metrics."""
 from ..precision import autocast, native_bf16, set_training_precision
 from .cached_linear_probe import (cached_linear_probe_accuracy,
                                   check_cached_probe_config,
@@ -45,30 +37,3 @@ __all__ = [
     'check_cached_probe_config', 'extract_probe_views', 'probe_view_pipelines',
     'train_probe_on_features'
 ]
-
-# moved to mmsiameseim_lab.evaluation; resolved on first use only,
-# so that ``import mmsiameseim`` never imports the lab
-_MOVED_TO_LAB = ('FrozenBackboneProtocol', 'raw_images', 'MosaicDenseProbe',
-                 'make_mosaics', 'patch_labels', 'patch_tokens',
-                 'fit_linear_classifier', 'segmentation_scores',
-                 'dense_probe_scores', 'raw_patch_pixels',
-                 'nearest_neighbours', 'pca_rgb')
-
-
-def __getattr__(name: str):
-    if name not in _MOVED_TO_LAB:
-        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    new = f'mmsiameseim_lab.evaluation.{name}'
-    try:
-        lab = importlib.import_module('mmsiameseim_lab.evaluation')
-    except ImportError:
-        raise ImportError(
-            f'mmsiameseim.evaluation.{name} is now {new}: the studies\' '
-            'evaluation lives in the repository checkout (mmsiameseim_lab), '
-            'not in the installed package') from None
-    warnings.warn(
-        f'mmsiameseim.evaluation.{name} is deprecated: import {new} '
-        '(the studies\' evaluation, in the checkout)',
-        DeprecationWarning,
-        stacklevel=2)
-    return getattr(lab, name)
