@@ -76,8 +76,7 @@ def stale_check(*names: str) -> Callable[[StaleCheck], StaleCheck]:
     return register
 
 
-def stale_records(name: str,
-                  data: dict) -> Optional[Tuple[List[str], int]]:
+def stale_records(name: str, data: dict) -> Optional[Tuple[List[str], int]]:
     """(stale record keys, number of records) of results file ``name``'s
     ``data`` under this rule; None where its records carry no key."""
     check = _STALE_CHECKS.get(name)

@@ -113,8 +113,10 @@ def host_label(record: dict) -> str:
     taken = record.get('taken') or {}
     info = record.get('host') or taken.get('host')
     if info:
-        bf16 = {True: ', native bf16', False: ', no native bf16'}.get(
-            info.get('native_bf16'), '')
+        bf16 = {
+            True: ', native bf16',
+            False: ', no native bf16'
+        }.get(info.get('native_bf16'), '')
         return (f'{info.get("cpu")} (family {info.get("cpu_family")} model '
                 f'{info.get("cpu_model")}, {info.get("cores")} cores{bf16})')
     line = record.get('machine') or taken.get('machine')

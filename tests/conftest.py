@@ -39,7 +39,6 @@ STUDY_TESTS = (
     'tests/test_configs/test_table3_ablations.py::test_miniature_run_smoke',
 )
 
-
 # The released package's tests (`make test-package`): the built wheel
 # installed away from the checkout, the documented install in a fresh
 # virtual environment, mim's launchers; CI runs them too.
@@ -165,7 +164,6 @@ def _selection(config) -> str:
     return 'all'
 
 
-
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The run's wall time, and where its per-test durations went."""
     if config.option.collectonly or hasattr(config, 'workerinput'):
@@ -210,8 +208,8 @@ def pytest_sessionfinish(session, exitstatus):
     from mmsiameseim_lab.results import write_results
     selection = _selection(config)
     write_results(
-        f'tests_{selection}' if selection in ('studies', 'package') else
-        'tests',
+        f'tests_{selection}' if selection in ('studies',
+                                              'package') else 'tests',
         dict(
             passed=count('passed'),
             failed=count('failed'),

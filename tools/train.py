@@ -96,8 +96,8 @@ def data_root_moved(argv: list) -> list:
     print(f'data_root={data_root}: {moved} path(s) of {argv[0]} under its '
           f'data_root {old} moved there (the config run: {path})')
     options = [a for a in argv[start:end] if not a.startswith('data_root=')]
-    rest = argv[1:start - 1] + (['--cfg-options'] + options
-                                if options else []) + argv[end:]
+    rest = argv[1:start - 1] + (['--cfg-options'] +
+                                options if options else []) + argv[end:]
     return [path] + rest
 
 

@@ -11,8 +11,8 @@ from typing import Dict, List, Optional
 from mmengine.config import Config
 
 from mmsiameseim.evaluation.feature_cache import cache_digest
-from ..evaluation import build_dense_probe
 from ..config_values import config_key
+from ..evaluation import build_dense_probe
 from .plan import record_key, variant_name
 
 # every score of a table record; the token map is scored by kNN and
@@ -122,8 +122,10 @@ class Scorer:
 def pretrain_settings(study: Config, run: dict, root: str) -> dict:
     """What a run's pretraining depends on: its config's key (its values,
     bases followed, and the plugin's version:
+
     :mod:`mmsiameseim_lab.config_values`), the overrides, lr, weight decay,
-    seed and epochs."""
+    seed and epochs.
+    """
     share = run.get('images_share', 1.0)
     return dict(
         config=config_key(study.pretrain_configs[run['method']], root),

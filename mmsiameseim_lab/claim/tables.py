@@ -542,12 +542,11 @@ def _stale_claim_format(settings: str) -> Callable[[dict], tuple]:
                 r['key']
                 for r in current_records(study, data['records'], scorer, REPO)
             }
-        return ([r['key'] for r in data['records'] if r['key'] not in kept],
-                len(data['records']))
+        return ([r['key'] for r in data['records']
+                 if r['key'] not in kept], len(data['records']))
 
     return check
 
 
 stale_check('claim')(_stale_claim_format('claim_study.py'))
-stale_check('accumulation_study')(
-    _stale_claim_format('accumulation_study.py'))
+stale_check('accumulation_study')(_stale_claim_format('accumulation_study.py'))

@@ -277,8 +277,7 @@ def downstream_table(results: dict) -> str:
         f'{len(runs)} of {total} runs recorded. mean ± sample standard '
         'deviation (seeds); each task fine-tuned with the schedule its '
         'held-out search chose, on the training images, scored on the '
-        'validation split. ' +
-        _commits_line(list(runs.values())) +
+        'validation split. ' + _commits_line(list(runs.values())) +
         (' ' + weights if weights else '') +
         (f' No run of {", ".join(waiting)} yet.' if waiting else '') +
         (' mmdet\'s CocoMetric and LVISMetric log their APs rounded to 3 '
@@ -373,8 +372,7 @@ def lengths_table(results: dict) -> str:
         _seeds_line(lengths['seeds']) + ' Fit on the training images\' '
         '`*_fit` part and scored on their `*_holdout` part (never the '
         'validation split), outside the table\'s budget. ' +
-        ' ' + _commits_line(list(runs.values())) +
-        (' ' + digests if digests else '')
+        _commits_line(list(runs.values())) + (' ' + digests if digests else '')
     ]
     return '\n'.join(lines)
 

@@ -73,8 +73,7 @@ def test_the_key_reads_values_with_paths_from_the_checkout(checkout):
         module.__version__ = old
 
 
-def test_claim_records_survive_a_comment_and_follow_their_own_values(
-        checkout):
+def test_claim_records_survive_a_comment_and_follow_their_own_values(checkout):
     """The claim study (and the accumulation study, same driver): a
     method's pretraining settings, and the probe every record is scored
     with."""
@@ -83,8 +82,10 @@ def test_claim_records_survive_a_comment_and_follow_their_own_values(
     study = Config.fromfile(
         os.path.join(ROOT, 'configs', 'demo', 'claim_study.py'))
     chosen = {m: dict(lr=1e-3, weight_decay=0.05) for m in study.methods}
-    runs = {r['method']: r for r in table_runs(study, chosen) if r['seed'] ==
-            study.seeds[0]}
+    runs = {
+        r['method']: r
+        for r in table_runs(study, chosen) if r['seed'] == study.seeds[0]
+    }
 
     def settings(root):
         return {m: pretrain_settings(study, r, root) for m, r in runs.items()}
@@ -156,8 +157,9 @@ def test_a_stale_record_is_named_in_the_footer_check():
     from mmsiameseim_lab.downstream.tables import stale_ablations, stale_runs
     run = dict(config=LVIS, config_sha1=config_key(LVIS))
     assert stale_runs(dict(runs=dict(a=run))) == ([], 1)
-    assert stale_runs(dict(runs=dict(a=run, b=dict(
-        run, config_sha1='0' * 16)))) == (['b'], 2)
+    assert stale_runs(
+        dict(runs=dict(a=run, b=dict(run, config_sha1='0' * 16)))) == (['b'],
+                                                                       2)
     ablation = dict(
         config=COCO, shipped_config_key='0' * 16, rows=dict(x={}, y={}))
     assert stale_ablations(dict(ablations=dict(n=ablation))) == \

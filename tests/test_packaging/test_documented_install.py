@@ -58,8 +58,7 @@ def test_the_package_page_installs_as_the_get_started_page():
 @pytest.mark.skipif(
     not osp.isfile(osp.join(FMNIST, 'train-images-idx3-ubyte')),
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
-def test_the_documented_install_trains_in_a_fresh_environment(
-        wheel, tmp_path):
+def test_the_documented_install_trains_in_a_fresh_environment(wheel, tmp_path):
     venv = str(tmp_path / 'venv')
     subprocess.run([sys.executable, '-m', 'venv', venv], check=True)
     env = {
@@ -85,10 +84,10 @@ def test_the_documented_install_trains_in_a_fresh_environment(
                              capture_output=True,
                              text=True,
                              timeout=1800)
-        assert run.returncode == 0, (
-            f'`{command}` failed:\n' + (run.stdout + run.stderr)[-5000:])
-    (scalars, ) = glob.glob(str(work / 'run' / '*' / 'vis_data' /
-                                'scalars.json'))
+        assert run.returncode == 0, (f'`{command}` failed:\n' +
+                                     (run.stdout + run.stderr)[-5000:])
+    (scalars, ) = glob.glob(
+        str(work / 'run' / '*' / 'vis_data' / 'scalars.json'))
     with open(scalars) as f:
         steps = [json.loads(line) for line in f if '"loss"' in line]
     assert [s['iter'] for s in steps] == [1, 2]

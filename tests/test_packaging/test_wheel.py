@@ -91,8 +91,10 @@ def test_the_wheel_is_the_plugin_with_its_configs(wheel):
     assert 'model-index.yml' in shipped
     # the docs' pages, which error messages name; not the built site
     assert 'docs/pretraining/resume_and_preemption.md' in shipped
-    assert not [n for n in shipped if n.startswith('docs/') and (
-        '_build' in n or not n.endswith('.md'))]
+    assert not [
+        n for n in shipped
+        if n.startswith('docs/') and ('_build' in n or not n.endswith('.md'))
+    ]
     assert {'tools/train.py', 'tools/test.py'} <= shipped
     # the shipped tools need nothing the wheel leaves out
     zf = zipfile.ZipFile(wheel)

@@ -1,7 +1,10 @@
 """``tools/`` as OpenMMLab lays out its tools: train.py and test.py at the
 root (mim runs them there), every other tool in its folder, each within 200
-lines. Nothing has been released: a moved tool keeps no alias at its old
-path."""
+lines.
+
+Nothing has been released: a moved tool keeps no alias at its old
+path.
+"""
 import glob
 import os.path as osp
 

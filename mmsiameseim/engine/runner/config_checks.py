@@ -253,8 +253,7 @@ GRID_VARIABLES = {
     'mask_grid': 'model.neck.grid_size',
     'embed_dims': 'model.neck.embed_dims',
 }
-GRID_DOCS = docs_page(
-    'mixing.md#changing-the-patch-grid-width-or-patch-size')
+GRID_DOCS = docs_page('mixing.md#changing-the-patch-grid-width-or-patch-size')
 
 
 def check_grid_variables(cfg: Config) -> None:

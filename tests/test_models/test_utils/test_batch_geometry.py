@@ -40,10 +40,9 @@ def test_one_error_names_every_option_off_the_grid():
     assert "view b is 32x32 pixels, not the model's 16x16" in message
     assert 'give TwoViewRandomResizedCrop target_size=16' in message
     # the docs page on this install (a checkout's docs/, or the wheel's)
-    assert message.endswith(
-        'on one grid (img_size // patch_size; ' +
-        os.path.join(ROOT, 'docs', 'mixing.md') +
-        '#changing-the-patch-grid-width-or-patch-size)')
+    assert message.endswith('on one grid (img_size // patch_size; ' +
+                            os.path.join(ROOT, 'docs', 'mixing.md') +
+                            '#changing-the-patch-grid-width-or-patch-size)')
     # on the grid: nothing to say, flattened masks too
     check_batch_grid(GRID, torch.zeros(2, 16, dtype=torch.bool),
                      [torch.zeros(2, 3, 32, 32),
