@@ -31,6 +31,7 @@ from mmengine.registry import (DATA_SAMPLERS, DATASETS, HOOKS, LOOPS, MODELS,
                                TRANSFORMS)
 
 from ...docs_page import docs_page
+from ...models.algorithms.exact_accumulation import check_micro_batches_count
 from ...precision import set_training_precision
 
 CPU_ROUTE_DOCS = docs_page('get_started.md#gpu-configs-on-a-cpu')
@@ -298,11 +299,11 @@ def check_micro_batches_fit(cfg: Config) -> None:
     batches: not a positive integer, or more parts than a batch has
     images."""
     model, loader = cfg.get('model') or {}, cfg.get('train_dataloader') or {}
-    micro, batch = model.get('micro_batches', 1), loader.get('batch_size')
-    if not isinstance(micro, int) or isinstance(micro, bool) or micro < 1:
-        raise ConfigMistake(f'{cfg.filename or "the config"}: '
-                            f'model.micro_batches={micro!r}: give a positive '
-                            'integer (1: no splitting)')
+    batch = loader.get('batch_size')
+    try:
+        micro = check_micro_batches_count(model.get('micro_batches', 1))
+    except ValueError as e:
+        raise ConfigMistake(f'{cfg.filename or "the config"}: model.{e}')
     if isinstance(batch, int) and micro > batch:
         raise ConfigMistake(
             f'{cfg.filename or "the config"}: model.micro_batches={micro} '

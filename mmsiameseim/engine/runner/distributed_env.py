@@ -9,10 +9,9 @@ on a CPU-only machine ("Found no NVIDIA driver").
 :func:`setup_cpu_process_group` creates the gloo process group from the
 launcher's environment instead (``env_cfg.dist_cfg``: its ``timeout``
 bounds how long a rank waits for one that stopped answering), and
-:func:`default_wrapper_cfg` wraps the model without device ids. A
-SiameseIM trained in micro-batches (``model.micro_batches`` > 1) gets the
-wrapper that runs its exact accumulation,
-``SiameseIMDistributedDataParallel``.
+:func:`default_wrapper_cfg` wraps the model without device ids. A model
+that needs its own wrapper names it (``ddp_wrapper``: a SiameseIM trained
+in micro-batches, the wrapper that runs its exact accumulation).
 """
 import datetime
 import os
@@ -80,21 +79,23 @@ def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
         **kwargs)
 
 
-def default_wrapper_cfg(micro: bool, cfg) -> Optional[dict]:
+def default_wrapper_cfg(model_wrapper: Optional[type],
+                        cfg) -> Optional[dict]:
     """The model wrapper of a multi-process run whose config names none:
-    SiameseIM's exact-accumulation DDP for a model trained in micro-batches
-    (``micro``), mmengine's DDP without device ids without a GPU; None
-    (mmengine's default) otherwise.
+    the one the model names (``model_wrapper``: its ``ddp_wrapper``, such
+    as SiameseIM's exact-accumulation DDP when it trains in micro-batches),
+    else mmengine's DDP without device ids without a GPU; None (mmengine's
+    default) otherwise.
 
     Args:
-        micro (bool): Whether the model trains in micro-batches.
+        model_wrapper (type, optional): The DDP wrapper class the model
+            needs, or None.
         cfg (Config): The runner's config (``find_unused_parameters``).
     """
-    if not micro and torch.cuda.is_available():
+    if model_wrapper is None and torch.cuda.is_available():
         return None
     wrapper = dict(
-        type='SiameseIMDistributedDataParallel'
-        if micro else 'MMDistributedDataParallel',
+        type=model_wrapper or 'MMDistributedDataParallel',
         broadcast_buffers=False,
         find_unused_parameters=cfg.get('find_unused_parameters', False))
     if not torch.cuda.is_available():

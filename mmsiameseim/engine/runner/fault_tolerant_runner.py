@@ -12,10 +12,10 @@ from mmengine.runner.checkpoint import _load_checkpoint_to_model
 from ...models.utils import pipeline_check
 from ..hooks import preemption_checkpoint_hook as preemption
 from . import (atomic_checkpoints, config_checks, console_filter, dead_ranks,
-               distributed_env, loaded_checkpoint, overwrite_refusal,
-               refused_run, resume_checks, resume_exactness, schedule_replan,
-               scoped_collate, work_dir_lock)
-from .run_refused import RunRefused
+               distributed_env, loaded_checkpoint, refused_run, resume_checks,
+               resume_exactness, schedule_replan, scoped_collate,
+               work_dir_lock)
+from .refused_run import RunRefused
 
 __all__ = ['FaultTolerantRunner', 'RunRefused']
 
@@ -40,7 +40,7 @@ class FaultTolerantRunner(Runner):
 
     * Config mistakes refused before anything is built: config_checks.py
     * One writer per work dir (``work_dir_lock``): work_dir_lock.py
-    * No silent overwrite (``overwrite``): overwrite_refusal.py
+    * No silent overwrite (``overwrite``): refused_run.py
     * The checkpoint ``--resume`` picks; a damaged one named:
       loaded_checkpoint.py
     * Resume checks what it resumes into: resume_checks.py
@@ -108,10 +108,9 @@ class FaultTolerantRunner(Runner):
             self._rank_processes = dead_ranks.rank_processes()
 
     def wrap_model(self, model_wrapper_cfg: Optional[dict], model):
-        micro = getattr(model, 'micro_batches', 1) > 1
         if self.distributed and model_wrapper_cfg is None:
             model_wrapper_cfg = distributed_env.default_wrapper_cfg(
-                micro, self.cfg)
+                getattr(model, 'ddp_wrapper', None), self.cfg)
         return super().wrap_model(model_wrapper_cfg, model)
 
     def register_hook(self, hook, priority=None) -> None:
@@ -170,7 +169,7 @@ class FaultTolerantRunner(Runner):
             resume_from = self._load_from or \
                 loaded_checkpoint.auto_resume_path(self.work_dir, self.logger)
         if resume_from is None and self._training:
-            overwrite_refusal.refuse_overwrite(
+            refused_run.refuse_overwrite(
                 self.work_dir, self.cfg.get('overwrite', False))
         if resume_from is not None:
             self.resume(resume_from)

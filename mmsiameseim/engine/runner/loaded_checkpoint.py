@@ -20,7 +20,7 @@ from mmengine.runner.checkpoint import _load_checkpoint
 from ..checkpoint_files import (LAST_CHECKPOINT, checkpoint_damage,
                                 checkpoint_files, checkpoint_names,
                                 newest_intact_checkpoint, read_last_checkpoint)
-from .run_refused import RunRefused
+from .refused_run import RunRefused
 
 
 def _newest_hint(work_dir: str) -> str:

@@ -20,7 +20,7 @@ from mmengine.optim import OptimWrapper
 from mmengine.runner import EpochBasedTrainLoop
 
 from .exact_resume_loop import finished_run_message
-from .run_refused import RESUME_DOCS, RunRefused
+from .refused_run import RESUME_DOCS, RunRefused
 from .schedule_replan import pinned_schedule, saved_run_length
 
 _SHOWN = 8  # lines of a list shown before "... and N more"

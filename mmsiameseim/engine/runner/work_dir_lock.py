@@ -26,7 +26,7 @@ from typing import Optional
 
 from mmengine.dist import broadcast_object_list
 
-from .run_refused import RunRefused
+from .refused_run import RunRefused
 
 LOCK_NAME = '.train.lock'
 

@@ -30,13 +30,24 @@ from mmengine.registry import MODEL_WRAPPERS
 from ..losses.unigrad_loss import UniGradLoss, all_reduce_mean
 
 
+def check_micro_batches_count(micro_batches: object) -> int:
+    """``micro_batches`` when it is a count of parts: a positive integer.
+    The one check of the value, at build time here and, for a config,
+    before anything is built (``engine/runner/config_checks.py``, which
+    adds the batch it must fit)."""
+    if (not isinstance(micro_batches, int) or isinstance(micro_batches, bool)
+            or micro_batches < 1):
+        raise ValueError(f'micro_batches={micro_batches!r}: give a positive '
+                         'integer (1: no splitting)')
+    return micro_batches
+
+
 def check_micro_batches(micro_batches: int, head: nn.Module) -> int:
     """``micro_batches`` when SiameseIM can split its batches exactly: a
-    positive count and, above 1, a ``UniGradHead`` whose ``UniGradLoss``
-    takes a fixed correlation (not with 'moco-like' normalisation)."""
-    if not isinstance(micro_batches, int) or micro_batches < 1:
-        raise ValueError('SiameseIM micro_batches must be a positive integer, '
-                         f'got {micro_batches!r}')
+    positive count (:func:`check_micro_batches_count`) and, above 1, a
+    ``UniGradHead`` whose ``UniGradLoss`` takes a fixed correlation (not
+    with 'moco-like' normalisation)."""
+    check_micro_batches_count(micro_batches)
     loss = getattr(head, 'loss_module', None)
     if micro_batches > 1 and not (isinstance(loss, UniGradLoss)
                                   and loss.target_norm != 'moco-like'):
@@ -158,8 +169,9 @@ class SiameseIMDistributedDataParallel(MMDistributedDataParallel):
     forwards go through DDP; gradients are all-reduced once, with the last
     part).
 
-    ``FaultTolerantRunner`` picks it for such a model; other models
-    train as with ``MMDistributedDataParallel``.
+    Such a model names it as its ``ddp_wrapper``, which
+    ``FaultTolerantRunner`` uses where the config names no wrapper; other
+    models train as with ``MMDistributedDataParallel``.
     """
 
     def train_step(self, data: Union[dict, tuple, list],

@@ -50,7 +50,8 @@ from mmpretrain.structures import DataSample
 from ..backbones.siameseim_vit import set_activation_checkpointing
 from ..utils.geometry import PatchGrid, batch_geometry
 from ..utils.pipeline_check import check_patch_grid
-from .exact_accumulation import accumulated_train_step, check_micro_batches
+from .exact_accumulation import (SiameseIMDistributedDataParallel,
+                                 accumulated_train_step, check_micro_batches)
 
 INTERFACE = ('the SiameseIM encoder interface (accepts_patch_mask = True, '
              'forward(x, mask) returning the cls token and the visible patch '
@@ -330,6 +331,14 @@ class SiameseIM(BaseSelfSupervisor):
         if isinstance(inputs, (list, tuple)):
             inputs = inputs[0]
         return self.backbone(inputs)
+
+    @property
+    def ddp_wrapper(self) -> Optional[type]:
+        """The DDP wrapper a multi-process run of this model needs where
+        its config names none (``FaultTolerantRunner`` reads it): the one
+        that runs the exact accumulation when ``micro_batches`` > 1."""
+        return SiameseIMDistributedDataParallel \
+            if self.micro_batches > 1 else None
 
     @property
     def patch_grid(self) -> PatchGrid:

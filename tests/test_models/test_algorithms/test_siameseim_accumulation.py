@@ -283,9 +283,16 @@ def test_two_ranks_with_micro_batches_equal_one_process():
 
 
 def test_the_runner_wraps_a_micro_batch_model_for_its_accumulation():
-    from mmsiameseim.engine.runner import FaultTolerantRunner
-    assert 'micro' in FaultTolerantRunner.wrap_model.__code__.co_varnames
-    copy.deepcopy(_model(micro_batches=2))  # deep-copyable (the target)
+    """The model names the wrapper it needs; the runner reads no
+    ``micro_batches`` of its own."""
+    from mmsiameseim.engine.runner.distributed_env import default_wrapper_cfg
+    from mmsiameseim.models.algorithms import SiameseIMDistributedDataParallel
+    model = _model(micro_batches=2)
+    assert model.ddp_wrapper is SiameseIMDistributedDataParallel
+    assert _model(micro_batches=1).ddp_wrapper is None
+    wrapper = default_wrapper_cfg(model.ddp_wrapper, dict())
+    assert wrapper['type'] is SiameseIMDistributedDataParallel
+    copy.deepcopy(model)  # deep-copyable (the target)
 
 
 @pytest.mark.person_matrix(
