@@ -140,8 +140,9 @@ def test_the_documented_dense_stack_builds_mmcv_with_its_ops(installed):
         text = f.read()
     section = text[text.index(SECTION):]
     dense = section[section.index('**The dense benchmarks'):]
-    _run_block(_commands(dense), installed['wheel'], installed['venv'],
-               installed['work'])
+    _run_block(
+        _commands(dense), installed['wheel'], installed['venv'],
+        installed['work'])
     out = _python(
         installed['venv'], installed['work'],
         'import importlib.metadata as m, mmcv, mmcv.ops, mmsiameseim.det, '

@@ -79,8 +79,7 @@ def init_cpu_process_group(launcher: str, dist_cfg: dict) -> None:
         **kwargs)
 
 
-def default_wrapper_cfg(model_wrapper: Optional[type],
-                        cfg) -> Optional[dict]:
+def default_wrapper_cfg(model_wrapper: Optional[type], cfg) -> Optional[dict]:
     """The model wrapper of a multi-process run whose config names none:
     the one the model names (``model_wrapper``: its ``ddp_wrapper``, such
     as SiameseIM's exact-accumulation DDP when it trains in micro-batches),

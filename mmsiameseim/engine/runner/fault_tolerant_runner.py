@@ -169,8 +169,8 @@ class FaultTolerantRunner(Runner):
             resume_from = self._load_from or \
                 loaded_checkpoint.auto_resume_path(self.work_dir, self.logger)
         if resume_from is None and self._training:
-            refused_run.refuse_overwrite(
-                self.work_dir, self.cfg.get('overwrite', False))
+            refused_run.refuse_overwrite(self.work_dir,
+                                         self.cfg.get('overwrite', False))
         if resume_from is not None:
             self.resume(resume_from)
         elif self._load_from is not None:

@@ -32,9 +32,11 @@ from ..losses.unigrad_loss import UniGradLoss, all_reduce_mean
 
 def check_micro_batches_count(micro_batches: object) -> int:
     """``micro_batches`` when it is a count of parts: a positive integer.
+
     The one check of the value, at build time here and, for a config,
     before anything is built (``engine/runner/config_checks.py``, which
-    adds the batch it must fit)."""
+    adds the batch it must fit).
+    """
     if (not isinstance(micro_batches, int) or isinstance(micro_batches, bool)
             or micro_batches < 1):
         raise ValueError(f'micro_batches={micro_batches!r}: give a positive '
