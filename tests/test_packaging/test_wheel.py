@@ -208,3 +208,39 @@ def test_mim_trains_on_two_processes_as_the_docs_write_it(installed):
     # 32 images on two ranks of 8 a batch: two iterations
     assert 'Epoch(train) [1][2/2]' in out, out[-3000:]
     assert osp.isfile(osp.join(work_dir, 'epoch_1.pth'))
+
+
+@pytest.mark.skipif(
+    not osp.isfile(osp.join(FMNIST, 'train-images-idx3-ubyte')),
+    reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
+def test_mim_tests_on_two_processes_as_the_docs_write_it(installed):
+    """``mim test mmsiameseim CONFIG --checkpoint CKPT --launcher pytorch
+    --gpus 2`` on the CPU: a linear probe trained for one short epoch by
+    ``mim train``, then tested on two processes (the checkpoint after the
+    launcher's ``--local-rank``)."""
+    probe = 'vit-tiny-p4_linear-probe-10e_fashionmnist.py'
+    small = [
+        f'data_root={FMNIST}/', 'model.backbone.init_cfg=None',
+        'train_dataloader.dataset.indices=16', 'train_dataloader.batch_size=8',
+        'train_cfg.max_epochs=1'
+    ] + [
+        f'{split}_dataloader.{key}' for split in ('train', 'val', 'test')
+        for key in ('num_workers=0', 'persistent_workers=False')
+    ] + ['val_dataloader.dataset.indices=16']
+    work_dir = osp.join(installed['cwd'], 'probe')
+    run = _run(installed, [
+        '-m', 'mim', 'train', 'mmsiameseim', probe, '--work-dir', work_dir,
+        '--cfg-options', *small
+    ])
+    assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
+    run = _run(installed, [
+        '-m', 'mim', 'test', 'mmsiameseim', probe, '--checkpoint',
+        osp.join(work_dir, 'epoch_1.pth'), '--launcher', 'pytorch', '--gpus',
+        '2', '--work-dir', work_dir + '_test', '--cfg-options',
+        'env_cfg.dist_cfg.backend=gloo', *small,
+        'test_dataloader.dataset.indices=32'
+    ])
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-5000:]
+    assert 'torch.distributed.launch' in out and 'does not exist' not in out
+    assert 'accuracy/top1' in out, out[-3000:]
