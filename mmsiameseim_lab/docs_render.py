@@ -85,6 +85,25 @@ def markdown_files(root: str) -> List[str]:
         f for f in set(files) if osp.isfile(f) and not f.startswith(build))
 
 
+# (results name, file, its mtime and size) -> stale_records of that version
+# of the file: a page renders several blocks of one results file, and the
+# claim's check builds the study's scorer
+_STALE: Dict[tuple, Optional[Tuple[List[str], int]]] = {}
+
+
+def _stale_records(file: str, path: str,
+                   data: dict) -> Optional[Tuple[List[str], int]]:
+    """:func:`stale_records` of results file ``file`` (read from ``path``),
+    computed once per version of the file."""
+    if not osp.isfile(path):
+        return stale_records(file, data)
+    stat = os.stat(path)
+    key = (file, path, stat.st_mtime_ns, stat.st_size)
+    if key not in _STALE:
+        _STALE[key] = stale_records(file, data)
+    return _STALE[key]
+
+
 def footer(name: str,
            results: dict,
            md_path: str,
@@ -114,7 +133,7 @@ def footer(name: str,
     if fingerprints.results_kind(name) != 'study':
         return f'<sub>{text}</sub>'
     file = name.split(':')[0]
-    stale = stale_records(file, results.get('data') or {})
+    stale = _stale_records(file, path, results.get('data') or {})
     if stale is not None:
         keys, total = stale
         if keys:

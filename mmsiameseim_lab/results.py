@@ -45,18 +45,33 @@ def git_output(*args: str, root: Optional[str] = None) -> Optional[str]:
         return None
 
 
-def machine() -> str:
-    """CPU model, core count and accelerator, in one line."""
-    cpu = platform.processor() or platform.machine()
+def _cpuinfo() -> Dict[str, str]:
+    """The first processor's model name, family and model number from
+    /proc/cpuinfo (empty where there is none)."""
+    fields: Dict[str, str] = {}
     try:
         with open('/proc/cpuinfo') as f:
             for line in f:
-                if line.startswith('model name'):
-                    cpu = line.split(':', 1)[1].strip()
+                key, _, value = line.partition(':')
+                key = key.strip()
+                if key in ('model name', 'cpu family', 'model') and \
+                        key not in fields:
+                    fields[key] = value.strip()
+                if not line.strip() and fields:
                     break
     except OSError:
         pass
-    text = f'{cpu}, {os.cpu_count()} cores'
+    return fields
+
+
+def _cpu_name(fields: Dict[str, str]) -> str:
+    return fields.get('model name') or platform.processor() \
+        or platform.machine()
+
+
+def machine() -> str:
+    """CPU model, core count and accelerator, in one line."""
+    text = f'{_cpu_name(_cpuinfo())}, {os.cpu_count()} cores'
     try:
         import torch
         if torch.cuda.is_available():
@@ -76,22 +91,9 @@ def host() -> dict:
     A source of variation like the seed, recorded with every results file,
     never a gate.
     """
-    fields = {}
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                key, _, value = line.partition(':')
-                key = key.strip()
-                if key in ('model name', 'cpu family', 'model') and \
-                        key not in fields:
-                    fields[key] = value.strip()
-                if not line.strip() and fields:
-                    break
-    except OSError:
-        pass
+    fields = _cpuinfo()
     info = dict(
-        cpu=fields.get('model name') or platform.processor()
-        or platform.machine(),
+        cpu=_cpu_name(fields),
         cpu_family=fields.get('cpu family'),
         cpu_model=fields.get('model'),
         cores=os.cpu_count())

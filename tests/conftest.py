@@ -45,14 +45,11 @@ STUDY_TESTS = (
 PACKAGE_TESTS = ('tests/test_packaging/', )
 
 
-def _is_study_test(item) -> bool:
-    return item.nodeid.startswith(STUDY_TESTS) or (
-        'tests/' + item.nodeid).startswith(STUDY_TESTS)
-
-
-def _is_package_test(item) -> bool:
-    return item.nodeid.startswith(PACKAGE_TESTS) or (
-        'tests/' + item.nodeid).startswith(PACKAGE_TESTS)
+def _is_under(item, prefixes: tuple) -> bool:
+    """Whether the test's id (from the rootdir or from tests/) starts with
+    one of ``prefixes``."""
+    return item.nodeid.startswith(prefixes) or (
+        'tests/' + item.nodeid).startswith(prefixes)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -69,9 +66,9 @@ def pytest_collection_modifyitems(session, config, items):
     module failed to be collected: its cells would be missing).
     """
     for item in items:
-        if _is_study_test(item):
+        if _is_under(item, STUDY_TESTS):
             item.add_marker(pytest.mark.studies)
-        if _is_package_test(item):
+        if _is_under(item, PACKAGE_TESTS):
             item.add_marker(pytest.mark.package)
     cells = {name: [] for name in _matrices()}
     for item in items:

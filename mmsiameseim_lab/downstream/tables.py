@@ -518,9 +518,14 @@ def stale_runs(data: dict) -> tuple:
     """The runs whose config key is not their config's at this code."""
     from .study import config_digest
     runs = data.get('runs') or {}
+    now = {
+        config: config_digest(config)
+        for config in {run['config']
+                       for run in runs.values()}
+    }
     return ([
         key for key, run in runs.items()
-        if run.get('config_sha1') != config_digest(run['config'])
+        if run.get('config_sha1') != now[run['config']]
     ], len(runs))
 
 
