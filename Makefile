@@ -18,7 +18,7 @@ setup-full:
 # Its results file is work_dirs/demo/demo.json; the published figures
 # (docs/results/demo.json) are rewritten only by DEMO_ARGS=--publish.
 demo: setup
-	$(PY) tools/studies/demo.py $(DEMO_ARGS)
+	$(PY) projects/demo/tools/demo.py $(DEMO_ARGS)
 
 # The plugin's tests, as CI runs them: what a contributor runs between two
 # edits, within 10 minutes on 2 cores. Prints the ten slowest tests and the
@@ -32,11 +32,11 @@ PYTEST_PARALLEL = OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 test: setup-full
 	$(PYTEST_PARALLEL) -m "not slow and not studies and not package" --durations=10 tests; $(TEST_RUN)
 
-# The studies' tests (tests/conftest.py STUDY_TESTS: the lab, the study
-# tools, the rendered results and the studies' smoke runs), which CI also
+# The studies' tests (tests/conftest.py STUDY_TESTS: every project's tests,
+# projects/*/tests, and the plugin's tests that run a study), which CI also
 # runs.
 test-studies: setup-full
-	$(PYTEST_PARALLEL) -m "studies and not slow" --durations=10 tests; $(TEST_RUN)
+	$(PYTEST_PARALLEL) -m "studies and not slow" --durations=10 tests projects; $(TEST_RUN)
 
 # The released package's tests (tests/conftest.py PACKAGE_TESTS): the wheel
 # built and installed away from the checkout, the documented install run as
@@ -48,7 +48,7 @@ test-package: setup-full
 # The slow tier (the heavy preflights at real size among them); prints its
 # total time.
 test-slow: setup-full
-	@start=$$(date +%s); $(PY) -m pytest -q -m slow tests; code=$$?; \
+	@start=$$(date +%s); $(PY) -m pytest -q -m slow tests projects; code=$$?; \
 	echo "make test-slow: $$(( $$(date +%s) - start )) s in total (exit $$code)"; \
 	exit $$code
 
@@ -56,7 +56,7 @@ test-slow: setup-full
 # (docs/gpu_check.md); without CUDA it says so and exits 0.
 # GPU_CHECK_ARGS="--dry-run --gpus 2" lists the commands.
 gpu-check: setup-full
-	$(PY) tools/studies/gpu_check.py $(GPU_CHECK_ARGS)
+	$(PY) projects/gpu_check/tools/gpu_check.py $(GPU_CHECK_ARGS)
 
 checks: setup-full
 	../shared/checks/run
@@ -100,21 +100,22 @@ docs: setup-full
 # attention benchmarks, the fault matrix from the test markers) and renders
 # every block; the long ones are their own commands:
 #   make demo DEMO_ARGS=--publish                       -> demo.json
-#   $(PY) tools/studies/ablation_table3.py              -> table3.json
-#   $(PY) tools/studies/side_by_side.py --official-repo PATH
+#   $(PY) projects/table3/tools/ablation_table3.py      -> table3.json
+#   $(PY) projects/side_by_side/tools/side_by_side.py --official-repo PATH
 #                                                       -> side_by_side.json
-#   $(PY) tools/speed_benchmarks/pretrain.py --results-dir docs/results
-#   $(PY) tools/studies/downstream_miniature.py [--holdout]
+#   $(PY) projects/speed/tools/pretrain.py --results-dir docs/results
+#   $(PY) projects/downstream_miniature/tools/downstream_miniature.py \
+#       [--holdout]
 #                                  -> downstream_miniature[_holdout].json
-#   $(PY) tools/studies/collect_downstream_ablations.py
+#   $(PY) projects/downstream_miniature/tools/collect_downstream_ablations.py
 #                                  -> downstream_miniature_ablations.json
 #   MMSIAMESEIM_RESULTS=1 make test                     -> tests.json
 #   MMSIAMESEIM_RESULTS=1 make test-studies             -> tests_studies.json
 # (the fault and person matrices come from the collection, as here)
-# `$(PY) tools/docs/render_results.py --check` fails on any block that differs
-# from its source or has none.
+# `$(PY) projects/common/tools/render_results.py --check` fails on any block
+# that differs from its source or has none.
 results: setup
-	$(PY) tools/speed_benchmarks/unigrad.py --results-dir docs/results
-	$(PY) tools/speed_benchmarks/attention.py --results-dir docs/results
-	MMSIAMESEIM_RESULTS=1 $(PY) -m pytest -q --collect-only tests >/dev/null
-	$(PY) tools/docs/render_results.py
+	$(PY) projects/speed/tools/unigrad.py --results-dir docs/results
+	$(PY) projects/speed/tools/attention.py --results-dir docs/results
+	MMSIAMESEIM_RESULTS=1 $(PY) -m pytest -q --collect-only tests projects >/dev/null
+	$(PY) projects/common/tools/render_results.py

@@ -7,8 +7,7 @@ mmsiameseim CONFIG`` (and ``mim test``, ``mim search``) look for them. That
 folder is not in the repository: a build copies :data:`MIM_FILES` into the
 wheel's ``mmsiameseim/.mim/``; an editable install links them into
 ``mmsiameseim/.mim/`` of the checkout instead (git ignores that folder).
-The studies (``mmsiameseim_lab``), the tests and the tools that need them
-stay out of the wheel.
+The studies (``projects/``) and the tests stay out of the wheel.
 """
 import os
 import os.path as osp
@@ -39,9 +38,12 @@ def put_mim_files(mim: str, link: bool) -> None:
 
 def _not_shipped(folder: str, names: list) -> list:
     """What a copied folder leaves out: caches, and of the docs all but
-    the Markdown pages (not the built site, results or figures)."""
+    the Markdown pages (not the built site and its generated copies of
+    the READMEs, results or figures)."""
     docs = osp.join(ROOT, 'docs')
     out = [n for n in names if n == '__pycache__' or n.endswith('.pyc')]
+    if folder == docs:
+        out += [n for n in names if n in ('model_zoo', 'projects')]
     if folder == docs or folder.startswith(docs + os.sep):
         out += [
             n for n in names if n == '_build' or (

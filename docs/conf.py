@@ -7,6 +7,8 @@ pages of the site as OpenMMLab's model-zoo pages do: each is copied to
 ``docs/model_zoo/<its folder under configs>/README.md`` (generated, not
 committed) with its relative links rewritten to work from there, and links
 from the docs pages into ``configs/**/README.md`` are pointed at the copies.
+The projects' READMEs (``projects/**/README.md``, the studies) are copied
+the same way to ``docs/projects/``.
 """
 import glob
 import os
@@ -18,6 +20,9 @@ import sys
 DOCS = osp.dirname(osp.abspath(__file__))
 ROOT = osp.dirname(DOCS)
 MODEL_ZOO = osp.join(DOCS, 'model_zoo')
+PROJECTS = osp.join(DOCS, 'projects')
+#: repository folder -> where its READMEs are copied on the site
+COPIED = {'configs': MODEL_ZOO, 'projects': PROJECTS}
 sys.path.insert(0, ROOT)
 
 project = 'mmsiameseim'
@@ -79,21 +84,25 @@ _LINK = re.compile(
 
 
 def _config_readmes():
-    """``configs/**/README.md``, relative to the repository, sorted."""
-    found = glob.glob(
-        osp.join(ROOT, 'configs', '**', 'README.md'), recursive=True)
+    """``configs/**/README.md`` and ``projects/**/README.md``, relative to
+    the repository, sorted."""
+    found = []
+    for top in COPIED:
+        found += glob.glob(
+            osp.join(ROOT, top, '**', 'README.md'), recursive=True)
     return sorted(osp.relpath(p, ROOT) for p in found)
 
 
 def _site_path(real: str) -> str:
-    """Where a repository file is on the site: a config folder's README (or
-    the folder itself) at its copy under ``docs/model_zoo/``, anything
-    else where it is."""
+    """Where a repository file is on the site: a config folder's or a
+    project's README (or the folder itself) at its copy under
+    ``docs/model_zoo/`` or ``docs/projects/``, anything else where it is."""
     if osp.isdir(real) and osp.isfile(osp.join(real, 'README.md')):
         real = osp.join(real, 'README.md')
     rel = osp.relpath(real, ROOT)
-    if rel.startswith('configs' + os.sep) and rel.endswith('README.md'):
-        return osp.join(MODEL_ZOO, osp.relpath(rel, 'configs'))
+    for top, site in COPIED.items():
+        if rel.startswith(top + os.sep) and rel.endswith('README.md'):
+            return osp.join(site, osp.relpath(rel, top))
     return real
 
 
@@ -131,7 +140,8 @@ def rewrite_links(text: str, real_source: str, site_source: str) -> str:
 
 
 def write_model_zoo_pages() -> None:
-    """Copy every config folder's README under ``docs/model_zoo/``."""
+    """Copy every config folder's README under ``docs/model_zoo/`` and
+    every project's under ``docs/projects/``."""
     wanted = set()
     for rel in _config_readmes():
         real = osp.join(ROOT, rel)
@@ -140,7 +150,7 @@ def write_model_zoo_pages() -> None:
         with open(real, encoding='utf-8') as f:
             text = rewrite_links(f.read(), real, site)
         # The rendered blocks stay as rendered in the README: the copy's
-        # markers are renamed so that tools/docs/render_results.py, which reads
+        # markers are renamed so that projects/common/tools/render_results.py, which reads
         # docs/**/*.md, sees no block here to fill or check.
         text = re.sub(r'<!-- (/?)(results|metafile)\b', r'<!-- \1copy of \2',
                       text)
@@ -152,9 +162,10 @@ def write_model_zoo_pages() -> None:
         if old != text:  # unchanged copies keep Sphinx's cache valid
             with open(site, 'w', encoding='utf-8') as f:
                 f.write(text)
-    for path in glob.glob(osp.join(MODEL_ZOO, '**', '*.md'), recursive=True):
-        if path not in wanted:
-            os.remove(path)
+    for site in COPIED.values():
+        for path in glob.glob(osp.join(site, '**', '*.md'), recursive=True):
+            if path not in wanted:
+                os.remove(path)
 
 
 def _source_read(app, docname, source):
@@ -168,7 +179,9 @@ def _source_read(app, docname, source):
             if line.strip() not in OPTIONAL_PAGES
             or osp.isfile(osp.join(DOCS,
                                    line.strip() + '.md')))
-    if osp.commonpath([MODEL_ZOO, str(path)]) != MODEL_ZOO:
+    if not any(
+            osp.commonpath([site, str(path)]) == site
+            for site in COPIED.values()):
         source[0] = rewrite_links(source[0], str(path), str(path))
 
 

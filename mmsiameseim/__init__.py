@@ -7,8 +7,9 @@ applies the import-time patches of other libraries (all of them in
 and lets configs inherit the shipped ones as ``mmsiameseim::CONFIG``.
 The mmdet and mmseg sides, ``mmsiameseim.det`` and ``mmsiameseim.seg``,
 register into their registries and are imported only by their configs. The
-demo, Table 3, side-by-side and benchmark code lives beside the plugin in
-the lab, ``mmsiameseim_lab``, which this package never imports.
+studies built on the plugin (the demo, the claim, Table 3, side by side,
+the benchmarks) are the checkout's ``projects/``, which this package never
+imports.
 """
 from . import patches  # noqa: F401  (first: before mmpretrain.models)
 from . import checkpoint, datasets, engine, evaluation, models  # noqa: F401

@@ -21,21 +21,11 @@ def _matrices():
         person_matrix=(ENTRIES, MISTAKES, 'mistake'))
 
 
-# The studies' tests (`make test-studies`): the lab's rooms and the tools
-# that run, render or fingerprint a study. `make test` runs the rest, the
+# The studies' tests (`make test-studies`): every project's (projects/*/tests)
+# and the plugin's tests that run a study. `make test` runs the rest, the
 # plugin's own tests; both run in CI.
 STUDY_TESTS = (
-    'tests/test_lab/',
-    'tests/test_tools/test_benchmark_',
-    'tests/test_tools/test_claim_study.py',
-    'tests/test_tools/test_demo_compare.py',
-    'tests/test_tools/test_gpu_check.py',
-    'tests/test_tools/test_record_fingerprint.py',
-    'tests/test_tools/test_side_by_side.py',
-    'tests/test_tools/test_show_downstream_predictions.py',
-    'tests/test_docs/test_results_tables.py',
-    'tests/test_tools/test_results_writers.py',
-    'tests/test_tools/test_demo.py',
+    'projects/',
     'tests/test_configs/test_table3_ablations.py::test_miniature_run_smoke',
 )
 
@@ -46,8 +36,8 @@ PACKAGE_TESTS = ('tests/test_packaging/', )
 
 
 def _is_under(item, prefixes: tuple) -> bool:
-    """Whether the test's id (from the rootdir or from tests/) starts with
-    one of ``prefixes``."""
+    """Whether the test's id (from the rootdir, or from tests/ when pytest
+    runs there) starts with one of ``prefixes``."""
     return item.nodeid.startswith(prefixes) or (
         'tests/' + item.nodeid).startswith(prefixes)
 
@@ -101,7 +91,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _write_matrices(config):
-    from mmsiameseim_lab.results import write_results
+    from projects.common.results import write_results
     for name, (entries, columns, key) in _matrices().items():
         write_results(
             name, {
@@ -202,7 +192,7 @@ def pytest_sessionfinish(session, exitstatus):
 
     if getattr(config, '_matrix_cells', None) is not None:
         _write_matrices(config)
-    from mmsiameseim_lab.results import write_results
+    from projects.common.results import write_results
     selection = _selection(config)
     write_results(
         f'tests_{selection}' if selection in ('studies',

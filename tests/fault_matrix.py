@@ -12,7 +12,7 @@ ENTRIES = {
     'train': 'training (`mim train mmpretrain`, mmpretrain `tools/train.py`)',
     'resume': '`--resume` / `resume=True`',
     'launch': 'multi-process launch (`--launcher pytorch`, slurm)',
-    'demo': '`make demo` (`tools/studies/demo.py`)',
+    'demo': '`make demo` (`projects/demo/tools/demo.py`)',
     'converters': 'checkpoint converters (`tools/model_converters/`)',
     'evaluation': 'evaluation API (`mmsiameseim[_lab].evaluation`)',
     'knn_hook': '`OnlineKNNHook`',

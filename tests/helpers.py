@@ -16,7 +16,7 @@ TINY_SIAMESEIM_CONFIG = os.path.join(ROOT, 'tests', 'data', 'configs',
 
 
 def load_tool(relpath):
-    """Import a script under ``tools/`` (e.g. ``'studies/demo.py'``) as a
+    """Import a script under ``tools/`` (e.g. ``'projects/demo/tools/demo.py'``) as a
     module, to call it in this process instead of a fresh interpreter."""
     path = os.path.join(ROOT, 'tools', relpath)
     # as when it runs as a script: its folder first on sys.path

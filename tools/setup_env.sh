@@ -112,12 +112,12 @@ elif (( ! CHECK )); then
   say "requirements unchanged since the last set-up: reusing .venv"
 fi
 
-# ---------------------------------------------------------------- the lab
-# The wheel is mmsiameseim alone (setup.cfg); in the checkout the studies and
-# their tools also import mmsiameseim_lab, so the venv's path holds the
-# checkout's root (a .pth file, rewritten at every set-up).
+# ---------------------------------------------------------------- the projects
+# The wheel is mmsiameseim alone (setup.cfg); in the checkout the studies
+# (projects/) import each other and the tests' helpers, so the venv's path
+# holds the checkout's root (a .pth file, rewritten at every set-up).
 if (( ! CHECK )); then
-  step "the checkout's studies (mmsiameseim_lab) on the venv's path"
+  step "the checkout's studies (projects) on the venv's path"
   SITE=$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   echo "$ROOT" > "$SITE/mmsiameseim_checkout.pth"
 fi
@@ -220,7 +220,7 @@ if not ops:
     print('[setup] pretraining stack ready (make demo); the mmdet/mmseg models and '
           "make test need mmcv's compiled ops: make setup-full builds them")
 EOF
-# the studies' tools run as scripts, from any folder: the lab must import there
-(cd / && "$VPY" -c 'import mmsiameseim_lab') \
-  || { echo "[setup] mmsiameseim_lab does not import outside the checkout: rerun 'bash tools/setup_env.sh'" >&2; false; }
+# the studies' tools run as scripts, from any folder: the projects must import there
+(cd / && "$VPY" -c 'import projects.common') \
+  || { echo "[setup] projects does not import outside the checkout: rerun 'bash tools/setup_env.sh'" >&2; false; }
 say "ready: activate with 'source .venv/bin/activate'"

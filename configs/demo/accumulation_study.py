@@ -4,7 +4,7 @@
 # scored like the claim study (kNN, linear probe, 1 % few-shot, dense probe)
 # beside the floors (each run's initial weights, raw pixels).
 #
-#     python tools/studies/claim_study.py \
+#     python projects/claim/tools/claim_study.py \
 #         --config configs/demo/accumulation_study.py \
 #         --results-name accumulation_study --only table \
 #         --work-dir work_dirs/accumulation_study

@@ -1,11 +1,11 @@
-# Settings of tools/studies/claim_study.py: the paper's claim in miniature.
+# Settings of projects/claim/tools/claim_study.py: the paper's claim in miniature.
 # SiameseIM against mmpretrain's MAE and MoCo-v3 (configs/pretrain/peers:
 # the same ViT, images, batch, optimizer and schedule), each pretrained with
 # several seeds, every run scored by the demo's frozen-backbone protocol
 # (kNN, linear probe, 1 % few-shot) and by the dense probe on mosaics, beside
 # the floors (each run's own initial weights; raw pixels and their random
 # projection). The phases: search, table, equal time, learning curve
-# (mmsiameseim_lab/claim/plan.py).
+# (projects/claim/plan.py).
 _base_ = ['fashionmnist_demo.py']
 
 # keys of pretrain_configs (fashionmnist_demo.py), in table order
@@ -60,10 +60,10 @@ evaluation = dict(knn=dict(bank='own', train_samples=20000))
 curve_seeds = [0, 1, 2]
 curve_key_epochs = [1, 4, 16]
 curve = dict(siameseim=[1, 2, 4, 8, 16], mae=[1, 4, 16], mocov3=[1, 4, 16])
-# mmsiameseim_lab.evaluation.PixelFloors: raw pixels and their random
+# projects.common.evaluation.PixelFloors: raw pixels and their random
 # projection to projection_dim values (None: the token map's width)
 pixel_floors = dict(projection_dim=None, projection_seed=0)
-# the dense probe: `type` (mmsiameseim_lab.evaluation.DENSE_PROBES, default
+# the dense probe: `type` (projects.common.evaluation.DENSE_PROBES, default
 # the grid-aligned MosaicDenseProbe) and its arguments. The scattered probe
 # (native-size items, random positions and scales, occlusion, per-pixel
 # mIoU, boundary IoU and a 50-mosaic low-shot fit) on a canvas of the

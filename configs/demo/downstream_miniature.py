@@ -1,7 +1,7 @@
-# Settings of tools/studies/downstream_miniature.py: Table 2 in miniature.
+# Settings of projects/downstream_miniature/tools/downstream_miniature.py: Table 2 in miniature.
 # Each backbone is fine-tuned by the miniature configs (the shipped ViTDet
 # Mask R-CNN and UperNet configs at the demo's size) with each seed, on the
-# data of tools/dataset_converters/make_miniature_downstream.py; each
+# data of projects/downstream_miniature/tools/make_miniature_downstream.py; each
 # pretrained backbone is compared with its own initial weights (`baseline`)
 # by a Welch t-test over the seeds, Holm-corrected over every comparison.
 
@@ -63,7 +63,7 @@ tasks = dict(
 # or the claim study's run it comes from (`claim_run`: a method of the
 # claim study; `initial`: that run's own initial weights, else its last
 # epoch), and the backbone it is judged against. The claim study
-# (tools/studies/claim_study.py: the demo's SiameseIM and mmpretrain's MAE
+# (projects/claim/tools/claim_study.py: the demo's SiameseIM and mmpretrain's MAE
 # and MoCo-v3 at the same budget) names its runs by the lr and weight decay
 # its search chose: they are read from its results file (`claim.results`),
 # the run of seed `claim.seed` found under `claim.work_dir`.
@@ -83,7 +83,7 @@ seeds = [0, 1, 2]
 # task -> candidate schedules, name -> what each changes in the task's
 # config (`iters`: the number of iterations, the schedule's shape kept;
 # `batch`: images per iteration; `lr`: the learning rate; {}: the config's
-# own; see mmsiameseim_lab.downstream.study.schedule_options). Each task's
+# own; see projects.downstream_miniature.study.schedule_options). Each task's
 # candidates are sized so that a fine-tune with its evaluation ends within
 # `budget_minutes` on the slowest 2-core machine measured (the per-task
 # timings below; search and table must run on the same kind of machine)
@@ -225,7 +225,7 @@ init_parts_coco = dict(
     ),
 )
 
-# --smoke, the study's smoke fingerprint (mmsiameseim_lab/fingerprints.py):
+# --smoke, the study's smoke fingerprint (projects/common/fingerprints.py):
 # these backbones and seeds fine-tuned by every task's config for `iters`
 # iterations with `options`, on miniature datasets of `num_train` /
 # `num_val` images built in the work dir (300 is about the fewest training

@@ -1,4 +1,4 @@
-# Settings of tools/studies/demo.py: SiameseIM pretraining on Fashion-MNIST
+# Settings of projects/demo/tools/demo.py: SiameseIM pretraining on Fashion-MNIST
 # (CPU) and the frozen-backbone evaluation of every run. The report's text is
 # written from these numbers. Paths are relative to the repository root.
 
@@ -26,7 +26,7 @@ pretrain_epochs = None
 pretrain_overrides = dict()
 # the kNN curve starts at the initial weights
 hook_overrides = dict(OnlineKNNHook=dict(before_train=True))
-# mmsiameseim_lab.evaluation.FrozenBackboneProtocol
+# projects.common.evaluation.FrozenBackboneProtocol
 evaluation = dict(
     probe_config='configs/benchmarks/mmpretrain/'
     'vit-tiny-p4_linear-probe-10e_fashionmnist.py',
@@ -42,7 +42,7 @@ evaluation = dict(
     test_samples=None)
 # Rows beside SiameseIM: its own initial weights (the floor: the same run
 # before its first step) and raw pixels through the same kNN, linear probe
-# and few-shot (mmsiameseim_lab.evaluation.PixelFloors: no centring, as the
+# and few-shot (projects.common.evaluation.PixelFloors: no centring, as the
 # features). reference_init=True adds a ViT of the same architecture with
 # mmpretrain's own initialisation (not this run's start): a third encoding
 # of every evaluation image, about a third of the evaluation's time.

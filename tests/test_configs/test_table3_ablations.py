@@ -14,7 +14,7 @@ from mmengine.dataset import default_collate
 from mmpretrain.registry import MODELS, TRANSFORMS
 
 import mmsiameseim  # noqa: F401
-from mmsiameseim_lab import table3
+from projects import table3
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -275,7 +275,7 @@ def test_miniature_run_smoke(tmp_path):
     import sys
     out = subprocess.run([
         sys.executable,
-        os.path.join(ROOT, 'tools', 'studies', 'ablation_table3.py'),
+        os.path.join(ROOT, 'projects', 'table3', 'tools', 'ablation_table3.py'),
         '--smoke', '--rows', 'g,j', '--work-dir',
         str(tmp_path), '--cfg-options',
         'pretrain_overrides.train_dataloader.dataset.indices=64'
@@ -299,8 +299,8 @@ def test_miniature_run_smoke(tmp_path):
     assert (tmp_path / 'table3g' / 'initial_weights.pth').exists()
     assert (tmp_path / 'table3.png').stat().st_size > 10_000
     # the results file (--smoke: in the work dir), rendered like the docs
-    from mmsiameseim_lab.docs_render import load_renderers
-    from mmsiameseim_lab.results import read_results, table_renderers
+    from projects.common.docs_render import load_renderers
+    from projects.common.results import read_results, table_renderers
     results = read_results('table3', str(tmp_path))
     assert sorted(results['data']['results']) == ['g', 'j']
     load_renderers()
@@ -311,8 +311,8 @@ def test_miniature_run_smoke(tmp_path):
 @pytest.mark.parametrize('argv, seed', [([], 0), (['--seed', '4'], 4)])
 def test_seed_option_reaches_the_row_pretraining(tmp_path, argv, seed,
                                                  monkeypatch):
-    # what `python tools/studies/ablation_table3.py` has on sys.path
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'tools', 'studies'))
+    # what `python projects/table3/tools/ablation_table3.py` has on sys.path
+    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'table3', 'tools'))
     import ablation_table3 as tool
     args = tool.parse_args(['--work-dir', str(tmp_path)] + argv)
     t3 = Config.fromfile(os.path.join(ROOT, tool.CONFIG))

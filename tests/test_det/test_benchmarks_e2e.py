@@ -12,7 +12,7 @@ import pytest
 from mmengine.config import Config
 from mmengine.runner import Runner
 
-from mmsiameseim_lab.smoke.coco_lvis import make_datasets
+from mmsiameseim.testing.coco_lvis import make_datasets
 from tests.test_det.helpers import ROOT, save_demo_pretrain_checkpoint
 
 SMOKE_DIR = os.path.join(ROOT, 'configs', 'benchmarks', 'mmdet', 'smoke')

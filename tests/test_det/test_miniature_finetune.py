@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from mmsiameseim_lab.downstream.layouts import make_miniature_datasets
+from projects.downstream_miniature.layouts import make_miniature_datasets
 from tests.test_det.helpers import (ROOT, finetune_before_after,
                                     save_demo_pretrain_checkpoint)
 

@@ -36,7 +36,7 @@ def registered_classes():
         seen.add(id(registry))
         for name, cls in registry.module_dict.items():
             module = getattr(cls, '__module__', '')
-            # the plugin's own (not mmsiameseim_lab's, which a benchmark
+            # the plugin's own (not a project's, which a benchmark
             # imports; nor mmdet's / mmseg's)
             if (module == 'mmsiameseim' or module.startswith('mmsiameseim.')
                 ) and not module.startswith(

@@ -15,7 +15,7 @@ from mmsiameseim.evaluation import (build_frozen_backbone_model,
 from mmsiameseim.evaluation.cached_linear_probe import (
     cached_linear_probe_accuracy, check_cached_probe_config,
     extract_probe_views, probe_view_pipelines, train_probe_on_features)
-from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
+from projects.common.evaluation import FrozenBackboneProtocol
 from tests.helpers import ROOT
 
 PROBE = osp.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',

@@ -19,8 +19,8 @@ from mmsiameseim.evaluation import (build_frozen_backbone_model,
                                     cached_features, file_identity,
                                     logistic_regression_accuracy, probe_config,
                                     weighted_knn_accuracy)
-from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
-from mmsiameseim_lab.evaluation.stored_results import load_result, save_result
+from projects.common.evaluation import FrozenBackboneProtocol
+from projects.common.evaluation.stored_results import load_result, save_result
 from tests.helpers import ROOT, logged
 from tests.user_files import snapshot
 

@@ -8,7 +8,7 @@ from mmengine.config import Config
 
 from mmsiameseim.evaluation import (autocast, pool_backbone_output,
                                     set_training_precision)
-from mmsiameseim_lab.demo import prepare_pretrain_cfg
+from projects.demo import prepare_pretrain_cfg
 
 
 def test_float32_is_no_autocast_at_all(recwarn):
@@ -117,7 +117,7 @@ def test_plain_optim_wrapper_builds_and_steps():
 
 
 def test_the_protocol_refuses_an_unknown_precision_when_built(tmp_path):
-    from mmsiameseim_lab.evaluation import FrozenBackboneProtocol
+    from projects.common.evaluation import FrozenBackboneProtocol
     with pytest.raises(
             ValueError, match='FrozenBackboneProtocol '
             "precision='bf16'"):

@@ -21,7 +21,7 @@ from tests.helpers import ROOT
 FMNIST = osp.join(ROOT, 'data', 'fashion_mnist')
 CONFIG = 'siameseim_vit-tiny-p4_1xb64-fp32-coslr-1e_fashionmnist.py'
 # the checkout's parts that stay out of the wheel
-NOT_SHIPPED = ('mmsiameseim_lab', 'tests', 'tools', 'configs', 'docs')
+NOT_SHIPPED = ('projects', 'tests', 'tools', 'configs', 'docs')
 
 
 @pytest.fixture(scope='module')
@@ -129,7 +129,7 @@ def test_installed_away_from_the_checkout_it_imports_and_reads_its_configs(
         'print(json.dumps(dict(\n'
         '    package=mmsiameseim.__file__,\n'
         '    mim_root=get_installed_path("mmsiameseim"),\n'
-        '    lab=importlib.util.find_spec("mmsiameseim_lab") is not None,\n'
+        '    lab=importlib.util.find_spec("projects") is not None,\n'
         '    page=mmsiameseim.docs_page.docs_page("pretraining/memory.md"),\n'
         '    model=cfg.model.type, head=cfg.model.head.loss.type,\n'
         '    index=osp.isfile(osp.join(root, "model-index.yml")))))\n')

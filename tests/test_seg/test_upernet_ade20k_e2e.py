@@ -12,7 +12,7 @@ import os
 import torch
 from mmengine import Config
 
-from mmsiameseim_lab.smoke.ade20k import make_smoke_ade20k
+from mmsiameseim.testing.ade20k import make_smoke_ade20k
 from tests.test_seg.test_upernet_ade20k_config import ROOT
 
 FASHION = os.path.join(ROOT, 'data', 'fashion_mnist')

@@ -1,4 +1,4 @@
-"""Preflight (tools/analysis_tools/preflight.py and mmsiameseim_lab.preflight)
+"""Preflight (tools/analysis_tools/preflight.py and projects.preflight)
 of every shipped config at its real size, quick ones here, heavy ones in the
 slow tier; and the checks themselves (they must catch what they are for)."""
 import glob
@@ -9,17 +9,17 @@ import pytest
 import torch
 from torch import nn
 
-from mmsiameseim_lab.preflight import (PreflightError, config_groups,
+from projects.preflight import (PreflightError, config_groups,
                                        excluded_reason, format_report,
                                        preflight, shipped_configs)
-from mmsiameseim_lab.preflight.checks import (check_param_groups,
+from projects.preflight.checks import (check_param_groups,
                                               layer_decay_problems)
-from mmsiameseim_lab.preflight.data import (IMAGE_FOLDER, LABELLED_FOLDER,
+from projects.preflight.data import (IMAGE_FOLDER, LABELLED_FOLDER,
                                             data_folders, fill_image_folder,
                                             point_data_root)
-from mmsiameseim_lab.preflight.hook import PreflightHook
-from mmsiameseim_lab.preflight.run import default_batch, input_size
-from mmsiameseim_lab.preflight.schedule import devices_from_name, project
+from projects.preflight.hook import PreflightHook
+from projects.preflight.run import default_batch, input_size
+from projects.preflight.schedule import devices_from_name, project
 from tests.helpers import ROOT, load_tool
 
 GROUPS = config_groups()
@@ -120,7 +120,7 @@ def test_gradient_check_has_teeth(fault, failing):
     predictor block) or a non-finite one fails the preflight, naming the
     parameters; a head's zeros (a batch with no positives) do not, nor a
     bias whose gradient an invariance of the model makes zero (recorded)."""
-    from mmsiameseim_lab.preflight.checks import gradient_problems
+    from projects.preflight.checks import gradient_problems
     model = TinyEncoderModel()
     runner = type('R', (), dict(model=model))()
     hook = PreflightHook(iters=2, count_flops=False)
@@ -350,7 +350,7 @@ def test_heavy_config_passes_preflight_at_real_size(config, cache_dir):
     ])
 def test_each_layer_decay_recipe_has_its_own_no_decay_set(
         constructor, bias_decay):
-    from mmsiameseim_lab.preflight.checks import expected_decay
+    from projects.preflight.checks import expected_decay
     paramwise = dict(no_decay_names=('pos_embed', ))
     assert expected_decay('neck.conv.bias', 1, False, 0.05, constructor,
                           paramwise) == bias_decay

@@ -8,7 +8,7 @@ import os
 import pytest
 from mmengine.config import Config
 
-from mmsiameseim_lab.preflight.data import fill_image_folder, user_folder
+from projects.preflight.data import fill_image_folder, user_folder
 from tests.helpers import ROOT, load_tool
 from tests.test_datasets.image_folder_photos import (
     make_labelled_photo_folder, sample_photos)

@@ -27,8 +27,8 @@ def test_the_root_holds_train_test_and_the_set_up_only():
         if osp.isdir(p) and not p.endswith('__pycache__')
     }
     assert folders == {
-        'analysis_tools', 'dataset_converters', 'docs', 'evaluation', 'misc',
-        'model_converters', 'speed_benchmarks', 'studies', 'visualization'
+        'analysis_tools', 'dataset_converters', 'docs', 'evaluation',
+        'model_converters', 'visualization'
     }
 
 
@@ -40,7 +40,7 @@ def test_every_tool_is_within_200_lines():
 
 def test_the_evaluation_package_never_reaches_the_studies():
     """No alias of the studies' names: ``mmsiameseim.evaluation`` imports
-    nothing of ``mmsiameseim_lab`` (the package's only import circle went
+    nothing of ``projects`` (the package's only import circle went
     with it)."""
     import mmsiameseim.evaluation as evaluation
     with pytest.raises(AttributeError):

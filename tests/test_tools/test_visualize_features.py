@@ -9,7 +9,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 from mmsiameseim.evaluation import checkpoint_config
-from mmsiameseim_lab.evaluation import pca_rgb
+from projects.common.evaluation import pca_rgb
 from tests.helpers import ROOT
 
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
@@ -50,7 +50,7 @@ def test_config_is_read_from_the_checkpoint_or_refused(tmp_path):
 def test_cls_attention_is_the_last_blocks_softmax_per_head():
     from mmpretrain.models import VisionTransformer
 
-    from mmsiameseim_lab.visualization.feature_pictures import cls_attention
+    from projects.common.visualization.feature_pictures import cls_attention
     torch.manual_seed(0)
     net = VisionTransformer(
         arch='deit-tiny', img_size=32, patch_size=8, out_type='raw')
@@ -108,7 +108,7 @@ def test_every_picture_of_two_checkpoints(tmp_path, monkeypatch, capsys):
 def test_prediction_similarity_per_patch_of_seeded_pairs(tmp_path):
     import numpy as np
 
-    from mmsiameseim_lab.visualization.prediction_pairs import (
+    from projects.common.visualization.prediction_pairs import (
         load_siameseim, prediction_similarity, two_view_pairs)
     ckpt = _checkpoint(tmp_path / 'sim.pth', SIAMESEIM)
     cfg = checkpoint_config(ckpt)

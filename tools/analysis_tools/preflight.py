@@ -92,7 +92,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from mmsiameseim_lab.preflight import (PreflightError, format_report,
+    from projects.preflight import (PreflightError, format_report,
                                            preflight, save_records)
     try:
         record = preflight(

@@ -5,14 +5,14 @@
         [--num-train 64] [--num-val 16] [--seed 0]
 
 Real Fashion-MNIST items pasted on Fashion-MNIST backgrounds, with exact
-annotations (see :mod:`mmsiameseim_lab.smoke.ade20k`), written to
+annotations (see :mod:`mmsiameseim.testing.ade20k`), written to
 ``OUT/ade/ADEChallengeData2016``: the data of the CPU smoke config
 ``configs/benchmarks/mmseg/smoke/``.
 """
 import argparse
 import sys
 
-from mmsiameseim_lab.smoke.ade20k import make_smoke_ade20k
+from mmsiameseim.testing.ade20k import make_smoke_ade20k
 
 
 def main(argv=None):

@@ -6,7 +6,7 @@
 
 Fashion-MNIST items with exact masks pasted on Fashion-MNIST backgrounds,
 in the layouts of the real datasets (see
-:mod:`mmsiameseim_lab.smoke.coco_lvis`). It then prints the CPU smoke
+:mod:`mmsiameseim.testing.coco_lvis`). It then prints the CPU smoke
 runs of the two detection benchmarks: the configs of
 ``configs/benchmarks/mmdet/smoke/``, which read ``data/smoke_det`` at
 128 x 128. Re-running with the same arguments does nothing.
@@ -17,7 +17,7 @@ import sys
 
 from mmengine.config import Config
 
-from mmsiameseim_lab.smoke.coco_lvis import make_datasets
+from mmsiameseim.testing.coco_lvis import make_datasets
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SMOKE_CONFIGS = 'configs/benchmarks/mmdet/smoke/mask-rcnn_vitdet-tiny-p4-' \

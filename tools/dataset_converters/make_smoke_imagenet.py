@@ -4,14 +4,14 @@
 
 ImageNet (train/val lists, a SimCLR-style 1 % list), ImageNet-A, -R,
 -Sketch and -C layouts under ``--out`` (see
-:mod:`mmsiameseim_lab.smoke.imagenet`), so that every benchmark config
+:mod:`mmsiameseim.testing.imagenet`), so that every benchmark config
 of configs/benchmarks/mmpretrain/ can run end to end on a CPU. Rerunning
 with the same arguments does nothing.
 """
 import argparse
 import sys
 
-from mmsiameseim_lab.smoke.imagenet import make_smoke_imagenet
+from mmsiameseim.testing.imagenet import make_smoke_imagenet
 
 
 def main(argv=None):

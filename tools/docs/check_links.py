@@ -1,7 +1,7 @@
 """Offline link check of the repository's markdown.
 
-Every relative link and image in ``README.md``, ``docs/**/*.md`` and
-``configs/**/README.md`` must name a file or folder that exists in the
+Every relative link and image in ``README.md``, ``docs/**/*.md``,
+``configs/**/README.md`` and ``projects/**/README.md`` must name a file or folder that exists in the
 repository, and every ``#anchor`` a heading (GitHub's and MyST's slug) or an
 explicit ``id`` / ``name`` of the page it points to. External ``http(s)``
 links are only checked for their syntax: CI cannot reach the internet, so
@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlparse
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 # Sphinx's output and the pages docs/conf.py generates from configs/.
-GENERATED = ('docs/_build/', 'docs/model_zoo/')
+GENERATED = ('docs/_build/', 'docs/model_zoo/', 'docs/projects/')
 
 _FENCE = re.compile(r'^\s*(`{3,}|~{3,})')
 _CODE_SPAN = re.compile(r'(`+)(.+?)\1')
@@ -39,10 +39,12 @@ _MD_LINK_TEXT = re.compile(r'!?\[([^\]]*)\]\([^)]*\)')
 
 
 def markdown_files(root: str) -> List[str]:
-    """README.md, docs/**/*.md and configs/**/README.md under ``root``
+    """README.md, docs/**/*.md, configs/**/README.md and
+    projects/**/README.md under ``root``
     (relative paths, sorted), leaving out generated folders."""
     found = [p for p in ['README.md'] if osp.isfile(osp.join(root, p))]
-    for pattern in ('docs/**/*.md', 'configs/**/README.md'):
+    for pattern in ('docs/**/*.md', 'configs/**/README.md',
+                    'projects/**/README.md'):
         for path in glob.glob(osp.join(root, pattern), recursive=True):
             rel = osp.relpath(path, root).replace(os.sep, '/')
             if not rel.startswith(GENERATED):

@@ -96,7 +96,7 @@ def main(argv=None):
     args = parse_args(argv)
     os.chdir(ROOT)
     import mmsiameseim  # noqa: F401
-    from mmsiameseim_lab.visualization.feature_report import (draw_all,
+    from projects.common.visualization.feature_report import (draw_all,
                                                               sample_photos)
     names = args.names.split(',') if args.names else [
         osp.basename(osp.dirname(osp.abspath(c))) for c in args.checkpoints

@@ -5,7 +5,7 @@ _base_ = [
     '../_base_/runtime.py',
 ]
 # Table 3, row (b): the settings of the row, written out for `mim train`;
-# mmsiameseim_lab.table3.read_row reads its switches off them and
+# projects.table3.read_row reads its switches off them and
 # apply_table3_row applies them to the Fashion-MNIST miniature
 # (tests/test_configs/test_table3_ablations.py checks they are the
 # paper's).

@@ -225,7 +225,7 @@ def fp32_attention_under_cpu_autocast(query: torch.Tensor, key: torch.Tensor,
     On CPUs torch's bf16 attention kernels are slower than its fp32 fused
     kernel over a SiameseIM step's attention calls: the fused bf16 kernel is
     slow on short sequences, the matmul-softmax path on long ones
-    (``tools/speed_benchmarks/attention.py`` prints the table). Only the
+    (``projects/speed/tools/attention.py`` prints the table). Only the
     attention core runs in fp32; the projections around it stay in bf16.
     """
     if query.device.type != 'cpu' or not torch.is_autocast_enabled('cpu'):

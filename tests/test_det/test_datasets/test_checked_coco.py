@@ -149,7 +149,7 @@ def test_class_names_the_file_lacks_are_refused(own):
 
 
 def test_lvis_classes_come_from_the_file(tmp_path):
-    from mmsiameseim_lab.smoke.coco_lvis import CLASSES, make_datasets
+    from mmsiameseim.testing.coco_lvis import CLASSES, make_datasets
     from tests.test_det.helpers import ROOT
     make_datasets(
         os.path.join(ROOT, 'data', 'fashion_mnist'),

@@ -1,7 +1,7 @@
 """Parity with the authors' implementation at ViT-B/16 scale (224 px,
 batch 4: 784 target tokens x 768 channels per loss term).
 
-The fixture (tools/misc/make_official_vitb_fixture.py) keeps the authors' loss
+The fixture (projects/common/tools/make_official_vitb_fixture.py) keeps the authors' loss
 and gradients of one step, their weights as a seed and shapes; the same
 weights and inputs are rebuilt here without their code."""
 import os
@@ -31,7 +31,7 @@ def _our_names(official):
 @pytest.mark.slow
 def test_vit_b_loss_and_gradients_match_the_authors():
     fx = torch.load(FIXTURE, weights_only=True)
-    maker = load_tool('misc/make_official_vitb_fixture.py')
+    maker = load_tool('projects/common/tools/make_official_vitb_fixture.py')
     cfg, inp, exp = fx['config'], fx['inputs'], fx['expected']
     state = maker.official_weights(cfg['seed'], fx['official_shapes'])
     grid = cfg['img_size'] // cfg['patch_size']

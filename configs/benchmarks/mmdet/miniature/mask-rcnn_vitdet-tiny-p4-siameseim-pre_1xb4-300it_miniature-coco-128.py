@@ -1,5 +1,5 @@
 # The COCO benchmark config fine-tuned on the miniature COCO-layout data of
-#   python tools/dataset_converters/make_miniature_downstream.py
+#   python projects/downstream_miniature/tools/make_miniature_downstream.py
 # (data/miniature: Fashion-MNIST items with exact masks) from the demo
 # checkpoint of `make demo`; what changes is in _base_/ (size only).
 _base_ = [

@@ -1,6 +1,6 @@
 # The LVIS v1 benchmark config fine-tuned on the miniature LVIS-layout data
 # (long-tailed: rare, common and frequent classes by LVIS's rule) of
-#   python tools/dataset_converters/make_miniature_downstream.py
+#   python projects/downstream_miniature/tools/make_miniature_downstream.py
 # from the demo checkpoint of `make demo`; what changes is in _base_/ (size
 # only). LVIS reads the class names from the annotation file.
 _base_ = [

@@ -1,6 +1,6 @@
 # The ADE20k UperNet benchmark config fine-tuned on the miniature
 # ADE20k-layout data of
-#   python tools/dataset_converters/make_miniature_downstream.py
+#   python projects/downstream_miniature/tools/make_miniature_downstream.py
 # (data/miniature: Fashion-MNIST items, annotation 0 the background, ignored
 # under reduce_zero_label as ADE20k's unlabelled pixels) from the demo
 # checkpoint of `make demo`. Only what size demands changes: the demo's ViT
@@ -8,7 +8,7 @@
 # normalisation, 128 x 128 crops, the feature pyramid at strides 2 to 16
 # (patch 4's map x2 ... x1/4), mmseg's resize scales divided by 4, the
 # sliding window scaled alike, the 10 classes present (the ADE20k names of
-# FASHION_TO_ADE in mmsiameseim_lab/smoke/ade20k.py, in Fashion-MNIST's
+# FASHION_TO_ADE in mmsiameseim/testing/ade20k.py, in Fashion-MNIST's
 # order), layer decay over 4 blocks, fp32 (AMP needs a GPU), and a schedule
 # of the benchmark's shape (linear warm-up, then linear decay to 0) of 600
 # iterations at batch 8. UperNet, AdamW, layer decay 0.65 and the

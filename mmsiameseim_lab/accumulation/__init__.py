@@ -1,7 +1,0 @@
-"""Gradient accumulation: how far exact and plain accumulation are from one
-whole batch's gradient (tools/studies/accumulation.py), and the study of
-training with them (configs/demo/accumulation_study.py); their published
-tables (tables.py)."""
-from .gradients import DEMO_CONFIG, measure, table
-
-__all__ = ['DEMO_CONFIG', 'measure', 'table']

@@ -1,9 +1,0 @@
-"""Ours beside the authors' code (tools/studies/side_by_side.py): the shared
-settings, the runs and the published table (tables.py)."""
-from .study import (TimedLoader, demo_overrides, format_table, ours_cfg,
-                    padded_images, settings, train_indices)
-
-__all__ = [
-    'TimedLoader', 'demo_overrides', 'format_table', 'ours_cfg',
-    'padded_images', 'settings', 'train_indices'
-]
