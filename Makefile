@@ -32,13 +32,13 @@ PYTEST_PARALLEL = OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 test: setup-full
 	$(PYTEST_PARALLEL) -m "not slow and not studies and not package" --durations=10 tests; $(TEST_RUN)
 
-# The studies' tests (tests/conftest.py STUDY_TESTS: every project's tests,
+# The studies' tests (conftest.py STUDY_TESTS: every project's tests,
 # projects/*/tests, and the plugin's tests that run a study), which CI also
 # runs.
 test-studies: setup-full
 	$(PYTEST_PARALLEL) -m "studies and not slow" --durations=10 tests projects; $(TEST_RUN)
 
-# The released package's tests (tests/conftest.py PACKAGE_TESTS): the wheel
+# The released package's tests (conftest.py PACKAGE_TESTS): the wheel
 # built and installed away from the checkout, the documented install run as
 # written in a fresh virtual environment (from the package index), mim's
 # launchers on two CPU processes. CI runs them.
@@ -53,7 +53,7 @@ test-slow: setup-full
 	exit $$code
 
 # Every GPU figure in one command, inside 30 minutes of device time
-# (docs/gpu_check.md); without CUDA it says so and exits 0.
+# (projects/gpu_check/README.md); without CUDA it says so and exits 0.
 # GPU_CHECK_ARGS="--dry-run --gpus 2" lists the commands.
 gpu-check: setup-full
 	$(PY) projects/gpu_check/tools/gpu_check.py $(GPU_CHECK_ARGS)

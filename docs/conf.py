@@ -54,7 +54,7 @@ root_doc = 'index'
 exclude_patterns = ['_build', 'results', 'README.md', 'pypi.md']
 # Pages of index.md's toctrees that other parts of the project write: left
 # out of the toctree while a checkout does not have them yet.
-OPTIONAL_PAGES = ('preflight', 'gpu_check', 'data_pipeline')
+OPTIONAL_PAGES = ('preflight', 'data_pipeline')
 
 # MyST: headings get GitHub's anchors, so ``page.md#a-heading`` links work
 # on GitHub and on the site alike.
@@ -150,7 +150,8 @@ def write_model_zoo_pages() -> None:
         with open(real, encoding='utf-8') as f:
             text = rewrite_links(f.read(), real, site)
         # The rendered blocks stay as rendered in the README: the copy's
-        # markers are renamed so that projects/common/tools/render_results.py, which reads
+        # markers are renamed so that projects/common/tools/render_results.py,
+        # which reads
         # docs/**/*.md, sees no block here to fill or check.
         text = re.sub(r'<!-- (/?)(results|metafile)\b', r'<!-- \1copy of \2',
                       text)

@@ -2,7 +2,7 @@
 
 A test that proves one cell carries
 ``@pytest.mark.fault_matrix(ENTRY, FAULT, 'what happens')``: ENTRY and FAULT
-are keys below (checked at collection by ``tests/conftest.py``), the text is
+are keys below (checked at collection by ``conftest.py``), the text is
 the behaviour the test shows (a correct result, or the early error naming
 the file or option). The reliability page's table is rendered from these
 markers, so every cell names the test that proves it.

@@ -11,14 +11,18 @@ import torch
 from torch.utils.data import Dataset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, 'tests', 'data')
 TINY_SIAMESEIM_CONFIG = os.path.join(ROOT, 'tests', 'data', 'configs',
                                      'siameseim_tiny.py')
 
 
 def load_tool(relpath):
-    """Import a script under ``tools/`` (e.g. ``'projects/demo/tools/demo.py'``) as a
-    module, to call it in this process instead of a fresh interpreter."""
-    path = os.path.join(ROOT, 'tools', relpath)
+    """Import a script under ``tools/`` (e.g. ``'train.py'``) or, named from
+    the root, a project's (``'projects/demo/tools/demo.py'``) as a module,
+    to call it in this process instead of a fresh interpreter."""
+    path = os.path.join(
+        ROOT, relpath if relpath.startswith('projects/') else os.path.join(
+            'tools', relpath))
     # as when it runs as a script: its folder first on sys.path
     folder = os.path.dirname(path)
     if folder not in sys.path:

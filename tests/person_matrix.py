@@ -4,7 +4,7 @@ The fault matrix (``tests/fault_matrix.py``) covers what machines do to a
 run; this one covers what a person at a terminal does. A test that proves
 one cell carries ``@pytest.mark.person_matrix(ENTRY, MISTAKE, 'what
 happens')``: ENTRY is a key of the fault matrix's ``ENTRIES``, MISTAKE a key
-below (both checked at collection by ``tests/conftest.py``).
+below (both checked at collection by ``conftest.py``).
 """
 from tests.fault_matrix import ENTRIES  # noqa: F401 (the same entry points)
 

@@ -74,7 +74,8 @@ def test_mmpretrain_side_works_without_mmdet_or_mmseg():
 def test_import_loads_the_plugin_and_nothing_of_the_lab():
     """``import mmsiameseim`` (every config's ``custom_imports``) loads the
     registered components only: nothing of ``projects`` (demo,
-    Table 3, benchmark harness, plots) nor the stand-in data painters, no plotting or
+    Table 3, benchmark harness, plots) nor the stand-in data painters, no
+    plotting or
     scikit-learn, and not the mmdet / mmseg sides. What mmpretrain itself
     loads is imported first and not counted."""
     import subprocess
@@ -93,9 +94,9 @@ def test_import_loads_the_plugin_and_nothing_of_the_lab():
     import json
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert 'mmsiameseim.models.algorithms.siameseim' in loaded
-    forbidden = ('projects', 'mmsiameseim.testing', 'mmsiameseim.det', 'mmsiameseim.seg',
-                 'benchmark', 'matplotlib', 'sklearn', 'pandas', 'mmdet',
-                 'mmseg', 'timm', 'visualization')
+    forbidden = ('projects', 'mmsiameseim.testing', 'mmsiameseim.det',
+                 'mmsiameseim.seg', 'benchmark', 'matplotlib', 'sklearn',
+                 'pandas', 'mmdet', 'mmseg', 'timm', 'visualization')
     wrong = [
         m for m in loaded
         if any(part in forbidden

@@ -1,4 +1,5 @@
-# Settings of projects/claim/tools/claim_study.py: the paper's claim in miniature.
+# Settings of projects/claim/tools/claim_study.py: the paper's claim in
+# miniature.
 # SiameseIM against mmpretrain's MAE and MoCo-v3 (configs/pretrain/peers:
 # the same ViT, images, batch, optimizer and schedule), each pretrained with
 # several seeds, every run scored by the demo's frozen-backbone protocol
@@ -68,7 +69,7 @@ pixel_floors = dict(projection_dim=None, projection_seed=0)
 # (native-size items, random positions and scales, occlusion, per-pixel
 # mIoU, boundary IoU and a 50-mosaic low-shot fit) on a canvas of the
 # pretraining's 32 px: a frozen probe cannot adapt the position embeddings
-# that a larger canvas interpolates (docs/claim.md, the dense probe)
+# that a larger canvas interpolates (projects/claim/README.md, the dense probe)
 dense = dict(
     type='ScatteredMosaicProbe',
     canvas=32,

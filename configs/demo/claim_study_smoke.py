@@ -1,4 +1,5 @@
-# `projects/claim/tools/claim_study.py --smoke`: every stage of the claim study on
+# `projects/claim/tools/claim_study.py --smoke`: every stage of the claim study
+# on
 # tiny subsets (CI); the numbers mean nothing. Two methods, two seeds (so the
 # seed spread and the tests are computed), a search of two learning rates
 # and two features of each kind, a two-point curve with two seeds; the

@@ -1,7 +1,9 @@
-# Settings of projects/downstream_miniature/tools/downstream_miniature.py: Table 2 in miniature.
+# Settings of projects/downstream_miniature/tools/downstream_miniature.py:
+# Table 2 in miniature.
 # Each backbone is fine-tuned by the miniature configs (the shipped ViTDet
 # Mask R-CNN and UperNet configs at the demo's size) with each seed, on the
-# data of projects/downstream_miniature/tools/make_miniature_downstream.py; each
+# data of projects/downstream_miniature/tools/make_miniature_downstream.py;
+# each
 # pretrained backbone is compared with its own initial weights (`baseline`)
 # by a Welch t-test over the seeds, Holm-corrected over every comparison.
 
@@ -63,7 +65,8 @@ tasks = dict(
 # or the claim study's run it comes from (`claim_run`: a method of the
 # claim study; `initial`: that run's own initial weights, else its last
 # epoch), and the backbone it is judged against. The claim study
-# (projects/claim/tools/claim_study.py: the demo's SiameseIM and mmpretrain's MAE
+# (projects/claim/tools/claim_study.py: the demo's SiameseIM and mmpretrain's
+# MAE
 # and MoCo-v3 at the same budget) names its runs by the lr and weight decay
 # its search chose: they are read from its results file (`claim.results`),
 # the run of seed `claim.seed` found under `claim.work_dir`.
@@ -100,7 +103,8 @@ schedules = dict(
     # an iteration) about 11 minutes of training, 2 of evaluating the 300
     # held-out images and 3 of the 500 validation images. The config's own
     # 300 iterations took 17-19 minutes with their held-out evaluation
-    # there (docs/benchmarks.md). At lr 1e-3 the detector fits 4 training
+    # there (projects/downstream_miniature/README.md). At lr 1e-3 the detector
+    # fits 4 training
     # images in 300 iterations (tests/test_det/test_miniature_finetune.py).
     coco=dict(
         lr5e_4_200it=dict(iters=200, lr=5e-4),

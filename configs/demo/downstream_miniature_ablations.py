@@ -1,9 +1,11 @@
-# Settings of projects/downstream_miniature/tools/collect_downstream_ablations.py: the held-out A/B
-# runs behind two choices of the miniature detection configs (the norm in
-# SimpleFPN; the level a RoI is read from), gathered into
+# Settings of
+# projects/downstream_miniature/tools/collect_downstream_ablations.py: the
+# held-out A/B runs behind two choices of the miniature detection configs
+# (the norm in SimpleFPN; the level a RoI is read from), gathered into
 # docs/results/downstream_miniature_ablations.json.
 #
-# Every run is one candidate of projects/downstream_miniature/tools/downstream_miniature.py
+# Every run is one candidate of
+# projects/downstream_miniature/tools/downstream_miniature.py
 # --holdout (lr 1e-3, 300 iterations at batch 4, with LSJ), from the claim
 # study's SiameseIM seed-0 pretraining, fit on the training images' *_fit part
 # and scored on their *_holdout part, never on the validation split. A run is

@@ -1,4 +1,5 @@
-# Settings of projects/demo/tools/demo.py: SiameseIM pretraining on Fashion-MNIST
+# Settings of projects/demo/tools/demo.py: SiameseIM pretraining on
+# Fashion-MNIST
 # (CPU) and the frozen-backbone evaluation of every run. The report's text is
 # written from these numbers. Paths are relative to the repository root.
 

@@ -1,4 +1,5 @@
-# `projects/demo/tools/demo.py --smoke`: every stage of the demo on tiny subsets
+# `projects/demo/tools/demo.py --smoke`: every stage of the demo on tiny
+# subsets
 # (CI); the numbers mean nothing. 256 images = 4 iterations (the warm-up is
 # one).
 _base_ = ['fashionmnist_demo.py']

@@ -1,4 +1,5 @@
-# Settings of projects/table3/tools/ablation_table3.py: every Table 3 row's switches
+# Settings of projects/table3/tools/ablation_table3.py: every Table 3 row's
+# switches
 # (read off its config in configs/pretrain/ablations) applied to the demo's
 # SiameseIM config, the same budget and seed for each row, evaluated like the
 # demo.

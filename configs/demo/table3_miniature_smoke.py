@@ -1,4 +1,5 @@
-# `projects/table3/tools/ablation_table3.py --smoke`: every stage on tiny subsets (CI);
+# `projects/table3/tools/ablation_table3.py --smoke`: every stage on tiny
+# subsets (CI);
 # the numbers mean nothing.
 _base_ = ['table3_miniature.py']
 

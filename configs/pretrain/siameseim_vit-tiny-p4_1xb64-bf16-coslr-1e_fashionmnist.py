@@ -70,7 +70,8 @@ train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 # (vis_data/scalars.json here; TensorBoard or W&B when configured). The
 # collated images of the first round are kept (cache_inputs, 10 MB), so later
 # rounds only run the backbone: about 20 s a round on the shared 2-core CPU at
-# load 8. A round is cut at 60 s (the log says so). projects/demo/tools/demo.py adds
+# load 8. A round is cut at 60 s (the log says so). projects/demo/tools/demo.py
+# adds
 # a round before the first step (before_train=True,
 # configs/demo/fashionmnist_demo.py).
 knn_pipeline = [

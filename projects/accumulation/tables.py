@@ -5,13 +5,15 @@ import json
 import statistics as st
 from typing import List
 
+from projects.accumulation.gradients import table as accumulation_rows
 from projects.claim.data import FORMAT
 from projects.claim.statistics import format_p, judge, welch_p
 from projects.claim.tables import number_cells, pixel_floor
 from projects.claim.verdicts import values
-from projects.common.metrics import METRIC_NAMES, METRICS, headings, stats_cells
-from projects.common.results import hosts_line, results_cell, results_table, smoke_note
-from projects.accumulation.gradients import table as accumulation_rows
+from projects.common.metrics import (METRIC_NAMES, METRICS, headings,
+                                     stats_cells)
+from projects.common.results import (hosts_line, results_cell, results_table,
+                                     smoke_note)
 
 
 @results_table('accumulation')
@@ -131,7 +133,8 @@ def _row(name: str, seeds: list, cells: list, wall: str) -> str:
 def accumulation_study_table(results: dict) -> str:
     """The demo's batch of 64 against three ways of training it on a quarter of
     the images at a time (``configs/demo/accumulation_study.py`` run by
-    ``projects/claim/tools/claim_study.py``): mean and spread over the seeds, the
+    ``projects/claim/tools/claim_study.py``): mean and spread over the seeds,
+    the
     pretraining time, the floors (the same network's initial weights, raw
     pixels through the same protocol), each setting against batch 64 and
     each over its initial weights, with Holm-corrected tests."""

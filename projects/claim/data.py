@@ -9,7 +9,8 @@ from mmengine.config import Config
 
 from projects.claim.plan import choices, equal_time
 from projects.claim.statistics import ALPHA
-from projects.claim.verdicts import curve_comparisons, summary, table_comparisons
+from projects.claim.verdicts import (curve_comparisons, summary,
+                                     table_comparisons)
 
 FORMAT = 2
 

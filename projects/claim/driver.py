@@ -1,4 +1,5 @@
-"""The claim study's loop (``projects/claim/tools/claim_study.py``): phase by phase,
+"""The claim study's loop (``projects/claim/tools/claim_study.py``): phase by
+phase,
 plan the runs from the records so far, run the first one not recorded under
 the current settings, write the results file, plan again."""
 import json
@@ -9,11 +10,11 @@ from typing import Callable, List, Optional
 from mmengine.config import Config
 
 from mmsiameseim.evaluation.feature_cache import cache_digest
-from projects.claim.plan import (PHASES, check_study, choices, curve_runs, equal_time,
-                   equal_time_runs, feature_runs, pending, record_key,
-                   search_runs, table_runs)
-from projects.claim.runner import (Scorer, pretrain_settings, run_config, run_once,
-                     token_map_dim)
+from projects.claim.plan import (PHASES, check_study, choices, curve_runs,
+                                 equal_time, equal_time_runs, feature_runs,
+                                 pending, record_key, search_runs, table_runs)
+from projects.claim.runner import (Scorer, pretrain_settings, run_config,
+                                   run_once, token_map_dim)
 
 
 def phase_runs(phase: str, study: Config,
@@ -221,9 +222,9 @@ class StudyInputs:
                  precision: Optional[str],
                  holdout: Optional[int],
                  stored: Optional[dict] = None) -> None:
-        from projects.demo import describe_pretraining
-        from projects.common.evaluation import PixelFloors
         from projects.claim.data import method_settings
+        from projects.common.evaluation import PixelFloors
+        from projects.demo import describe_pretraining
         self.scorer = study_scorer(study, root, eval_dir, data_root, holdout)
         self.study = study
         floors = dict(study.get('pixel_floors') or {})

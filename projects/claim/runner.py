@@ -11,9 +11,9 @@ from typing import Dict, List, Optional
 from mmengine.config import Config
 
 from mmsiameseim.evaluation.feature_cache import cache_digest
+from projects.claim.plan import record_key, variant_name
 from projects.common.config_values import config_key
 from projects.common.evaluation import build_dense_probe
-from projects.claim.plan import record_key, variant_name
 
 # every score of a table record; the token map is scored by kNN and
 # few-shot only (the linear probe reads a pooled feature)
@@ -194,8 +194,8 @@ def run_once(run: dict, cfg: Config, scorer: Scorer, chosen: Optional[dict],
     with ``chosen`` (a feature variant; ``run['variants']``: each of
     them); a table run also at its initial weights.
     """
-    from projects.demo import initial_weights, pretrain_once
     from projects.common.results import git_output, host, machine
+    from projects.demo import initial_weights, pretrain_once
     t0 = time.time()
     pre = pretrain_once(cfg)
     common = dict(

@@ -5,17 +5,18 @@ import os.path as osp
 import statistics
 from typing import Callable, Dict, List, Optional
 
-from projects.common.config_values import stale_check
-from projects.common.metrics import METRIC_NAMES, headings, stats_cells
-from projects.common.results import host_label, results_table, smoke_note
 from projects.claim.data import FORMAT
 from projects.claim.plan import PHASES, variant_name
 from projects.claim.statistics import VERDICTS, format_p
+from projects.common.config_values import stale_check
+from projects.common.metrics import METRIC_NAMES, headings, stats_cells
+from projects.common.results import host_label, results_table, smoke_note
 
 
 @results_table('claim:summary')
 def claim_summary(results: dict) -> str:
-    """The README's part of ``projects/claim/tools/claim_study.py``: the main table
+    """The README's part of ``projects/claim/tools/claim_study.py``: the main
+    table
     and the reading."""
     data = _study_data(results)
     lines = _v2_progress(data) + _v2_main_rows(data, compact=True) + ['']
@@ -34,8 +35,8 @@ def _study_data(results: dict) -> dict:
         raise ValueError(
             f'a claim results file of format {data.get("format", 1)} (from '
             f'{results["meta"].get("command")!r}): only format {FORMAT} is '
-            'rendered; run `python projects/claim/tools/claim_study.py` to replace '
-            'it')
+            'rendered; run `python projects/claim/tools/claim_study.py` to '
+            'replace it')
     return data
 
 
@@ -348,7 +349,8 @@ def v2_reading(data: dict, short: bool = False) -> list:
 
 @results_table('claim')
 def claim_table(results: dict) -> str:
-    """``projects/claim/tools/claim_study.py``: per method the mean and spread over
+    """``projects/claim/tools/claim_study.py``: per method the mean and spread
+    over
     seeds of every score, the floors, the tests and the learning curve."""
     data = _study_data(results)
     lines = _v2_progress(data) + _v2_main_rows(data) + _v2_dense_details(
@@ -368,7 +370,7 @@ def claim_table(results: dict) -> str:
 
 @results_table('claim:setup')
 def claim_setup(results: dict) -> str:
-    """docs/claim.md's "what runs", written from the results file: seeds,
+    """The claim README's "what runs", written from the results file: seeds,
     each method's augmentation, the search and its choices (lr, weight
     decay, pooled feature and token map, final norm included), the
     dimensions and the equal-time budget."""
@@ -532,8 +534,8 @@ def _stale_claim_format(settings: str) -> Callable[[dict], tuple]:
 
         from mmengine.config import Config
 
-        from projects.common.results import REPO
         from projects.claim.driver import current_records, study_scorer
+        from projects.common.results import REPO
         study = Config.fromfile(osp.join(REPO, 'configs', 'demo', settings))
         with tempfile.TemporaryDirectory() as eval_dir:
             scorer = study_scorer(study, REPO, eval_dir,

@@ -7,9 +7,9 @@ initial weights)."""
 import statistics as st
 from typing import Dict, List, Optional
 
-from projects.common.metrics import SCATTERED_METRICS
 from projects.claim.statistics import judge, one_sample_p, paired_p, welch_p
 from projects.claim.study import PAIRS, PAPER_TABLE1
+from projects.common.metrics import SCATTERED_METRICS
 
 # every score of a table run: the pooled feature's, the dense probe's and
 # the token map's

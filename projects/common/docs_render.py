@@ -20,7 +20,8 @@ note of what changed since the results were taken, or when none is
 recorded for them. Timings and the test run's files are what they say, a
 measurement of that commit (on that machine). :func:`check` lists every block
 that differs from what :func:`render_text` makes of it, every block without
-a results file and every unknown NAME; ``projects/common/tools/render_results.py`` is the
+a results file and every unknown NAME;
+``projects/common/tools/render_results.py`` is the
 command line.
 """
 import glob
@@ -39,16 +40,12 @@ from projects.common.results import (REPO, cell_renderers, read_results,
 # The modules that register renderers (``results_table`` /
 # ``results_cell``), each in its study's folder: the one list to extend when
 # a tool publishes a new results file.
-RENDERER_MODULES = ('projects.demo.tables',
-                    'projects.claim.tables',
+RENDERER_MODULES = ('projects.demo.tables', 'projects.claim.tables',
                     'projects.downstream_miniature.tables',
-                    'projects.side_by_side.tables',
-                    'projects.table3.tables',
-                    'projects.accumulation.tables',
-                    'projects.speed.tables',
-                    'projects.speed.pipeline',
-                    'projects.gpu_check', 'projects.preflight',
-                    'projects.common.test_run')
+                    'projects.side_by_side.tables', 'projects.table3.tables',
+                    'projects.accumulation.tables', 'projects.speed.tables',
+                    'projects.speed.pipeline', 'projects.gpu_check',
+                    'projects.preflight', 'projects.common.pytest_runs')
 
 # Markers stand alone on their lines (a marker quoted in running text or
 # inline code is no block).
@@ -80,13 +77,13 @@ def markdown_files(root: str) -> List[str]:
     files = [osp.join(root, 'README.md')]
     files += glob.glob(osp.join(root, 'docs', '**', '*.md'), recursive=True)
     for top in ('configs', 'projects'):
-        files += glob.glob(osp.join(root, top, '**', 'README.md'),
-                           recursive=True)
+        files += glob.glob(
+            osp.join(root, top, '**', 'README.md'), recursive=True)
     generated = tuple(
         osp.join(root, 'docs', name) + os.sep
         for name in ('_build', 'model_zoo', 'projects'))
-    return sorted(f for f in set(files)
-                  if osp.isfile(f) and not f.startswith(generated))
+    return sorted(
+        f for f in set(files) if osp.isfile(f) and not f.startswith(generated))
 
 
 # (results name, file, its mtime and size) -> stale_records of that version

@@ -9,17 +9,19 @@ Every results file in docs/results is one of three kinds
   writes and the training losses it logs. The fingerprint recorded with the
   results file (``docs/results/fingerprints.json``) is the one of the code
   that took its numbers. The studies' tests
-  (projects/common/tests/test_fingerprints.py) run every unit at the current code
+  (projects/common/tests/test_fingerprints.py) run every unit at the current
+  code
   and check that it writes a well-formed record (the scores and losses the
   recorded fingerprint holds, all finite), never that its values equal
-  those recorded on another CPU. ``projects/common/tools/record_fingerprint.py``
+  those recorded on another CPU.
+  ``projects/common/tools/record_fingerprint.py``
   compares values on request, on the kind of CPU they were recorded on, and
   records a note of what changed, which the block then shows.
 * **measurement** (:data:`MEASUREMENTS`): timings and memory, a
   measurement of one commit on one machine; the block says which (date,
   machine, commit), and nothing is recomputed.
 * **test run** (:data:`TEST_RUNS`): written by the test run itself
-  (tests/conftest.py): the counts and the fault and person matrices, which
+  (conftest.py): the counts and the fault and person matrices, which
   the tests' own markers make.
 
 A fingerprint is exact on the kind of CPU it was computed on
@@ -29,7 +31,8 @@ the last bits of the same run. The record of a results file holds the
 fingerprint of the CPU it was first recorded on, and those recorded for
 the same results on other kinds of CPU beside it (``other_cpus``).
 
-``projects/common/tools/record_fingerprint.py`` computes and records fingerprints.
+``projects/common/tools/record_fingerprint.py`` computes and records
+fingerprints.
 """
 import glob
 import json
@@ -44,7 +47,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from mmsiameseim.atomic_io import atomic_json, load_json
 from mmsiameseim.precision import native_bf16
 from projects.common.metrics import DOWNSTREAM_HEADINGS, METRICS
-from projects.common.results import REPO, RESULTS_DIR, machine, read_results, run_meta
+from projects.common.results import (REPO, RESULTS_DIR, machine, read_results,
+                                     run_meta)
 
 FINGERPRINTS = 'fingerprints.json'
 # What a study's results file scores (timings, counts and settings are not
@@ -111,12 +115,13 @@ UNITS: Dict[str, Unit] = dict(
     demo_smoke=Unit(
         ('projects/demo/tools/demo.py', '--smoke', '--work-dir', '{work_dir}'),
         'demo.json'),
-    claim_smoke=Unit(('projects/claim/tools/claim_study.py', '--smoke', '--work-dir',
-                      '{work_dir}', '--cfg-options', 'seeds=[0]'),
-                     'claim.json'),
+    claim_smoke=Unit(
+        ('projects/claim/tools/claim_study.py', '--smoke', '--work-dir',
+         '{work_dir}', '--cfg-options', 'seeds=[0]'), 'claim.json'),
     # rows a, h and j hold every level of every factor of Table 3
-    table3_smoke=Unit(('projects/table3/tools/ablation_table3.py', '--smoke', '--rows',
-                       'a,h,j', '--work-dir', '{work_dir}'), 'table3.json'),
+    table3_smoke=Unit(('projects/table3/tools/ablation_table3.py', '--smoke',
+                       '--rows', 'a,h,j', '--work-dir', '{work_dir}'),
+                      'table3.json'),
     accumulation_study_smoke=Unit(
         ('projects/claim/tools/claim_study.py', '--config',
          'configs/demo/accumulation_study.py', '--only', 'table',
@@ -125,9 +130,9 @@ UNITS: Dict[str, Unit] = dict(
         ACCUMULATION_STUDY_SMOKE, 'accumulation_study.json'),
     # two iterations of each miniature downstream config, from random
     # weights, on a small build of the miniature datasets
-    downstream_smoke=Unit(('projects/downstream_miniature/tools/downstream_miniature.py', '--smoke',
-                           '--work-dir', '{work_dir}'),
-                          'downstream_miniature.json'),
+    downstream_smoke=Unit(
+        ('projects/downstream_miniature/tools/downstream_miniature.py',
+         '--smoke', '--work-dir', '{work_dir}'), 'downstream_miniature.json'),
     accumulation_gradients=Unit(('-c', ACCUMULATION)),
     parity=Unit(('-c', PARITY)),
 )

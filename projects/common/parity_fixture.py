@@ -1,6 +1,7 @@
 """Deterministic weights and inputs of the ViT-B parity fixture.
 
-``projects/common/tools/make_official_vitb_fixture.py`` runs one training step of the
+``projects/common/tools/make_official_vitb_fixture.py`` runs one training step
+of the
 authors' SiameseIM with these weights and inputs and stores only the
 parameter names and shapes, the masks and the results (their state dict is
 about 700 MB); the parity test rebuilds the same weights and views from the

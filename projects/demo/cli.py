@@ -1,6 +1,7 @@
 """The command-line side of the demo and the studies built on it
 (``projects/demo/tools/demo.py``, ``projects/claim/tools/claim_study.py``,
-``projects/table3/tools/ablation_table3.py``, ``projects/side_by_side/tools/side_by_side.py``): the
+``projects/table3/tools/ablation_table3.py``,
+``projects/side_by_side/tools/side_by_side.py``): the
 demo config, the dataset check, the pretraining and evaluation set-ups, where
 results are published."""
 import contextlib

@@ -9,7 +9,8 @@ from mmengine.config import Config
 from mmsiameseim.atomic_io import atomic_write
 from mmsiameseim.precision import training_precision
 from projects.common.evaluation import FrozenBackboneProtocol
-from projects.common.visualization.knn_curve import plot_knn_curve, read_knn_scalars
+from projects.common.visualization.knn_curve import (plot_knn_curve,
+                                                     read_knn_scalars)
 from projects.demo.tables import pixel_row_name
 
 

@@ -2,7 +2,8 @@
 gathered from the downstream study's own records and logs into one results
 file (``docs/results/downstream_miniature_ablations.json``).
 
-Each run was made by ``projects/downstream_miniature/tools/downstream_miniature.py --holdout``
+Each run was made by
+``projects/downstream_miniature/tools/downstream_miniature.py --holdout``
 and is named in the settings
 (``configs/demo/downstream_miniature_ablations.py``) by its study results
 file and record key; its folder (the results file's
@@ -23,7 +24,8 @@ from mmengine.config import Config, DictAction
 from mmsiameseim.atomic_io import load_json
 from projects.common.config_values import values_key
 from projects.common.results import REPO
-from projects.downstream_miniature.study import config_digest, final_metrics, run_options, taken_from
+from projects.downstream_miniature.study import (config_digest, final_metrics,
+                                                 run_options, taken_from)
 
 ABSENT = '<unset>'
 # what a Runner is built from (the arguments of Runner's constructor) less

@@ -38,7 +38,8 @@ import numpy as np
 from mmsiameseim.testing.ade20k import FASHION_TO_ADE
 from mmsiameseim.testing.coco_lvis import CLASSES, mask_annotation
 from mmsiameseim.testing.fashion_mnist_arrays import load_fashion_mnist_arrays
-from projects.downstream_miniature.scenes import long_tail_plans, paint_scene, uniform_plan
+from projects.downstream_miniature.scenes import (long_tail_plans, paint_scene,
+                                                  uniform_plan)
 
 FMNIST_SPLIT = dict(train='train', val='test')
 # Class -> number of LVIS training images it is on (the others are drawn

@@ -1,5 +1,6 @@
 """The miniature downstream study's smoke run (``projects/
-downstream_miniature/tools/downstream_miniature.py --smoke``): the study's fingerprint
+downstream_miniature/tools/downstream_miniature.py --smoke``): the study's
+fingerprint
 (``projects.common.fingerprints``)."""
 import os.path as osp
 

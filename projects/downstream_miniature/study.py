@@ -388,7 +388,8 @@ def resolve_schedules(study: Config,
         if name is None:
             raise ValueError(
                 f'{path} holds no schedule chosen for {task!r}: run '
-                'projects/downstream_miniature/tools/downstream_miniature.py --holdout first')
+                'projects/downstream_miniature/tools/downstream_miniature.py '
+                '--holdout first')
         if name not in study.schedules.get(task, {}):
             raise ValueError(f'{path} chose schedule {name!r} for {task!r}, '
                              f'which schedules.{task} no longer holds')
@@ -402,8 +403,8 @@ def resolve_schedules(study: Config,
                     f'{path} chose {name!r} for {task!r} with another '
                     f'version of {config} (its record {key} has config_sha1 '
                     f'{found}, the config now {now}): '
-                    'run projects/downstream_miniature/tools/downstream_miniature.py --holdout '
-                    'again')
+                    'run projects/downstream_miniature/tools/'
+                    'downstream_miniature.py --holdout again')
         study.chosen_schedules[task] = name
 
 

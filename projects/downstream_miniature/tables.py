@@ -13,9 +13,12 @@ from typing import Dict, List
 from projects.claim.statistics import format_p
 from projects.common.config_values import stale_check
 from projects.common.metrics import DOWNSTREAM_HEADINGS, DOWNSTREAM_PERCENTAGES
-from projects.common.results import hosts_line, results_cell, results_table, smoke_note
+from projects.common.results import (hosts_line, results_cell, results_table,
+                                     smoke_note)
 from projects.downstream_miniature.ablations import ABSENT
-from projects.downstream_miniature.study import init_part_comparisons, run_key, search_key, section_seeds
+from projects.downstream_miniature.study import (init_part_comparisons,
+                                                 run_key, search_key,
+                                                 section_seeds)
 
 # commits named one by one in a table's provenance line; more are counted
 MAX_COMMITS_NAMED = 4
@@ -118,9 +121,12 @@ def _digests_line(records: Dict[str, List[dict]]) -> str:
 
 @results_table('downstream_miniature_holdout')
 def search_table(results: dict) -> str:
-    """The held-out search of ``projects/downstream_miniature/tools/downstream_miniature.py
+    """The held-out search of.
+
+    ``projects/downstream_miniature/tools/downstream_miniature.py
     --holdout``: every candidate schedule's score on the held-out training
-    images, its wall time and the choice."""
+    images, its wall time and the choice.
+    """
     data = results['data']
     search = data['search']
     lines = [
@@ -341,7 +347,8 @@ def downstream_cell(results: dict, key: str) -> str:
 
 @results_table('downstream_miniature_lengths')
 def lengths_table(results: dict) -> str:
-    """``projects/downstream_miniature/tools/downstream_miniature.py --lengths``: each backbone's
+    """``projects/downstream_miniature/tools/downstream_miniature.py
+    --lengths``: each backbone's
     held-out scores (mean ± sd over the seeds) at each fine-tune length,
     beside the table and outside its budget."""
     data = results['data']
@@ -391,7 +398,8 @@ _BASELINE_LINE = (
 @results_table('downstream_miniature_init_parts_coco')
 @results_table('downstream_miniature_init_parts')
 def init_parts_table(results: dict) -> str:
-    """``projects/downstream_miniature/tools/downstream_miniature.py --init-parts``: each
+    """``projects/downstream_miniature/tools/downstream_miniature.py
+    --init-parts``: each
     variant (a checkpoint with the weights ``keep_init`` names left at the
     fine-tuning model's own initialisation) and its held-out scores."""
     data = results['data']

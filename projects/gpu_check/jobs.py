@@ -1,5 +1,6 @@
 """The GPU check: every GPU figure the README lacks, in one command and inside
-a device-time budget (``projects/gpu_check/tools/gpu_check.py``, ``make gpu-check``).
+a device-time budget (``projects/gpu_check/tools/gpu_check.py``, ``make
+gpu-check``).
 
 A plan of jobs, each a command line with its own time box, run in order of
 importance until the budget is spent (the rest is recorded as skipped):
@@ -29,8 +30,8 @@ import sys
 import time
 from typing import List, Optional
 
-from projects.preflight.configs import shipped_configs
 from projects.common.results import REPO, results_table
+from projects.preflight.configs import shipped_configs
 
 BUDGET_S = 30 * 60
 # the configs preflighted first (step 2); the rest come in step 5
@@ -79,8 +80,9 @@ def plan(num_gpus: int,
     tool = osp.join(REPO, 'tools')
     bench = [
         python,
-        osp.join(REPO, 'projects', 'speed', 'tools', 'pretrain.py'), '--device', 'cuda',
-        '--precision', 'fp16,bf16', '--models', 'siameseim,mae', '--batch',
+        osp.join(REPO, 'projects', 'speed', 'tools',
+                 'pretrain.py'), '--device', 'cuda', '--precision',
+        'fp16,bf16', '--models', 'siameseim,mae', '--batch',
         str(BENCH_BATCH), '--steps', '10', '--warmup', '3', '--json'
     ]
 
@@ -132,7 +134,8 @@ def plan(num_gpus: int,
             timeout_s=180,
             argv=[
                 python,
-                osp.join(REPO, 'projects', 'speed', 'tools', 'pipeline.py'), '--json'
+                osp.join(REPO, 'projects', 'speed', 'tools', 'pipeline.py'),
+                '--json'
             ]))
     jobs.append(
         dict(
@@ -140,8 +143,8 @@ def plan(num_gpus: int,
             kind='device_augment',
             timeout_s=120,
             argv=[
-                python, '-m', 'projects.speed.device_augment',
-                '--device', 'cuda', '--batch', '256', '--json'
+                python, '-m', 'projects.speed.device_augment', '--device',
+                'cuda', '--batch', '256', '--json'
             ]))
     return jobs
 

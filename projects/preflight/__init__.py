@@ -6,8 +6,10 @@ parameters, step time, peak memory, FLOPs, gradients, optimizer groups, finite
 loss, a checkpoint round trip and a projection of the whole schedule. Command
 line: ``tools/analysis_tools/preflight.py``; docs/preflight.md.
 """
-from projects.preflight.configs import config_groups, excluded_reason, is_quick, shipped_configs
-from projects.preflight.report import format_report, preflight_table, save_records
+from projects.preflight.configs import (config_groups, excluded_reason,
+                                        is_quick, shipped_configs)
+from projects.preflight.report import (format_report, preflight_table,
+                                       save_records)
 from projects.preflight.run import PreflightError, preflight
 
 __all__ = [

@@ -2,7 +2,8 @@
 ``docs/results/preflight.json``."""
 from typing import Optional
 
-from projects.common.results import read_results, results_table, run_meta, write_results
+from projects.common.results import (read_results, results_table, run_meta,
+                                     write_results)
 
 # Encoder sizes of the paper's backbones (ViT-B/16 86M, ViT-L/16 304M), to
 # set a config's backbone beside.

@@ -12,13 +12,15 @@ from mmengine.config import Config
 from mmengine.utils import to_2tuple
 
 from mmsiameseim.precision import training_precision
-from projects.speed.memory import peak_rss_bytes, reset_peak_rss
 from projects.preflight import checks
-from projects.preflight.data import (FASHION_MNIST, check_user_folder, data_folders,
-                   fill_image_folder, make_miniature, own_folder_datasets,
-                   point_data_root, user_folder)
+from projects.preflight.data import (FASHION_MNIST, check_user_folder,
+                                     data_folders, fill_image_folder,
+                                     make_miniature, own_folder_datasets,
+                                     point_data_root, user_folder)
 from projects.preflight.hook import PreflightHook
-from projects.preflight.schedule import DATASET_SIZES, inner_dataset, project, shipped_schedule
+from projects.preflight.schedule import (DATASET_SIZES, inner_dataset, project,
+                                         shipped_schedule)
+from projects.speed.memory import peak_rss_bytes, reset_peak_rss
 
 LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 

@@ -1,4 +1,5 @@
-"""Our side of ``projects/side_by_side/tools/side_by_side.py`` (the authors' SiameseIM and
+"""Our side of ``projects/side_by_side/tools/side_by_side.py`` (the authors'
+SiameseIM and
 ours trained side by side on Fashion-MNIST): the shared settings read off our
 config, the training subset, our run's config, the authors' data and the table.
 

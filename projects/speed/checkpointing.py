@@ -26,8 +26,7 @@ def measure(arch: str,
             img_size: int = 224) -> dict:
     """One process's measurements (run it in a fresh process)."""
     from projects.preflight.memory_model import (activation_lines,
-                                                        peak_per_image,
-                                                        static_bytes)
+                                                 peak_per_image, static_bytes)
     from projects.speed.batches import siameseim_batch
     from projects.speed.memory import peak_rss_bytes, reset_peak_rss, rss_bytes
     from projects.speed.models import build_model, siameseim_model_cfg

@@ -9,7 +9,8 @@ and times its training forward (both views: flips, the authors' colour set,
 normalisation, flips recorded in the geometry) on a batch of uint8 views
 already on the device, as the DataLoader delivers them. Prints a line and,
 with ``--json``, one JSON object on the last line (run by
-``projects/gpu_check/tools/gpu_check.py``). On a CPU it measures the CPU, and says so.
+``projects/gpu_check/tools/gpu_check.py``). On a CPU it measures the CPU, and
+says so.
 """
 import argparse
 import json

@@ -5,7 +5,8 @@ from typing import Optional
 
 import torch
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: the SiameseIM ViT-B/16 pretraining config the benchmark models follow
 SIAMESEIM_CONFIG = os.path.join(
     REPO, 'configs', 'pretrain',

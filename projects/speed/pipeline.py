@@ -16,7 +16,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from projects.common.results import results_table
-from projects.speed import pil_color_jitter  # noqa: F401  (registers PILColorJitter)
+from projects.speed import \
+    pil_color_jitter  # noqa: F401  (registers PILColorJitter)
 from projects.speed.models import REPO
 
 #: the two-view masked ImageNet pipeline config

@@ -5,7 +5,8 @@ pipeline's is in pipeline.py.
 """
 from projects.common.results import results_table
 from projects.speed.checkpointing import table as checkpointing_rows
-from projects.speed.report import format_attention_table, format_table, format_unigrad_table
+from projects.speed.report import (format_attention_table, format_table,
+                                   format_unigrad_table)
 
 
 @results_table('benchmark_pretrain')

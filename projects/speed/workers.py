@@ -18,7 +18,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from projects.speed.memory import mem_available_bytes, peak_rss_bytes, room_for_another
+from projects.speed.memory import (mem_available_bytes, peak_rss_bytes,
+                                   room_for_another)
 from projects.speed.models import build_benchmark_model
 from projects.speed.step import GemmStep, TrainStep
 

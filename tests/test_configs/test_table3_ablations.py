@@ -275,8 +275,9 @@ def test_miniature_run_smoke(tmp_path):
     import sys
     out = subprocess.run([
         sys.executable,
-        os.path.join(ROOT, 'projects', 'table3', 'tools', 'ablation_table3.py'),
-        '--smoke', '--rows', 'g,j', '--work-dir',
+        os.path.join(ROOT, 'projects', 'table3', 'tools',
+                     'ablation_table3.py'), '--smoke', '--rows', 'g,j',
+        '--work-dir',
         str(tmp_path), '--cfg-options',
         'pretrain_overrides.train_dataloader.dataset.indices=64'
     ],
@@ -312,7 +313,8 @@ def test_miniature_run_smoke(tmp_path):
 def test_seed_option_reaches_the_row_pretraining(tmp_path, argv, seed,
                                                  monkeypatch):
     # what `python projects/table3/tools/ablation_table3.py` has on sys.path
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'table3', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'table3', 'tools'))
     import ablation_table3 as tool
     args = tool.parse_args(['--work-dir', str(tmp_path)] + argv)
     t3 = Config.fromfile(os.path.join(ROOT, tool.CONFIG))

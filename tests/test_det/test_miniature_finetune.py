@@ -126,7 +126,8 @@ def test_coco_miniature_fits_four_training_images(mini_root, tmp_path):
 
     The smoke tests above only show that AP moves. Fitting 4 images does
     not show that the detector learns what an item is (with ViTDet's LN2d
-    in SimpleFPN it fitted these 4 but not 64 images: docs/benchmarks.md).
+    in SimpleFPN it fitted these 4 but not 64 images:
+    projects/downstream_miniature/README.md).
     """
     annotations = mini_root / 'data' / 'miniature' / 'coco' / 'annotations'
     coco = json.loads((annotations / 'instances_train2017.json').read_text())

@@ -10,7 +10,7 @@ from .helpers import DOCS, registered_classes, toctree_entries
 
 # Written by other parts of the project; docs/conf.py leaves an absent one
 # out of the toctree (see OPTIONAL_PAGES there).
-OPTIONAL_PAGES = {'preflight', 'gpu_check', 'data_pipeline'}
+OPTIONAL_PAGES = {'preflight', 'data_pipeline'}
 
 
 def _excluded() -> list:
@@ -22,14 +22,15 @@ def _excluded() -> list:
 
 
 def _pages():
-    """Docnames of the committed pages (no build output, no generated model-zoo
-    copies, no results, nothing conf.py excludes)."""
+    """Docnames of the committed pages (no build output, no generated copies
+    of the config folders' and projects' READMEs, no results, nothing
+    conf.py excludes)."""
     names, excluded = set(), _excluded()
     for path in glob.glob(osp.join(DOCS, '**', '*.md'), recursive=True):
         rel = osp.relpath(path, DOCS)
         if any(fnmatch.fnmatch(rel, p) for p in excluded):
             continue
-        if not rel.startswith(('_build', 'model_zoo', 'results')):
+        if not rel.startswith(('_build', 'model_zoo', 'projects', 'results')):
             names.add(rel[:-3])
     return names
 
@@ -58,10 +59,11 @@ def test_every_toctree_entry_exists():
                 continue  # patterns; the model-zoo ones are checked below
             if target in OPTIONAL_PAGES:
                 continue
-            if target.startswith('model_zoo/'):  # copies of configs/
+            copied = {'model_zoo/': 'configs', 'projects/': 'projects'}
+            top = next((k for k in copied if target.startswith(k)), None)
+            if top:  # copies of configs/ and projects/ READMEs
                 readme = osp.join(
-                    osp.dirname(DOCS), 'configs',
-                    target[len('model_zoo/'):] + '.md')
+                    osp.dirname(DOCS), copied[top], target[len(top):] + '.md')
                 assert osp.isfile(readme), f'{name}.md lists {entry}'
                 continue
             assert target in pages, f'{name}.md lists {entry}: no such page'

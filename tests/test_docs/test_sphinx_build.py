@@ -66,7 +66,8 @@ def test_two_page_project_with_our_conf(tmp_path):
     copy = (src / 'model_zoo' / 'demo' / 'README.md').read_text()
     assert '(../../page.md#the-unigrad-loss)' in copy
     assert '; smoke/.' in copy  # a folder without a README is no page
-    # projects/common/tools/render_results.py fills the README's block, not the copy's
+    # projects/common/tools/render_results.py fills the README's block, not the
+    # copy's
     assert '<!-- results:' not in copy and '<!-- copy of results:' in copy
     assert 'href="../../page.html#the-unigrad-loss"' in (
         out / 'model_zoo' / 'demo' / 'README.html').read_text()

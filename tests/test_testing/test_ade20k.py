@@ -7,7 +7,8 @@ import pytest
 
 from mmsiameseim.testing import ade20k
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FASHION = os.path.join(ROOT, 'data', 'fashion_mnist')
 
 

@@ -9,14 +9,12 @@ import pytest
 import torch
 from torch import nn
 
-from projects.preflight import (PreflightError, config_groups,
-                                       excluded_reason, format_report,
-                                       preflight, shipped_configs)
-from projects.preflight.checks import (check_param_groups,
-                                              layer_decay_problems)
+from projects.preflight import (PreflightError, config_groups, excluded_reason,
+                                format_report, preflight, shipped_configs)
+from projects.preflight.checks import check_param_groups, layer_decay_problems
 from projects.preflight.data import (IMAGE_FOLDER, LABELLED_FOLDER,
-                                            data_folders, fill_image_folder,
-                                            point_data_root)
+                                     data_folders, fill_image_folder,
+                                     point_data_root)
 from projects.preflight.hook import PreflightHook
 from projects.preflight.run import default_batch, input_size
 from projects.preflight.schedule import devices_from_name, project

@@ -92,8 +92,8 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from projects.preflight import (PreflightError, format_report,
-                                           preflight, save_records)
+    from projects.preflight import (PreflightError, format_report, preflight,
+                                    save_records)
     try:
         record = preflight(
             args.config,

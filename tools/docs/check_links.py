@@ -1,14 +1,13 @@
 """Offline link check of the repository's markdown.
 
-Every relative link and image in ``README.md``, ``docs/**/*.md``,
-``configs/**/README.md`` and ``projects/**/README.md`` must name a file or folder that exists in the
-repository, and every ``#anchor`` a heading (GitHub's and MyST's slug) or an
+Every relative link and image in ``README.md``, ``docs/**/*.md`` and the
+READMEs of ``configs/`` and ``projects/`` must name a file or folder that
+exists in the repository, and every ``#anchor`` a heading (GitHub's and MyST's
+slug) or an
 explicit ``id`` / ``name`` of the page it points to. External ``http(s)``
 links are only checked for their syntax: CI cannot reach the internet, so
-Sphinx's ``linkcheck`` is not used. Fenced code blocks and inline code are
-not read. Run by ``make docs``::
-
-    python tools/docs/check_links.py [--root DIR]
+Sphinx's ``linkcheck`` is not used. Code is not read. Run by ``make docs``
+(``python tools/docs/check_links.py [--root DIR]``).
 
 Exit status 1 and one ``file:line: problem`` per broken link when any is.
 """
@@ -22,7 +21,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 from urllib.parse import unquote, urlparse
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# Sphinx's output and the pages docs/conf.py generates from configs/.
+# Sphinx's output and the pages docs/conf.py copies from configs/, projects/.
 GENERATED = ('docs/_build/', 'docs/model_zoo/', 'docs/projects/')
 
 _FENCE = re.compile(r'^\s*(`{3,}|~{3,})')
@@ -39,9 +38,8 @@ _MD_LINK_TEXT = re.compile(r'!?\[([^\]]*)\]\([^)]*\)')
 
 
 def markdown_files(root: str) -> List[str]:
-    """README.md, docs/**/*.md, configs/**/README.md and
-    projects/**/README.md under ``root``
-    (relative paths, sorted), leaving out generated folders."""
+    """README.md, docs/**/*.md and the READMEs of configs/ and projects/
+    under ``root`` (relative paths, sorted), leaving out generated folders."""
     found = [p for p in ['README.md'] if osp.isfile(osp.join(root, p))]
     for pattern in ('docs/**/*.md', 'configs/**/README.md',
                     'projects/**/README.md'):

@@ -1,5 +1,6 @@
 # mmpretrain's own MAE under the SiameseIM Fashion-MNIST budget (peer for
-# `projects/demo/tools/demo.py --compare mae`): 75 % random masking, normalised-pixel
+# `projects/demo/tools/demo.py --compare mae`): 75 % random masking,
+# normalised-pixel
 # target, and the augmentation of mmpretrain's MAE configs
 # (_base_/datasets/imagenet_bs512_mae.py): crops of 20-100 % of the image
 # (bicubic) and a horizontal flip, nothing else.

@@ -1,5 +1,6 @@
 # mmpretrain's own MoCo-v3 under the SiameseIM Fashion-MNIST budget (peer for
-# `projects/demo/tools/demo.py --compare mocov3`): two augmented views, InfoNCE on
+# `projects/demo/tools/demo.py --compare mocov3`): two augmented views, InfoNCE
+# on
 # the cls token through projector and predictor, momentum encoder.
 _base_ = ['../_base_/fashionmnist_budget.py']
 

@@ -15,7 +15,8 @@ class SaveInitialWeightsHook(Hook):
     ``load_from``), before the first step.
 
     These are the run's own initial weights, the honest floor for what
-    pretraining adds (projects/demo/tools/demo.py evaluates them). Written once, to
+    pretraining adds (projects/demo/tools/demo.py evaluates them). Written
+    once, to
     ``{work_dir}/{filename}`` as ``{'state_dict': ..., 'meta': ...}``, so it
     loads like any checkpoint of the run (under a temporary name, renamed
     when complete, so a kill never leaves half of it under that name). A

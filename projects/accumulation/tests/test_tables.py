@@ -7,7 +7,7 @@ refused by name (docs/results/accumulation_study.json).
 import pytest
 
 from projects.accumulation.tables import (accumulation_study_table,
-                                                 setting_comparisons)
+                                          setting_comparisons)
 from projects.claim.data import FORMAT
 from projects.claim.statistics import ALPHA
 from projects.claim.verdicts import summary, table_comparisons

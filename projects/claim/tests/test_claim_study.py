@@ -1,4 +1,5 @@
-"""projects/claim/tools/claim_study.py end to end on tiny subsets (the full study is
+"""projects/claim/tools/claim_study.py end to end on tiny subsets (the full
+study is
 `python projects/claim/tools/claim_study.py`): every phase runs (search, table,
 equal time, curve), the results file and the charts are written after each
 run, a rerun continues instead of starting over, and the file renders."""
@@ -17,9 +18,11 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def run(monkeypatch, capsys):
-    # what `python projects/claim/tools/claim_study.py` has on sys.path; main() moves
+    # what `python projects/claim/tools/claim_study.py` has on sys.path; main()
+    # moves
     # to the repository root, monkeypatch moves back
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'claim', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'claim', 'tools'))
     monkeypatch.chdir(ROOT)
     import claim_study
 
@@ -34,8 +37,7 @@ def run(monkeypatch, capsys):
 # cores: each evaluation builds its model and datasets again, and the linear
 # probe runs through a Runner (the cached evaluation shortens both)
 def test_smoke_study_runs_every_phase_and_continues(tmp_path, run):
-    from projects.claim.tables import (claim_search, claim_setup,
-                                              claim_table)
+    from projects.claim.tables import claim_search, claim_setup, claim_table
     wd = str(tmp_path)
     path, out = run('--work-dir', wd, '--max-runs', '2')
     assert path == os.path.join(wd, 'claim.json')

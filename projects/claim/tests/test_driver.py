@@ -7,8 +7,7 @@ import os
 
 from mmengine.config import Config
 
-from projects.claim.driver import (current_records, expected_digests,
-                                          phase_runs)
+from projects.claim.driver import current_records, expected_digests, phase_runs
 from tests.helpers import ROOT
 
 SMOKE = os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py')

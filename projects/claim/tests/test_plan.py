@@ -6,10 +6,9 @@ import os
 import pytest
 from mmengine.config import Config
 
-from projects.claim.plan import (check_study, choices, curve_runs,
-                                        equal_time, equal_time_runs,
-                                        feature_runs, pending, record_key,
-                                        search_runs, table_runs)
+from projects.claim.plan import (check_study, choices, curve_runs, equal_time,
+                                 equal_time_runs, feature_runs, pending,
+                                 record_key, search_runs, table_runs)
 from projects.claim.runner import share_images
 from tests.helpers import ROOT
 

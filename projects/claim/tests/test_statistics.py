@@ -6,9 +6,8 @@ import math
 import pytest
 from scipy import stats
 
-from projects.claim.statistics import (format_p, holm, judge,
-                                              one_sample_p, paired_p, verdict,
-                                              welch_p)
+from projects.claim.statistics import (format_p, holm, judge, one_sample_p,
+                                       paired_p, verdict, welch_p)
 
 
 def test_welch_p_matches_the_hand_computation_and_scipy():

@@ -4,8 +4,8 @@ tables are in test_tables.py)."""
 import pytest
 
 from projects.claim import summary
-from projects.claim.tables import (claim_search, claim_setup,
-                                          claim_summary, claim_table)
+from projects.claim.tables import (claim_search, claim_setup, claim_summary,
+                                   claim_table)
 from projects.common.metrics import METRICS
 
 

@@ -11,8 +11,8 @@ from projects.claim import plot_claim
 from projects.claim.data import claim_data, method_settings
 from projects.claim.plan import record_key, search_runs
 from projects.claim.statistics import holm
-from projects.claim.tables import (claim_search, claim_setup,
-                                          claim_summary, claim_table)
+from projects.claim.tables import (claim_search, claim_setup, claim_summary,
+                                   claim_table)
 from projects.claim.verdicts import CLAIM_METRICS, curve_comparisons
 from projects.claim.verdicts import summary as summarise
 from tests.helpers import ROOT

@@ -1,6 +1,7 @@
 """The paper's claim in miniature: SiameseIM, MAE and MoCo-v3 on Fashion-MNIST.
 
-    python projects/claim/tools/claim_study.py [--only search|table|equal_time|curve]
+    python projects/claim/tools/claim_study.py [--only
+    search|table|equal_time|curve]
         [--methods a,b] [--max-runs N] [--work-dir work_dirs/claim]
         [--holdout N] [--smoke] [--config configs/demo/claim_study.py]
         [--cfg-options K=V ...] [--results-dir docs/results]
@@ -15,7 +16,8 @@ Every run is scored by the frozen-backbone protocol (kNN, linear probe, 1 %
 few-shot; the curve skips the linear probe) on the chosen pooled feature
 and on the token map, and by the dense probe. After every run the results
 file ``claim.json`` is rewritten (``--results-dir``: docs/results, rendered
-by projects/common/tools/render_results.py; ``--smoke`` or ``--holdout``: the work
+by projects/common/tools/render_results.py; ``--smoke`` or ``--holdout``: the
+work
 dir) with the charts in ``--figures-dir``. A rerun keeps the records taken
 under the current settings (each carries their digest) and runs the rest,
 and a killed pretraining resumes, so the study may span sessions:
@@ -33,8 +35,7 @@ import os.path as osp
 
 from mmengine.config import Config, DictAction
 
-from projects.demo.cli import (ROOT, check_dataset, precision_override,
-                                      say)
+from projects.demo.cli import ROOT, check_dataset, precision_override, say
 
 CONFIG = 'configs/demo/claim_study.py'
 SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
@@ -42,9 +43,9 @@ SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
 
 def run(args):
     from mmsiameseim.atomic_io import load_json
-    from projects.claim import (current_records, describe_study,
-                                       figures_dir, plot_claim, results_file,
-                                       run_phases, study_inputs)
+    from projects.claim import (current_records, describe_study, figures_dir,
+                                plot_claim, results_file, run_phases,
+                                study_inputs)
     from projects.claim.data import FORMAT
     from projects.common.results import write_results
     data_prefix = osp.abspath(args.data_root) + '/'

@@ -72,7 +72,8 @@ def install_training_shims(repo: str,
     stub.
 
     Call it before anything imports their modules, and only in a process that
-    runs their loop (projects/side_by_side/tools/side_by_side.py starts one per run).
+    runs their loop (projects/side_by_side/tools/side_by_side.py starts one per
+    run).
     """
     if torch.cuda.is_available():
         return

@@ -5,7 +5,8 @@ from typing import Optional
 
 from projects.common.evaluation.mosaic_probe import MosaicDenseProbe
 from projects.common.evaluation.protocol import FrozenBackboneProtocol
-from projects.common.evaluation.scattered_mosaic_probe import ScatteredMosaicProbe
+from projects.common.evaluation.scattered_mosaic_probe import \
+    ScatteredMosaicProbe
 
 DENSE_PROBES = dict(
     MosaicDenseProbe=MosaicDenseProbe,

@@ -7,9 +7,12 @@ from mmengine.config import ConfigDict
 
 from mmsiameseim.evaluation.feature_cache import cache_digest, file_identity
 from mmsiameseim.evaluation.frozen_features import build_frozen_backbone_model
-from projects.common.evaluation.dense_probe import dense_probe_scores, patch_tokens, raw_patch_pixels
+from projects.common.evaluation.dense_probe import (dense_probe_scores,
+                                                    patch_tokens,
+                                                    raw_patch_pixels)
 from projects.common.evaluation.mosaics import make_mosaics, patch_labels
-from projects.common.evaluation.protocol import FrozenBackboneProtocol, raw_images
+from projects.common.evaluation.protocol import (FrozenBackboneProtocol,
+                                                 raw_images)
 from projects.common.evaluation.stored_results import load_result, save_result
 
 

@@ -15,7 +15,8 @@ from mmsiameseim.evaluation import (probe_view_pipelines,
                                     train_probe_on_features)
 from mmsiameseim.evaluation.fewshot import logistic_regression_accuracy
 from mmsiameseim.evaluation.knn import weighted_knn_accuracy
-from projects.common.evaluation.protocol import FrozenBackboneProtocol, raw_images
+from projects.common.evaluation.protocol import (FrozenBackboneProtocol,
+                                                 raw_images)
 from projects.common.evaluation.stored_results import load_result, save_result
 
 

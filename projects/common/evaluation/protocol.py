@@ -25,7 +25,9 @@ from mmsiameseim.evaluation.linear_probe import (VIT_FEATURES,
                                                  probe_config)
 from mmsiameseim.precision import check_precision
 from projects.common.config_values import config_key
-from projects.common.evaluation.stored_results import load_result, refuse_other_settings, save_result
+from projects.common.evaluation.stored_results import (load_result,
+                                                       refuse_other_settings,
+                                                       save_result)
 
 
 def raw_images(dataset_cfg: dict,

@@ -1,4 +1,4 @@
-"""projects/common/authors: the authors' step behind our benchmark.
+"""Projects/common/authors: the authors' step behind our benchmark.
 
 Their code is not shipped; a stand-in checkout (their module layout, their
 constructor and forward signatures, and the three imports that broke on today's
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TOOLS = os.path.join(ROOT, 'tools')
 
 STAND_IN = {
@@ -138,8 +140,8 @@ def test_benchmark_times_the_stand_in_beside_ours(stand_in_repo):
 def test_official_without_a_checkout_is_refused(tmp_path):
     out = subprocess.run([
         sys.executable,
-        os.path.join(ROOT, 'projects', 'speed', 'tools', 'pretrain.py'), '--models',
-        'siameseim,official', '--official-repo',
+        os.path.join(ROOT, 'projects', 'speed', 'tools', 'pretrain.py'),
+        '--models', 'siameseim,official', '--official-repo',
         str(tmp_path)
     ],
                          capture_output=True,

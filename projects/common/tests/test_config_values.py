@@ -154,7 +154,8 @@ def test_published_downstream_and_ablation_records_are_current():
 
 
 def test_a_stale_record_is_named_in_the_footer_check():
-    from projects.downstream_miniature.tables import stale_ablations, stale_runs
+    from projects.downstream_miniature.tables import (stale_ablations,
+                                                      stale_runs)
     run = dict(config=LVIS, config_sha1=config_key(LVIS))
     assert stale_runs(dict(runs=dict(a=run))) == ([], 1)
     assert stale_runs(

@@ -1,7 +1,8 @@
 """Published numbers and their smoke runs: every results file has a kind,
 every study's results have their smoke fingerprint recorded, and each
 study's smoke run still runs end to end and scores what it recorded
-(projects/common/fingerprints.py; projects/common/tools/record_fingerprint.py records
+(projects/common/fingerprints.py; projects/common/tools/record_fingerprint.py
+records
 one). The values are a record, not a gate: they hold on one CPU model only."""
 import glob
 import json
@@ -42,7 +43,8 @@ def test_every_study_has_its_fingerprint_recorded_with_its_results():
         assert entry is not None and entry['results_commit'] == taken, (
             f'docs/results/{name}.json (commit {taken[:7]}) has no smoke '
             'fingerprint recorded for it: python '
-            f'projects/common/tools/record_fingerprint.py {name} (see its --help)')
+            'projects/common/tools/record_fingerprint.py '
+            f'{name} (see its --help)')
         assert set(entry['fingerprint']) == set(fp.STUDIES[name])
 
 

@@ -1,4 +1,5 @@
-"""projects/common/tools/record_fingerprint.py: a fingerprint recorded with results taken
+"""projects/common/tools/record_fingerprint.py: a fingerprint recorded with
+results taken
 at this commit is current; results of an earlier commit are compared with
 that commit's fingerprint or recorded with a note; results taken with
 uncommitted code get the note that their fingerprint is unknown."""
@@ -64,8 +65,8 @@ def test_earlier_results_need_evidence_or_a_note(probe, capsys):
 
     # taken with uncommitted code: no commit holds it, so no comparison
     results(parent, [
-        'mmsiameseim/models/losses/unigrad_loss.py', 'projects/demo/tools/demo.py',
-        'a.md', 'docs/results/demo.json'
+        'mmsiameseim/models/losses/unigrad_loss.py',
+        'projects/demo/tools/demo.py', 'a.md', 'docs/results/demo.json'
     ])
     assert tool.main(
         ['probe', '--results-dir', rdir, '--against-results-commit']) == 0

@@ -1,5 +1,6 @@
 """The tables of the README, the docs and the config READMEs are rendered from
-results files and metafiles (projects/common/tools/render_results.py): the repository
+results files and metafiles (projects/common/tools/render_results.py): the
+repository
 agrees with its sources, and a planted disagreement, a missing results file, an
 unknown name is caught, and a study's block says it was not retaken only when
 its smoke fingerprint says so."""
@@ -109,8 +110,8 @@ def test_planted_disagreements_are_each_listed(tmp_path, probe_renderer):
         in text
     out = subprocess.run([
         sys.executable,
-        osp.join(ROOT, 'projects', 'common', 'tools', 'render_results.py'), '--check',
-        '--root',
+        osp.join(ROOT, 'projects', 'common', 'tools', 'render_results.py'),
+        '--check', '--root',
         str(root)
     ],
                          capture_output=True,

@@ -1,7 +1,7 @@
 """Every run that publishes a figure writes its results file (date, machine,
 command, commit, and the tool's data), and the registered renderer turns it
 into the table the docs show: the benchmarks at tiny settings, and the
-test-run files that tests/conftest.py writes."""
+test-run files that conftest.py writes."""
 import json
 import os
 import os.path as osp

@@ -7,7 +7,8 @@ positions; the target branch (a moving average of the online one) encodes
 view b; a dense UniGrad loss compares the two. Drawn with matplotlib from
 shapes only (no data needed)::
 
-    python projects/common/tools/draw_method_figure.py [--out docs/_static/method.png]
+    python projects/common/tools/draw_method_figure.py [--out
+    docs/_static/method.png]
 """
 import argparse
 import sys

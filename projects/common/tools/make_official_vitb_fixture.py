@@ -1,6 +1,7 @@
 """Record one ViT-B/16 training step of the authors' SiameseIM, small.
 
-    python projects/common/tools/make_official_vitb_fixture.py --official-repo PATH \\
+    python projects/common/tools/make_official_vitb_fixture.py --official-repo
+    PATH \\
         [--out tests/data/official_parity_vitb.pt] [--seed 0]
 
 The step runs their ``SiameseIMViT`` (from your clone of
@@ -37,7 +38,9 @@ import torch
 from projects.common.parity_fixture import (FIXED, crops, official_weights,
                                             views)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CONFIG = dict(
     img_size=224,
     patch_size=16,

@@ -6,7 +6,8 @@
 A study's results file (docs/results/NAME.json) is current while its
 fingerprint, its study run at smoke size with fixed seeds
 (``projects.common.fingerprints``), is the one recorded with it; CI
-recomputes it (projects/common/tests/test_fingerprints.py). This command runs the
+recomputes it (projects/common/tests/test_fingerprints.py). This command runs
+the
 fingerprint at the checked-out code and stores it in
 docs/results/fingerprints.json:
 
@@ -24,7 +25,8 @@ A fingerprint is exact on the kind of CPU it is computed on
 (``projects.common.fingerprints.cpu_kind``); recorded for the same results
 on another kind, it is kept beside the first one (``other_cpus``).
 
-Then ``python projects/common/tools/render_results.py`` renders the blocks. Exit status 1
+Then ``python projects/common/tools/render_results.py`` renders the blocks.
+Exit status 1
 when a results file was left unrecorded.
 """
 import argparse
@@ -32,7 +34,8 @@ import os.path as osp
 import sys
 import tempfile
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+ROOT = osp.dirname(
+    osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 
 
 def parse_args(argv=None):

@@ -19,7 +19,8 @@ import argparse
 import os.path as osp
 import sys
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+ROOT = osp.dirname(
+    osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 
 
 def main(argv=None):

@@ -10,8 +10,10 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from projects.common.visualization.feature_pictures import (draw_attention, draw_dense_maps,
-                               draw_neighbours, draw_pca)
+from projects.common.visualization.feature_pictures import (draw_attention,
+                                                            draw_dense_maps,
+                                                            draw_neighbours,
+                                                            draw_pca)
 
 FASHION_CLASSES = [
     'T-shirt', 'trouser', 'pullover', 'dress', 'coat', 'sandal', 'shirt',
@@ -173,8 +175,8 @@ def _prediction_pairs(name: str, checkpoint: str, config: Optional[str],
     """SiameseIM's predictor against its target on two-view pairs of
     ``images`` (see :mod:`.prediction_pairs`)."""
     from mmsiameseim.evaluation import checkpoint_config
-    from projects.common.visualization.prediction_pairs import (draw_prediction_pairs, load_siameseim,
-                                   two_view_pairs)
+    from projects.common.visualization.prediction_pairs import (
+        draw_prediction_pairs, load_siameseim, two_view_pairs)
     cfg = checkpoint_config(checkpoint, config)
     path = osp.join(out_dir, f'prediction_pairs_{_file_name(name)}.png')
     draw_prediction_pairs(

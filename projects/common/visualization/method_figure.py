@@ -1,5 +1,6 @@
 """The method figure of the README and the documentation
-(``projects/common/tools/draw_method_figure.py``): SiameseIM (Tao et al., CVPR 2023,
+(``projects/common/tools/draw_method_figure.py``): SiameseIM (Tao et al., CVPR
+2023,
 Fig.
 
 2) drawn with matplotlib from shapes only (no data needed).

@@ -94,7 +94,8 @@ def draw_prediction_pairs(model: torch.nn.Module,
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    from projects.common.visualization.two_view_sample import placed_patch_centres
+    from projects.common.visualization.two_view_sample import \
+        placed_patch_centres
     sims = prediction_similarity(model, pairs)
     grid = sims.shape[-1]
     # one colour scale for the figure, from its lowest cosine to 1: the

@@ -10,7 +10,9 @@ import pytest
 from projects.demo import cli
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 DATA = os.path.join(ROOT, 'data', 'fashion_mnist')
 # the smoke demo's console, every line (stdout and stderr)
 DEMO_CONSOLE_LINES = 80
@@ -94,7 +96,8 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     assert 'every 2 iterations' in text
     # the results file: in the work dir; docs/results not touched ...
     demo = json.loads((tmp_path / 'demo.json').read_text())
-    assert demo['meta']['command'].startswith('projects/demo/tools/demo.py --smoke')
+    assert demo['meta']['command'].startswith(
+        'projects/demo/tools/demo.py --smoke')
     assert demo['data']['smoke'] is True
     assert [r['method'] for r in demo['data']['rows']
             ] == ['siameseim', 'siameseim initial weights']

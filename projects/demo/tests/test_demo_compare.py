@@ -1,4 +1,5 @@
-"""`projects/demo/tools/demo.py --compare` runs any config of the mix catalogue (or
+"""`projects/demo/tools/demo.py --compare` runs any config of the mix catalogue
+(or
 any pretraining config path) under the demo's budget and evaluation."""
 import glob
 import os
@@ -10,7 +11,9 @@ from mmsiameseim.evaluation import probe_config
 from projects.demo import cli
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 MIX = sorted(
     os.path.basename(p)[:-3] for p in glob.glob(
         os.path.join(ROOT, 'configs', 'pretrain', 'mix', '*.py')))

@@ -12,7 +12,9 @@ import pytest
 
 from projects.demo import WallTimeLedger
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # a process that keeps a ledger until it is killed
 KEEP_LEDGER = '''

@@ -43,12 +43,11 @@ import sys
 
 from mmengine.config import DictAction
 
-from projects.demo.cli import (CONFIG, FLOOR, OTHER_INIT, ROOT,
-                                      SMOKE_CONFIG, WALL_TIME, build_protocol,
-                                      check_dataset, check_publish, demo_lock,
-                                      load_demo_config, methods_of,
-                                      pixel_floors, pretrain_run_cfg,
-                                      publish_dir, say)
+from projects.demo.cli import (CONFIG, FLOOR, OTHER_INIT, ROOT, SMOKE_CONFIG,
+                               WALL_TIME, build_protocol, check_dataset,
+                               check_publish, demo_lock, load_demo_config,
+                               methods_of, pixel_floors, pretrain_run_cfg,
+                               publish_dir, say)
 
 
 def run(args):
@@ -75,9 +74,9 @@ def _run(args):
 
 
 def _pretrain_and_evaluate(args, demo_cfg, wd, run_cfgs, clock):
-    from projects.demo import (demo_results_data, initial_weights,
-                                      pretrain_once, write_demo_report)
     from projects.common.results import write_results
+    from projects.demo import (demo_results_data, initial_weights,
+                               pretrain_once, write_demo_report)
     data_prefix = osp.abspath(args.data_root) + '/'
     methods = list(run_cfgs)
     pretrain = {}

@@ -11,9 +11,9 @@ import textwrap
 import pytest
 from mmengine.config import Config
 
+from projects.common.results import read_results
 from projects.downstream_miniature import ablations, tables
 from projects.downstream_miniature.ablations import ABSENT
-from projects.common.results import read_results
 from tests.helpers import load_tool
 
 TASK = textwrap.dedent('''
@@ -45,7 +45,8 @@ def _meta(commit):
     return dict(
         date='2026-11-28T10:00:00+00:00',
         machine='cpu, 2 cores',
-        command='projects/downstream_miniature/tools/downstream_miniature.py --holdout',
+        command=('projects/downstream_miniature/tools/downstream_miniature.py'
+                 ' --holdout'),
         commit=commit,
         dirty=True,
         dirty_paths=['configs/x.py', 'docs/a.md'])
@@ -218,7 +219,9 @@ def test_a_shared_results_file_needs_the_record_s_own_taken(root):
 
 
 def test_the_command_writes_the_results_file(root, tmp_path):
-    main = load_tool('projects/downstream_miniature/tools/collect_downstream_ablations.py').main
+    main = load_tool(
+        'projects/downstream_miniature/tools/collect_downstream_ablations.py'
+    ).main
     gn = _make_run(root, 'gn', 0, 0.020)
     settings = tmp_path / 'settings.py'
     settings.write_text(

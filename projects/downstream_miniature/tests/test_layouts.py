@@ -11,11 +11,10 @@ import numpy as np
 import pycocotools.mask as mask_util
 import pytest
 
-from projects.downstream_miniature import layouts, scenes
 from mmsiameseim.testing.ade20k import FASHION_TO_ADE
 from mmsiameseim.testing.coco_lvis import CLASSES
-from mmsiameseim.testing.fashion_mnist_arrays import \
-    load_fashion_mnist_arrays
+from mmsiameseim.testing.fashion_mnist_arrays import load_fashion_mnist_arrays
+from projects.downstream_miniature import layouts, scenes
 from tests.test_det.helpers import ROOT
 
 FMNIST = os.path.join(ROOT, 'data', 'fashion_mnist')

@@ -301,14 +301,16 @@ def test_smoke_settings_fine_tune_random_weights_briefly_on_a_small_build(
 
 def test_a_smoke_dry_run_prints_the_commands_and_builds_nothing(
         tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
     import downstream_miniature as tool
 
     def refuse(*args, **kwargs):
         raise AssertionError('a dry run built the datasets')
 
     monkeypatch.setattr(
-        'projects.downstream_miniature.layouts.make_miniature_datasets', refuse)
+        'projects.downstream_miniature.layouts.make_miniature_datasets',
+        refuse)
     tool.main(['--smoke', '--dry-run', '--work-dir', str(tmp_path)])
     out = capsys.readouterr().out
     assert '0 of 3 runs recorded; 3 to run' in out
@@ -352,7 +354,8 @@ def test_comparisons_with_own_initial_weights(settings):
 
 def test_the_study_records_run_by_run_and_a_rerun_continues(
         tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
     import downstream_miniature as tool
     done = []
 
@@ -469,7 +472,8 @@ def test_lengths_plan_every_schedule_backbone_and_seed(settings):
 
 def test_the_lengths_run_by_run_into_their_own_results_file(
         tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
     import downstream_miniature as tool
     roots = []
 
@@ -592,7 +596,8 @@ def test_init_parts_refuse_what_cannot_run(settings, change, message):
 
 def test_the_init_parts_run_into_their_own_results_file(
         tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
     import downstream_miniature as tool
     roots = []
 
@@ -664,7 +669,8 @@ def test_another_init_parts_section_plans_its_own_task(settings):
 
 def test_another_init_parts_section_runs_into_its_own_results_file(
         tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'downstream_miniature', 'tools'))
     import downstream_miniature as tool
     roots = []
 

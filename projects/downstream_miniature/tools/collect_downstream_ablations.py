@@ -5,7 +5,8 @@ results file.
         [--config configs/demo/downstream_miniature_ablations.py]
         [--results-dir docs/results]
 
-Each run of the settings is a record of ``projects/downstream_miniature/tools/downstream_miniature.py
+Each run of the settings is a record of
+``projects/downstream_miniature/tools/downstream_miniature.py
 --holdout`` (its results file and key); its metrics come from its own
 ``vis_data/scalars.json``, what it changed from the config its Runner dumped
 (compared with the ablation's reference run, and the reference with the
@@ -18,10 +19,11 @@ import sys
 
 from mmengine.config import Config
 
-from projects.downstream_miniature.ablations import collect
 from projects.common.results import write_results
+from projects.downstream_miniature.ablations import collect
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+ROOT = osp.dirname(
+    osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 NAME = 'downstream_miniature_ablations'
 
 

@@ -1,7 +1,8 @@
 """Table 2 in miniature: backbones fine-tuned by the shipped ViTDet Mask
 R-CNN and UperNet configs at the demo's size, several seeds each.
 
-    python projects/downstream_miniature/tools/downstream_miniature.py [--tasks coco,lvis,ade20k]
+    python projects/downstream_miniature/tools/downstream_miniature.py [--tasks
+    coco,lvis,ade20k]
         [--backbones siameseim,siameseim_init,...] [--max-runs N]
         [--holdout | --lengths | --init-parts [SECTION] | --smoke]
         [--work-dir work_dirs/downstream_miniature]
@@ -23,7 +24,8 @@ schedule of the settings (``schedules``) fits on the training images'
 split; the best within the budget is recorded as ``chosen`` in
 ``downstream_miniature_holdout.json``, which the table reads
 (``search.results``). The data come from
-``projects/downstream_miniature/tools/make_miniature_downstream.py`` (data/miniature).
+``projects/downstream_miniature/tools/make_miniature_downstream.py``
+(data/miniature).
 ``--lengths`` fine-tunes the backbones of the settings' ``lengths`` with
 longer schedules on the held-out split, outside the budget (how long a
 fine-tune must be for pretraining to show), into
@@ -46,16 +48,16 @@ import sys
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
-from projects.downstream_miniature.smoke import smoke_settings
-from projects.downstream_miniature.study import (choose_schedules, comparisons,
-                                              init_part_runs, length_runs,
-                                              planned_runs, resolve_claim_runs,
-                                              resolve_schedules, results_data,
-                                              run_once, run_settings,
-                                              train_command)
 from projects.common.results import write_results
+from projects.downstream_miniature.smoke import smoke_settings
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+from projects.downstream_miniature.study import (  # isort: skip
+    choose_schedules, comparisons, init_part_runs, length_runs, planned_runs,
+    resolve_claim_runs, resolve_schedules, results_data, run_once,
+    run_settings, train_command)
+
+ROOT = osp.dirname(
+    osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 
 
 def names(text):

@@ -9,7 +9,8 @@ downstream study from real Fashion-MNIST pixels.
 Training images from Fashion-MNIST's training items, validation images from
 its test items, each item at its native size (x0.75-1.5) with its exact
 visible mask (see :mod:`projects.downstream_miniature.layouts` and
-docs/benchmarks.md). The configs of ``configs/benchmarks/mmdet/miniature/``
+projects/downstream_miniature/README.md). The configs of
+``configs/benchmarks/mmdet/miniature/``
 and ``configs/benchmarks/mmseg/miniature/`` read ``data/miniature``. A folder
 built with the same settings is reused; one with other settings, or a
 partial one, is refused by name.

@@ -1,4 +1,5 @@
-"""projects/gpu_check/tools/gpu_check.py on a CPU: as far as it honestly goes without a
+"""projects/gpu_check/tools/gpu_check.py on a CPU: as far as it honestly goes
+without a
 GPU (the no-CUDA exit, the plan and its dry run, the budget and time boxes of
 the job runner on trivial commands).
 

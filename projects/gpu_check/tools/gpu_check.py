@@ -1,6 +1,7 @@
 """Every GPU figure the README lacks, in one command (``make gpu-check``).
 
-    python projects/gpu_check/tools/gpu_check.py [--budget-min 30] [--dry-run [--gpus N]]
+    python projects/gpu_check/tools/gpu_check.py [--budget-min 30] [--dry-run
+    [--gpus N]]
         [--kinds preflight,...] [--keep EARLIER.json]
         [--configs A.py,B.py] [--results-dir DIR]
 
@@ -16,7 +17,8 @@ to docs/results/gpu_check.md).
 
 Without CUDA it says so and exits 0 having measured nothing. ``--dry-run``
 lists the commands it would run, for ``--gpus N`` devices (default: the
-devices seen, at least 1), without running them. See docs/gpu_check.md.
+devices seen, at least 1), without running them. See
+projects/gpu_check/README.md.
 """
 import argparse
 import os.path as osp

@@ -7,9 +7,8 @@ from mmengine.optim import OptimWrapper
 from mmpretrain.registry import MODELS
 
 import mmsiameseim  # noqa: F401
-from projects.preflight.memory_model import (DEVICES_GB,
-                                                    activation_bytes,
-                                                    memory_model, static_bytes)
+from projects.preflight.memory_model import (DEVICES_GB, activation_bytes,
+                                             memory_model, static_bytes)
 from tests.helpers import random_batch, tiny_siameseim_cfg
 
 

@@ -1,4 +1,5 @@
-"""projects/side_by_side/tools/side_by_side.py: the shared settings, the training subset and
+"""projects/side_by_side/tools/side_by_side.py: the shared settings, the
+training subset and
 the table.
 
 (Training the authors' side needs a clone of their code; the tool was run
@@ -13,7 +14,9 @@ from mmengine.config import Config
 
 from projects.demo import format_seed_table
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 OURS_CFG = os.path.join(
     ROOT, 'configs', 'pretrain', 'siameseim_vit-tiny-'
     'p4_1xb64-bf16-coslr-1e_fashionmnist.py')
@@ -22,7 +25,8 @@ OURS_CFG = os.path.join(
 @pytest.fixture
 def tools(monkeypatch):
     # what `python projects/side_by_side/tools/side_by_side.py` has on sys.path
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'projects', 'side_by_side', 'tools'))
+    monkeypatch.syspath_prepend(
+        os.path.join(ROOT, 'projects', 'side_by_side', 'tools'))
     import side_by_side
     import side_by_side_authors
     return side_by_side, side_by_side_authors
@@ -90,8 +94,8 @@ def test_table_gives_mean_spread_and_every_run():
 def test_a_folder_without_their_code_is_refused(tmp_path):
     out = subprocess.run([
         sys.executable,
-        os.path.join(ROOT, 'projects', 'side_by_side', 'tools', 'side_by_side.py'),
-        '--official-repo',
+        os.path.join(ROOT, 'projects', 'side_by_side', 'tools',
+                     'side_by_side.py'), '--official-repo',
         str(tmp_path)
     ],
                          capture_output=True,

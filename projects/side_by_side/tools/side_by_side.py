@@ -1,6 +1,7 @@
 """Train the authors' SiameseIM and ours side by side on Fashion-MNIST.
 
-    python projects/side_by_side/tools/side_by_side.py --official-repo PATH [--seeds 0,1,2]
+    python projects/side_by_side/tools/side_by_side.py --official-repo PATH
+    [--seeds 0,1,2]
         [--train-images 12800] [--epochs 1] [--knn-train 10000]
         [--probe-train 10000] [--probe-epochs 3] [--fewshot-fraction 0.01]
         [--test-images 10000] [--work-dir work_dirs/side_by_side] [--fp32]
@@ -16,7 +17,8 @@ subset of ``--test-images`` when fewer than 10k).
 
 * Ours: that config through mmengine's Runner (``pretrain_once``).
 * The authors': their code from a clone at ``--official-repo`` (nothing of
-  it is shipped), in a child process (projects/side_by_side/tools/side_by_side_authors.py
+  it is shipped), in a child process
+  (projects/side_by_side/tools/side_by_side_authors.py
   says what of theirs runs and which settings are shared); their weights are
   converted with ``mmsiameseim.apis.build_from_official``.
 
@@ -37,10 +39,9 @@ import sys
 from mmengine.config import Config
 
 from projects.common.authors import checkout_problem
-from projects.demo.cli import (CONFIG, ROOT, build_protocol,
-                                      check_dataset, say)
-from projects.side_by_side import (demo_overrides, format_table,
-                                          ours_cfg, settings, train_indices)
+from projects.demo.cli import CONFIG, ROOT, build_protocol, check_dataset, say
+from projects.side_by_side import (demo_overrides, format_table, ours_cfg,
+                                   settings, train_indices)
 
 IMPLS = ('ours', 'authors')
 
@@ -76,8 +77,8 @@ def run_authors(args, seed, run_dir, settings_, indices):
         with open(osp.join(out_dir, 'train.log'), 'w') as log:
             proc = subprocess.run([
                 sys.executable,
-                osp.join(ROOT, 'projects', 'side_by_side', 'tools', 'side_by_side_authors.py'),
-                opts_path
+                osp.join(ROOT, 'projects', 'side_by_side', 'tools',
+                         'side_by_side_authors.py'), opts_path
             ],
                                   stdout=log,
                                   stderr=subprocess.STDOUT,
@@ -150,8 +151,8 @@ def main(argv=None):
         sys.exit(f'--official-repo: {checkout_problem(args.official_repo)}')
     os.chdir(ROOT)
     import mmsiameseim  # noqa: F401
-    from projects.demo import pretrain_once
     from projects.common.results import write_results
+    from projects.demo import pretrain_once
     check_dataset(osp.abspath(args.data_root))
     demo_cfg = Config.fromfile(osp.join(ROOT, CONFIG))
     demo_cfg.merge_from_dict(demo_overrides(args))

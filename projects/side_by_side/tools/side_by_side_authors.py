@@ -1,5 +1,6 @@
 """The authors' SiameseIM pretraining on Fashion-MNIST, for
-projects/side_by_side/tools/side_by_side.py (which starts it in a child process per run).
+projects/side_by_side/tools/side_by_side.py (which starts it in a child process
+per run).
 
     python projects/side_by_side/tools/side_by_side_authors.py OPTS_JSON
 

@@ -11,7 +11,9 @@ from projects.speed import pipeline as P
 from projects.speed.pipeline import step_rate_from_json
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TOOL = os.path.join(ROOT, 'projects', 'speed', 'tools', 'pipeline.py')
 
 

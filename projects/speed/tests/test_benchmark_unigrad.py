@@ -7,7 +7,9 @@ import pytest
 
 from tests.helpers import load_tool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TOOL = os.path.join(ROOT, 'projects', 'speed', 'tools', 'unigrad.py')
 
 

@@ -4,9 +4,8 @@ import pytest
 import torch
 from mmpretrain.models import VisionTransformer
 
-from projects.speed import (GemmStep, arch_settings, build_step,
-                                   mae_model_cfg, precision_context,
-                                   siameseim_model_cfg)
+from projects.speed import (GemmStep, arch_settings, build_step, mae_model_cfg,
+                            precision_context, siameseim_model_cfg)
 
 
 def test_arch_sizes_are_mmpretrains():

@@ -1,7 +1,6 @@
 import argparse
 
-from projects.speed import (memory, room_for_another, start_group,
-                                   workers)
+from projects.speed import memory, room_for_another, start_group, workers
 
 
 def test_another_worker_starts_only_while_memory_holds_it(monkeypatch):

@@ -27,7 +27,8 @@ import time
 import numpy as np
 import torch
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+ROOT = osp.dirname(
+    osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 sys.path.insert(0, ROOT)
 PROBE = osp.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
                  'vit-tiny-p4_linear-probe-10e_fashionmnist.py')

@@ -39,8 +39,8 @@ import sys
 
 from mmsiameseim.precision import precision_from_flag
 from projects.common.results import write_results
-from projects.speed import (GEMM, arch_settings, format_table, ratios,
-                                   run, synthetic_geometry)
+from projects.speed import (GEMM, arch_settings, format_table, ratios, run,
+                            synthetic_geometry)
 from projects.speed.options import check_patch_grid, positive_int
 
 MODELS = ('siameseim', 'siameseim-lowres', 'mae', 'official')

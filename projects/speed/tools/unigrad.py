@@ -44,9 +44,8 @@ import torch
 from projects.common.results import write_results
 from projects.speed.options import positive_int
 from projects.speed.report import format_unigrad_table as format_table
-from projects.speed.unigrad import (DTYPES, VARIANTS, build_loss,
-                                           fwd_bwd, make_inputs, memory_child,
-                                           timed_rows)
+from projects.speed.unigrad import (DTYPES, VARIANTS, build_loss, fwd_bwd,
+                                    make_inputs, memory_child, timed_rows)
 
 
 def extra_memory_mb(args, variant):

@@ -29,7 +29,7 @@ import time
 from mmengine.config import Config, DictAction
 
 from projects.demo.cli import (ROOT, build_protocol, check_dataset,
-                                      precision_override, say)
+                               precision_override, say)
 
 CONFIG = 'configs/demo/table3_miniature.py'
 SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
@@ -53,11 +53,10 @@ def row_run_cfg(t3, factors, row, work_dir, args):
 
 def run(args, rows):
     from mmsiameseim.atomic_io import atomic_json, load_json
-    from projects.demo import (describe_pretraining, initial_weights,
-                                      pretrain_once)
     from projects.common.results import write_results
-    from projects.table3 import (paper_results, read_row,
-                                        write_table3_report)
+    from projects.demo import (describe_pretraining, initial_weights,
+                               pretrain_once)
+    from projects.table3 import paper_results, read_row, write_table3_report
     check_dataset(osp.abspath(args.data_root))
     t3 = Config.fromfile(
         osp.join(ROOT, args.config

@@ -1,7 +1,8 @@
 """Parity with the authors' implementation at ViT-B/16 scale (224 px,
 batch 4: 784 target tokens x 768 channels per loss term).
 
-The fixture (projects/common/tools/make_official_vitb_fixture.py) keeps the authors' loss
+The fixture (projects/common/tools/make_official_vitb_fixture.py) keeps the
+authors' loss
 and gradients of one step, their weights as a seed and shapes; the same
 weights and inputs are rebuilt here without their code."""
 import os
@@ -12,8 +13,7 @@ import torch
 
 from mmsiameseim.apis import build_from_official, convert_official_state_dict
 from mmsiameseim.models.utils.geometry import build_rows_first_sincos_embed
-from tests.conftest import DATA
-from tests.helpers import load_tool
+from tests.helpers import DATA, load_tool
 
 FIXTURE = os.path.join(DATA, 'official_parity_vitb.pt')
 

@@ -62,7 +62,7 @@ mini_model = dict(
     # item (21-42 pixels, up to 84 after LSJ) is read from the stride-1
     # level. Scaled with the strides (56 / 4 = 14: a RoI then spans as many
     # cells of its level as in the benchmark) they scored lower on held-out
-    # images with both of two seeds (docs/benchmarks.md).
+    # images with both of two seeds (projects/downstream_miniature/README.md).
     roi_head=dict(
         bbox_roi_extractor=dict(out_channels=64, featmap_strides=[1, 2, 4, 8]),
         bbox_head=dict(

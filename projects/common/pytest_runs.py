@@ -1,4 +1,4 @@
-"""The test run's published tables (tests/conftest.py writes their files):
+"""The test run's published tables (conftest.py writes their files):
 
 the counts and wall time, and the fault and person matrices that the tests'
 markers make.
@@ -9,7 +9,7 @@ from projects.common.results import results_table
 @results_table('tests')
 def tests_table(results: dict) -> str:
     """The test run's counts, wall time and five slowest tests
-    (``tests/conftest.py``)."""
+    (``conftest.py``)."""
     d = results['data']
     slowest = '<br>'.join(f'`{t["test"].split("/")[-1]}` {t["seconds"]:.0f}'
                           for t in (d.get('slowest') or [])[:5]) or '-'

@@ -1,3 +1,10 @@
+"""The test session of the plugin's tests (tests/) and the studies'
+(projects/*/tests), at the repository's root so that either runs alone:
+
+the tiers' markers (:data:`STUDY_TESTS`, :data:`PACKAGE_TESTS`), the fault
+and person matrices' markers checked, the results files of a test run, the
+durations, and the fixtures both share.
+"""
 import json
 import os
 import shlex
@@ -7,7 +14,8 @@ import pytest
 import torch
 from mmengine.registry import DefaultScope
 
-DATA = os.path.join(os.path.dirname(__file__), 'data')
+ROOT = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(ROOT, 'tests', 'data')
 _SCOPES_AT_START = set(DefaultScope._instance_dict)
 
 
@@ -166,7 +174,7 @@ def _write_durations(config, wall: float) -> str:
     """Every test's duration of this run, slowest first, in
     ``work_dirs/test_durations/SELECTION.json``."""
     from mmsiameseim.atomic_io import atomic_json
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     path = os.path.join(root, 'work_dirs', 'test_durations',
                         f'{_selection(config)}.json')
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -241,7 +249,7 @@ def smoke_imagenet(tmp_path_factory):
     """The tiny ImageNet / A / R / Sketch / C layouts from real Fashion-MNIST
     pixels (tools/dataset_converters/make_smoke_imagenet.py)."""
     from tests.helpers import load_tool
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     tool = load_tool('dataset_converters/make_smoke_imagenet.py')
     out = tmp_path_factory.mktemp('smoke')
     assert tool.main([
