@@ -19,10 +19,13 @@ from setuptools.command.develop import develop
 ROOT = osp.dirname(osp.abspath(__file__))
 # What ``mmsiameseim/.mim/`` holds: the configs and their model index, and
 # the tools that need nothing but the installed package (train and test,
-# which mim runs, the model converters and the evaluation of a checkpoint or
+# which mim runs, their dist and slurm launchers, the model converters and the
+# evaluation of a checkpoint or
 # a folder: kNN, few-shot, embeddings), and the documentation's Markdown
 # pages, which error messages name (mmsiameseim.docs_page).
 MIM_FILES = ('configs', 'model-index.yml', 'tools/train.py', 'tools/test.py',
+             'tools/dist_train.sh', 'tools/dist_test.sh',
+             'tools/slurm_train.sh', 'tools/slurm_test.sh',
              'tools/model_converters', 'tools/evaluation', 'docs')
 
 

@@ -1,7 +1,8 @@
 """Gradient accumulation: how far exact and plain accumulation are from one
 whole batch's gradient (projects/accumulation/tools/accumulation.py), and the
 study of
-training with them (configs/demo/accumulation_study.py); their published
+training with them (projects/accumulation/configs/accumulation_study.py); their
+published
 tables (tables.py)."""
 from projects.accumulation.gradients import DEMO_CONFIG, measure, table
 

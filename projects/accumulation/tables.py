@@ -23,7 +23,8 @@ def accumulation_table(results: dict) -> str:
     return accumulation_rows(results['data']['rows'])
 
 
-# the settings of configs/demo/accumulation_study.py, in its method order
+# the settings of projects/accumulation/configs/accumulation_study.py, in its
+# method order
 _ACCUMULATION_SETTINGS = {
     'siameseim': 'batch 64 (the demo)',
     'siameseim-microbatch4': '4 x 16, exact (`model.micro_batches=4`)',
@@ -132,7 +133,8 @@ def _row(name: str, seeds: list, cells: list, wall: str) -> str:
 @results_table('accumulation_study')
 def accumulation_study_table(results: dict) -> str:
     """The demo's batch of 64 against three ways of training it on a quarter of
-    the images at a time (``configs/demo/accumulation_study.py`` run by
+    the images at a time
+    (``projects/accumulation/configs/accumulation_study.py`` run by
     ``projects/claim/tools/claim_study.py``): mean and spread over the seeds,
     the
     pretraining time, the floors (the same network's initial weights, raw

@@ -526,7 +526,7 @@ def claim_search(results: dict) -> str:
 
 def _stale_claim_format(settings: str) -> Callable[[dict], tuple]:
     """The check of a results file the claim driver writes, from the study
-    settings file ``settings`` (under configs/demo/): the records its
+    settings file ``settings`` (a path in the repository): the records its
     plan at this code would not reuse."""
 
     def check(data: dict) -> tuple:
@@ -536,7 +536,7 @@ def _stale_claim_format(settings: str) -> Callable[[dict], tuple]:
 
         from projects.claim.driver import current_records, study_scorer
         from projects.common.results import REPO
-        study = Config.fromfile(osp.join(REPO, 'configs', 'demo', settings))
+        study = Config.fromfile(osp.join(REPO, settings))
         with tempfile.TemporaryDirectory() as eval_dir:
             scorer = study_scorer(study, REPO, eval_dir,
                                   osp.join(REPO, 'data', 'fashion_mnist'))
@@ -550,5 +550,7 @@ def _stale_claim_format(settings: str) -> Callable[[dict], tuple]:
     return check
 
 
-stale_check('claim')(_stale_claim_format('claim_study.py'))
-stale_check('accumulation_study')(_stale_claim_format('accumulation_study.py'))
+stale_check('claim')(
+    _stale_claim_format('projects/claim/configs/claim_study.py'))
+stale_check('accumulation_study')(
+    _stale_claim_format('projects/accumulation/configs/accumulation_study.py'))

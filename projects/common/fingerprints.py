@@ -124,9 +124,9 @@ UNITS: Dict[str, Unit] = dict(
                       'table3.json'),
     accumulation_study_smoke=Unit(
         ('projects/claim/tools/claim_study.py', '--config',
-         'configs/demo/accumulation_study.py', '--only', 'table',
-         '--results-name', 'accumulation_study', '--work-dir', '{work_dir}',
-         '--results-dir', '{work_dir}', '--cfg-options') +
+         'projects/accumulation/configs/accumulation_study.py', '--only',
+         'table', '--results-name', 'accumulation_study', '--work-dir',
+         '{work_dir}', '--results-dir', '{work_dir}', '--cfg-options') +
         ACCUMULATION_STUDY_SMOKE, 'accumulation_study.json'),
     # two iterations of each miniature downstream config, from random
     # weights, on a small build of the miniature datasets
@@ -255,17 +255,17 @@ def logged_losses(work_dir: str) -> Dict[str, List[float]]:
     return losses
 
 
-def _script_in(tree: str, script: str) -> str:
-    """Where ``script`` (a project's tool) lies in ``tree``: an older tree
-    has it under ``tools/studies/`` (before projects/) or ``tools/``."""
-    if not script.startswith('projects/') or osp.isfile(
-            osp.join(tree, script)):
-        return script
-    for folder in ('tools/studies/', 'tools/'):
-        old = folder + osp.basename(script)
+def _path_in(tree: str, path: str) -> str:
+    """Where ``path`` (a project's tool or settings config) lies in
+    ``tree``: an older tree has a tool under ``tools/studies/`` (before
+    projects/) or ``tools/``, a settings config under ``configs/demo/``."""
+    if not path.startswith('projects/') or osp.isfile(osp.join(tree, path)):
+        return path
+    for folder in ('tools/studies/', 'tools/', 'configs/demo/'):
+        old = folder + osp.basename(path)
         if osp.isfile(osp.join(tree, old)):
             return old
-    return script
+    return path
 
 
 def compute_unit(name: str,
@@ -278,7 +278,7 @@ def compute_unit(name: str,
     with tempfile.TemporaryDirectory(prefix=f'fingerprint_{name}_') as tmp:
         wd = work_dir or tmp
         argv = [a.replace('{work_dir}', wd) for a in unit.argv]
-        argv[0] = _script_in(tree, argv[0])
+        argv = [_path_in(tree, a) for a in argv]
         env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS='1')
         run = subprocess.run(
             [sys.executable] + argv,

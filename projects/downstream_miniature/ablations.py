@@ -5,7 +5,8 @@ file (``docs/results/downstream_miniature_ablations.json``).
 Each run was made by
 ``projects/downstream_miniature/tools/downstream_miniature.py --holdout``
 and is named in the settings
-(``configs/demo/downstream_miniature_ablations.py``) by its study results
+(``projects/downstream_miniature/configs/downstream_miniature_ablations.py``)
+by its study results
 file and record key; its folder (the results file's
 folder / the key) holds the config its Runner dumped and its logs. What a
 row changed is read from those dumped configs, never typed: every key the

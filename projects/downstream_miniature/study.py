@@ -1,5 +1,6 @@
 """Table 2 in miniature: every backbone of the study's settings
-(``configs/demo/downstream_miniature.py``) fine-tuned by every miniature
+(``projects/downstream_miniature/configs/downstream_miniature.py``) fine-tuned
+by every miniature
 config with every seed, each run through the codebase's own training script
 (what ``mim train`` runs), recorded in the results file as soon as it ends,
 so that an interrupted study resumes with the runs it lacks.

@@ -15,12 +15,15 @@ from tests.helpers import ROOT
 TOOLS = osp.join(ROOT, 'tools')
 
 
-def test_the_root_holds_train_test_and_the_set_up_only():
+def test_the_root_holds_train_test_their_launchers_and_the_set_up_only():
     root = {
         osp.basename(p)
         for p in glob.glob(osp.join(TOOLS, '*')) if osp.isfile(p)
     }
-    assert root == {'train.py', 'test.py', 'setup_env.sh'}
+    assert root == {
+        'train.py', 'test.py', 'dist_train.sh', 'dist_test.sh',
+        'slurm_train.sh', 'slurm_test.sh', 'setup_env.sh'
+    }
     folders = {
         osp.basename(p)
         for p in glob.glob(osp.join(TOOLS, '*'))

@@ -91,8 +91,8 @@ def test_every_picture_of_two_checkpoints(tmp_path, monkeypatch, capsys):
     out = tmp_path / 'pictures'
     visualize_features.main([
         sim, mae, '--names', 'siameseim,mae', '--out',
-        str(out), '--study', 'configs/demo/claim_study_smoke.py', '--count',
-        '3', '--photo-size', '64'
+        str(out), '--study', 'projects/claim/configs/claim_study_smoke.py',
+        '--count', '3', '--photo-size', '64'
     ])
     printed = capsys.readouterr().out
     for name in ('pca_photos.png', 'attention_photos.png', 'pca_mosaics.png',

@@ -3,7 +3,7 @@
     python tools/visualization/visualize_features.py CHECKPOINT
         [CHECKPOINT ...] [--names a,b,...] [--config PRETRAIN_CONFIG]
         [--out DIR]
-        [--study configs/demo/claim_study.py] [--data-root DIR]
+        [--study projects/claim/configs/claim_study.py] [--data-root DIR]
         [--images FILE_OR_DIR ...] [--photo-size 128] [--count 6]
         [--initial-weights]
 
@@ -56,7 +56,7 @@ def parse_args(argv=None):
         help='pretraining config of every checkpoint (default: the one '
         'stored in each)')
     p.add_argument('--out', default='work_dirs/feature_pictures')
-    p.add_argument('--study', default='configs/demo/claim_study.py')
+    p.add_argument('--study', default='projects/claim/configs/claim_study.py')
     p.add_argument('--data-root', default='data/fashion_mnist')
     p.add_argument(
         '--images',

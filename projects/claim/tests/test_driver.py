@@ -10,7 +10,8 @@ from mmengine.config import Config
 from projects.claim.driver import current_records, expected_digests, phase_runs
 from tests.helpers import ROOT
 
-SMOKE = os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py')
+SMOKE = os.path.join(ROOT, 'projects', 'claim', 'configs',
+                     'claim_study_smoke.py')
 
 
 class Scorer:
@@ -113,10 +114,11 @@ def test_every_published_claim_format_record_is_planned_at_this_code(tmp_path):
     (projects/common/tests/test_config_values.py)."""
     from mmsiameseim.atomic_io import load_json
     from projects.claim.driver import study_scorer
-    for settings, name in (('claim_study.py', 'claim'),
-                           ('accumulation_study.py', 'accumulation_study')):
-        study = Config.fromfile(
-            os.path.join(ROOT, 'configs', 'demo', settings))
+    for settings, name in (
+        ('projects/claim/configs/claim_study.py',
+         'claim'), ('projects/accumulation/configs/accumulation_study.py',
+                    'accumulation_study')):
+        study = Config.fromfile(os.path.join(ROOT, settings))
         scorer = study_scorer(study, ROOT, str(tmp_path / name),
                               os.path.join(ROOT, 'data', 'fashion_mnist'))
         records = load_json(

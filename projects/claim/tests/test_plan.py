@@ -12,7 +12,7 @@ from projects.claim.plan import (check_study, choices, curve_runs, equal_time,
 from projects.claim.runner import share_images
 from tests.helpers import ROOT
 
-STUDY = os.path.join(ROOT, 'configs', 'demo', 'claim_study.py')
+STUDY = os.path.join(ROOT, 'projects', 'claim', 'configs', 'claim_study.py')
 
 
 def _study(**changes):

@@ -17,7 +17,8 @@ from projects.claim.verdicts import CLAIM_METRICS, curve_comparisons
 from projects.claim.verdicts import summary as summarise
 from tests.helpers import ROOT
 
-SMOKE = os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py')
+SMOKE = os.path.join(ROOT, 'projects', 'claim', 'configs',
+                     'claim_study_smoke.py')
 FLOORS = dict(
     raw=dict(knn=84.0, linear=80.0, fewshot=70.0, dim=784),
     projection=dict(knn=83.0, linear=81.0, fewshot=69.0, dim=8192, seed=0),

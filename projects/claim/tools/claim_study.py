@@ -3,7 +3,8 @@
     python projects/claim/tools/claim_study.py [--only
     search|table|equal_time|curve]
         [--methods a,b] [--max-runs N] [--work-dir work_dirs/claim]
-        [--holdout N] [--smoke] [--config configs/demo/claim_study.py]
+        [--holdout N] [--smoke] [--config
+        projects/claim/configs/claim_study.py]
         [--cfg-options K=V ...] [--results-dir docs/results]
 
 The study runs in phases (projects/claim/plan.py): a search of each
@@ -37,8 +38,8 @@ from mmengine.config import Config, DictAction
 
 from projects.demo.cli import ROOT, check_dataset, precision_override, say
 
-CONFIG = 'configs/demo/claim_study.py'
-SMOKE_CONFIG = 'configs/demo/claim_study_smoke.py'
+CONFIG = 'projects/claim/configs/claim_study.py'
+SMOKE_CONFIG = 'projects/claim/configs/claim_study_smoke.py'
 
 
 def run(args):

@@ -68,7 +68,7 @@ class MosaicDenseProbe:
     def from_cfg(cls, protocol: FrozenBackboneProtocol,
                  cfg: Optional[dict]) -> 'MosaicDenseProbe':
         """Build from a config dict of the ``__init__`` arguments (e.g.
-        ``dense`` of configs/demo/claim_study.py)."""
+        ``dense`` of projects/claim/configs/claim_study.py)."""
         return cls(protocol, **dict(cfg or {}))
 
     def settings(self) -> dict:

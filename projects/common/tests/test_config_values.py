@@ -80,7 +80,7 @@ def test_claim_records_survive_a_comment_and_follow_their_own_values(checkout):
     from projects.claim.plan import table_runs
     from projects.claim.runner import pretrain_settings
     study = Config.fromfile(
-        os.path.join(ROOT, 'configs', 'demo', 'claim_study.py'))
+        os.path.join(ROOT, 'projects', 'claim', 'configs', 'claim_study.py'))
     chosen = {m: dict(lr=1e-3, weight_decay=0.05) for m in study.methods}
     runs = {
         r['method']: r

@@ -13,7 +13,8 @@ from projects.downstream_miniature import study
 from projects.downstream_miniature.smoke import smoke_settings
 from tests.helpers import ROOT
 
-SETTINGS = os.path.join(ROOT, 'configs', 'demo', 'downstream_miniature.py')
+SETTINGS = os.path.join(ROOT, 'projects', 'downstream_miniature', 'configs',
+                        'downstream_miniature.py')
 
 
 def _claim_results(path, chosen):

@@ -2,7 +2,8 @@
 results file.
 
     python projects/downstream_miniature/tools/collect_downstream_ablations.py
-        [--config configs/demo/downstream_miniature_ablations.py]
+        [--config
+        projects/downstream_miniature/configs/downstream_miniature_ablations.py]
         [--results-dir docs/results]
 
 Each run of the settings is a record of
@@ -30,7 +31,9 @@ NAME = 'downstream_miniature_ablations'
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument(
-        '--config', default='configs/demo/downstream_miniature_ablations.py')
+        '--config',
+        default=osp.join('projects', 'downstream_miniature', 'configs',
+                         'downstream_miniature_ablations.py'))
     parser.add_argument(
         '--results-dir', default=osp.join(ROOT, 'docs', 'results'))
     args = parser.parse_args(argv)

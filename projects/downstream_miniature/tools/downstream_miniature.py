@@ -7,7 +7,8 @@ R-CNN and UperNet configs at the demo's size, several seeds each.
         [--holdout | --lengths | --init-parts [SECTION] | --smoke]
         [--work-dir work_dirs/downstream_miniature]
         [--results-dir docs/results] [--data-root data/fashion_mnist]
-        [--config configs/demo/downstream_miniature.py]
+        [--config
+        projects/downstream_miniature/configs/downstream_miniature.py]
         [--cfg-options K=V ...] [--dry-run]
 
 Every (task, backbone, seed) of the settings runs the task's miniature
@@ -67,8 +68,9 @@ def names(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument(
-        '--config', default='configs/demo/'
-        'downstream_miniature.py')
+        '--config',
+        default='projects/downstream_miniature/configs/downstream_miniature.py'
+    )
     parser.add_argument('--work-dir', default='work_dirs/downstream_miniature')
     parser.add_argument('--tasks', type=names)
     parser.add_argument('--backbones', type=names)

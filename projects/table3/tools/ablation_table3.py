@@ -3,7 +3,8 @@
     python projects/table3/tools/ablation_table3.py
         [--work-dir work_dirs/ablation_table3] [--rows a,b,...] [--seed S]
         [--smoke]
-        [--config configs/demo/table3_miniature.py] [--cfg-options K=V ...]
+        [--config projects/table3/configs/table3_miniature.py] [--cfg-options
+        K=V ...]
         [--results-dir docs/results]
 
 Each row's switches (target type, views, colour augmentation, mask type,
@@ -18,7 +19,7 @@ paper's comparisons hold), table3.png and the results file table3.json
 (``--results-dir``: docs/results, whose table the docs render; with
 ``--smoke``, the work dir). Finished rows are reused when the command is run
 again. Budget and protocol: the config
-(``--smoke``: configs/demo/table3_miniature_smoke.py).
+(``--smoke``: projects/table3/configs/table3_miniature_smoke.py).
 """
 import argparse
 import os
@@ -31,8 +32,8 @@ from mmengine.config import Config, DictAction
 from projects.demo.cli import (ROOT, build_protocol, check_dataset,
                                precision_override, say)
 
-CONFIG = 'configs/demo/table3_miniature.py'
-SMOKE_CONFIG = 'configs/demo/table3_miniature_smoke.py'
+CONFIG = 'projects/table3/configs/table3_miniature.py'
+SMOKE_CONFIG = 'projects/table3/configs/table3_miniature_smoke.py'
 
 
 def row_run_cfg(t3, factors, row, work_dir, args):

@@ -123,7 +123,8 @@ def test_patch_tokens_drop_the_cls_token_and_keep_the_grid():
 
 def _protocol(tmp_path, **kwargs):
     smoke = Config.fromfile(
-        os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py'))
+        os.path.join(ROOT, 'projects', 'claim', 'configs',
+                     'claim_study_smoke.py'))
     return FrozenBackboneProtocol.from_cfg(
         smoke.evaluation,
         work_dir=str(tmp_path),

@@ -52,7 +52,8 @@ def test_the_probe_config_trains_on_vectors_of_any_width():
 @needs_data
 def test_pixels_go_through_the_protocol_as_features_do(tmp_path):
     smoke = Config.fromfile(
-        os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py'))
+        os.path.join(ROOT, 'projects', 'claim', 'configs',
+                     'claim_study_smoke.py'))
     protocol = FrozenBackboneProtocol.from_cfg(
         smoke.evaluation,
         work_dir=str(tmp_path),
@@ -93,7 +94,8 @@ def test_without_a_projection_only_the_raw_pixels_are_scored(tmp_path):
     """The demo's floor: raw pixels alone, the same scores as with a
     projection beside them."""
     smoke = Config.fromfile(
-        os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py'))
+        os.path.join(ROOT, 'projects', 'claim', 'configs',
+                     'claim_study_smoke.py'))
 
     def floors(work_dir, **kwargs):
         protocol = FrozenBackboneProtocol.from_cfg(

@@ -144,7 +144,7 @@ def test_the_knn_bank_is_a_setting_old_results_keep(tmp_path):
     # the claim's config (bank 'own' pinned) stores what its results hold
     from projects.common.evaluation.protocol import stored_knn
     study = Config.fromfile(
-        os.path.join(ROOT, 'configs', 'demo', 'claim_study.py'))
+        os.path.join(ROOT, 'projects', 'claim', 'configs', 'claim_study.py'))
     stored = json.load(
         open(os.path.join(ROOT, 'docs', 'results',
                           'claim.json')))['data']['settings']

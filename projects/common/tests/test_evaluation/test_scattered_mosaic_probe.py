@@ -135,7 +135,8 @@ def test_boundary_iou_of_hand_made_masks():
 
 def _protocol(tmp_path, **kwargs):
     smoke = Config.fromfile(
-        os.path.join(ROOT, 'configs', 'demo', 'claim_study_smoke.py'))
+        os.path.join(ROOT, 'projects', 'claim', 'configs',
+                     'claim_study_smoke.py'))
     return FrozenBackboneProtocol.from_cfg(
         smoke.evaluation,
         work_dir=str(tmp_path),

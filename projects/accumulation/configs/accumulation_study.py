@@ -5,12 +5,12 @@
 # beside the floors (each run's initial weights, raw pixels).
 #
 #     python projects/claim/tools/claim_study.py \
-#         --config configs/demo/accumulation_study.py \
+#         --config projects/accumulation/configs/accumulation_study.py \
 #         --results-name accumulation_study --only table \
 #         --work-dir work_dirs/accumulation_study
 #
 # Rendered in docs/pretraining/memory.md ("Evidence in miniature").
-_base_ = ['claim_study.py']
+_base_ = ['../../claim/configs/claim_study.py']
 # the dense probe, the pixel floors and the kNN bank are the claim study's
 # (claim_study.py): the scattered mosaics, on which pretraining shows
 

@@ -12,7 +12,7 @@
 # named by its study results file (`results`) and record (`key`); its folder
 # (the results file's folder / key) holds the config its Runner dumped and
 # its logs, from which its metrics and what it changed are read.
-study = 'configs/demo/downstream_miniature.py'
+study = 'projects/downstream_miniature/configs/downstream_miniature.py'
 task = 'coco'
 metrics = [
     'coco/bbox_mAP', 'coco/bbox_mAP_50', 'coco/segm_mAP', 'coco/segm_mAP_50'

@@ -7,7 +7,7 @@
 # the floors (each run's own initial weights; raw pixels and their random
 # projection). The phases: search, table, equal time, learning curve
 # (projects/claim/plan.py).
-_base_ = ['fashionmnist_demo.py']
+_base_ = ['../../../configs/demo/fashionmnist_demo.py']
 
 # keys of pretrain_configs (fashionmnist_demo.py), in table order
 methods = ['siameseim', 'mae', 'mocov3']

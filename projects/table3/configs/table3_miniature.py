@@ -3,7 +3,7 @@
 # (read off its config in configs/pretrain/ablations) applied to the demo's
 # SiameseIM config, the same budget and seed for each row, evaluated like the
 # demo.
-_base_ = ['fashionmnist_demo.py']
+_base_ = ['../../../configs/demo/fashionmnist_demo.py']
 
 row_config_dir = 'configs/pretrain/ablations'
 seed = 0
