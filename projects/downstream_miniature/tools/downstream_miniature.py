@@ -1,20 +1,18 @@
 """Table 2 in miniature: backbones fine-tuned by the shipped ViTDet Mask
 R-CNN and UperNet configs at the demo's size, several seeds each.
 
-    python projects/downstream_miniature/tools/downstream_miniature.py [--tasks
-    coco,lvis,ade20k]
-        [--backbones siameseim,siameseim_init,...] [--max-runs N]
-        [--holdout | --lengths | --init-parts [SECTION] | --smoke]
-        [--work-dir work_dirs/downstream_miniature]
+    python projects/downstream_miniature/tools/downstream_miniature.py
+        [--tasks coco,lvis,ade20k] [--backbones siameseim,...]
+        [--max-runs N] [--holdout | --lengths | --init-parts [SECTION] |
+        --smoke] [--work-dir work_dirs/downstream_miniature]
         [--results-dir docs/results] [--data-root data/fashion_mnist]
-        [--config
-        projects/downstream_miniature/configs/downstream_miniature.py]
-        [--cfg-options K=V ...] [--dry-run]
+        [--config CONFIG] [--cfg-options K=V ...] [--dry-run]
 
 Every (task, backbone, seed) of the settings runs the task's miniature
 config through the codebase's training script (what `mim train` runs) in
 ``WORK_DIR/TASK/BACKBONE/seedS``, and is recorded in the results file
-``RESULTS_DIR/downstream_miniature[_holdout].json`` as soon as it ends: a rerun
+``RESULTS_DIR/downstream_miniature[_holdout].json`` as soon as it ends (the
+settings: ``--config``, projects/downstream_miniature/configs/): a rerun
 skips the runs recorded under the same settings, so the study may span
 sessions (``--max-runs`` stops after that many new runs). Each pretrained
 backbone is compared with its own initial weights (Welch over the seeds,
