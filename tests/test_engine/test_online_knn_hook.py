@@ -2,6 +2,7 @@
 config, shrunk to a few iterations on a few images."""
 import json
 import os
+import uuid
 
 import pytest
 import torch
@@ -43,6 +44,10 @@ def _runner(tmp_path, log_level='WARNING', **hook):
     knn.bank_dataloader.batch_size = knn.query_dataloader.batch_size = 16
     knn.update(hook)
     cfg.log_level = log_level
+    # mmengine names the logger and visualizer instances by the experiment,
+    # by default the second the run starts: two runners of one second would
+    # share one visualizer and write into the first one's log folder
+    cfg.experiment_name = f'knn_hook_{uuid.uuid4().hex[:8]}'
     return Runner.from_cfg(cfg)
 
 
