@@ -13,9 +13,11 @@ import pytest
 from mmengine.config import Config
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# the shipped configs and the studies' settings (projects/*/configs/)
 CONFIGS = sorted(
-    p for p in glob.glob(
-        osp.join(ROOT, 'configs', '**', '*.py'), recursive=True)
+    p for p in
+    glob.glob(osp.join(ROOT, 'configs', '**', '*.py'), recursive=True) +
+    glob.glob(osp.join(ROOT, 'projects', '*', 'configs', '*.py'))
     if '/_base_/' not in p)
 
 
