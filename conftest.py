@@ -1,9 +1,9 @@
-"""The test session of the plugin's tests (tests/) and the studies'
-(projects/*/tests), at the repository's root so that either runs alone:
+"""The test session of the plugin's tests and the studies' tests.
 
-the tiers' markers (:data:`STUDY_TESTS`, :data:`PACKAGE_TESTS`), the fault
-and person matrices' markers checked, the results files of a test run, the
-durations, and the fixtures both share.
+At the repository's root so that tests/ and projects/*/tests each run
+alone: the tiers' markers (:data:`STUDY_TESTS`, :data:`PACKAGE_TESTS`), the
+fault and person matrices' markers checked, the results files of a test
+run, the durations, and the fixtures both share.
 """
 import json
 import os
@@ -14,8 +14,8 @@ import pytest
 import torch
 from mmengine.registry import DefaultScope
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(ROOT, 'tests', 'data')
+from tests.helpers import DATA, ROOT
+
 _SCOPES_AT_START = set(DefaultScope._instance_dict)
 
 
@@ -174,8 +174,7 @@ def _write_durations(config, wall: float) -> str:
     """Every test's duration of this run, slowest first, in
     ``work_dirs/test_durations/SELECTION.json``."""
     from mmsiameseim.atomic_io import atomic_json
-    root = ROOT
-    path = os.path.join(root, 'work_dirs', 'test_durations',
+    path = os.path.join(ROOT, 'work_dirs', 'test_durations',
                         f'{_selection(config)}.json')
     os.makedirs(os.path.dirname(path), exist_ok=True)
     atomic_json(
@@ -185,7 +184,7 @@ def _write_durations(config, wall: float) -> str:
             markexpr=config.option.markexpr,
             wall_s=round(wall, 1),
             durations=_slowest(count=None)))
-    return os.path.relpath(path, root)
+    return os.path.relpath(path, ROOT)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -249,12 +248,11 @@ def smoke_imagenet(tmp_path_factory):
     """The tiny ImageNet / A / R / Sketch / C layouts from real Fashion-MNIST
     pixels (tools/dataset_converters/make_smoke_imagenet.py)."""
     from tests.helpers import load_tool
-    root = ROOT
     tool = load_tool('dataset_converters/make_smoke_imagenet.py')
     out = tmp_path_factory.mktemp('smoke')
     assert tool.main([
         '--fashion-mnist',
-        os.path.join(root, 'data', 'fashion_mnist'), '--out',
+        os.path.join(ROOT, 'data', 'fashion_mnist'), '--out',
         str(out)
     ]) == 0
     return out
