@@ -16,7 +16,7 @@ setup-full:
 
 # The main job: SiameseIM pretraining + evaluation on Fashion-MNIST (CPU).
 # Its results file is work_dirs/demo/demo.json; the published figures
-# (docs/results/demo.json) are rewritten only by DEMO_ARGS=--publish.
+# (projects/demo/results/demo.json) are rewritten only by DEMO_ARGS=--publish.
 demo: setup
 	$(PY) projects/demo/tools/demo.py $(DEMO_ARGS)
 
@@ -94,16 +94,18 @@ docs: setup-full
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 	$(PY) tools/docs/check_links.py
 
-# Results files (docs/results/NAME.json: data + date, machine, command,
-# commit) and the tables rendered from them into README.md, docs/ and the
-# config READMEs. `make results` reruns the quick ones (the UniGrad and
-# attention benchmarks, the fault matrix from the test markers) and renders
-# every block; the long ones are their own commands:
+# Results files (NAME.json: data + date, machine, command, commit; each in
+# the results/ folder of the project that takes it, the plugin's test runs in
+# docs/results: projects/common/results.py RESULTS_HOMES) and the tables
+# rendered from them into README.md, docs/, the config and project READMEs.
+# `make results` reruns the quick ones (the UniGrad and attention
+# benchmarks, the fault matrix from the test markers) and renders every
+# block; the long ones are their own commands:
 #   make demo DEMO_ARGS=--publish                       -> demo.json
 #   $(PY) projects/table3/tools/ablation_table3.py      -> table3.json
 #   $(PY) projects/side_by_side/tools/side_by_side.py --official-repo PATH
 #                                                       -> side_by_side.json
-#   $(PY) projects/speed/tools/pretrain.py --results-dir docs/results
+#   $(PY) projects/speed/tools/pretrain.py --results-dir projects/speed/results
 #   $(PY) projects/downstream_miniature/tools/downstream_miniature.py \
 #       [--holdout]
 #                                  -> downstream_miniature[_holdout].json
@@ -115,7 +117,7 @@ docs: setup-full
 # `$(PY) projects/common/tools/render_results.py --check` fails on any block
 # that differs from its source or has none.
 results: setup
-	$(PY) projects/speed/tools/unigrad.py --results-dir docs/results
-	$(PY) projects/speed/tools/attention.py --results-dir docs/results
+	$(PY) projects/speed/tools/unigrad.py --results-dir projects/speed/results
+	$(PY) projects/speed/tools/attention.py --results-dir projects/speed/results
 	MMSIAMESEIM_RESULTS=1 $(PY) -m pytest -q --collect-only tests projects >/dev/null
 	$(PY) projects/common/tools/render_results.py

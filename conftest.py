@@ -112,8 +112,9 @@ def _write_matrices(config):
             results_dir=os.environ.get('MMSIAMESEIM_RESULTS_DIR'))
 
 
-# The results files of a test run (docs/results/tests.json, counts and wall
-# time, and docs/results/{fault,person}_matrix.json, the matrix markers),
+# The results files of a test run (tests.json, or tests_studies.json for the
+# studies' run: counts and wall time; {fault,person}_matrix.json, the matrix
+# markers; their homes in projects/common/results.py),
 # written only with MMSIAMESEIM_RESULTS=1 (MMSIAMESEIM_RESULTS_DIR: another
 # folder); both at the end of a run, so that the run's own check of the
 # rendered tables sees the committed files (the matrices at collection with

@@ -1,6 +1,6 @@
-"""Gradient accumulation's published tables: the gradients' distances
-(docs/results/accumulation.json) and the study of training with exact and
-plain accumulation (docs/results/accumulation_study.json)."""
+"""Gradient accumulation's published tables (results/ of this project): the
+gradients' distances (accumulation.json) and the study of training with
+exact and plain accumulation (accumulation_study.json)."""
 import json
 import statistics as st
 from typing import List
@@ -143,7 +143,7 @@ def accumulation_study_table(results: dict) -> str:
     data = results['data']
     if data.get('format') != FORMAT:
         raise ValueError(
-            'docs/results/accumulation_study.json is of the claim study\'s '
+            'accumulation_study.json is of the claim study\'s '
             f'format {data.get("format", 1)}; only format {FORMAT} is '
             'rendered: rerun the command above it to replace it')
     summary = data['summary']

@@ -5,7 +5,7 @@ results file and charts go.
 """
 import os.path as osp
 
-from projects.common.results import REPO
+from projects.common.results import RESULTS_HOMES, results_home
 
 # The paper's Table 1 (ViT-B/16, ImageNet): the metric of ours that each
 # of its columns is miniaturised by -> method -> number.
@@ -23,22 +23,26 @@ PAIRS = (('siameseim', 'mocov3'), ('siameseim', 'mae'), ('mocov3', 'mae'))
 def results_file(args):
     name = args.results_name or ('claim_holdout' if args.holdout else 'claim')
     if args.results_dir:
-        folder = osp.abspath(args.results_dir)
-    elif args.smoke or args.holdout:
-        folder = osp.abspath(args.work_dir)
-    else:
-        folder = osp.join(REPO, 'docs', 'results')
-    return name, folder
+        return name, osp.abspath(args.results_dir)
+    if args.smoke or args.holdout:
+        return name, osp.abspath(args.work_dir)
+    try:
+        return name, results_home(name)
+    except KeyError as e:
+        raise SystemExit(f'--results-name {name}: {e.args[0]}; or give '
+                         '--results-dir') from None
 
 
 def figures_dir(args, results_folder, name):
-    """--figures-dir; else docs/claim/figures beside the published results
-    file, or WORK_DIR/figures; another results file than claim.json draws
-    into a NAME subfolder."""
+    """--figures-dir; else the ``figures`` folder of the project of a
+    published results file (beside its ``results``), or WORK_DIR/figures,
+    where another results file than claim.json draws into a NAME
+    subfolder."""
     if args.figures_dir:
         return osp.abspath(args.figures_dir)
-    if results_folder == osp.join(REPO, 'docs', 'results'):
-        folder = osp.join(REPO, 'docs', 'claim', 'figures')
-    else:
-        folder = osp.join(osp.abspath(args.work_dir), 'figures')
+    published = name.split(':')[0] in RESULTS_HOMES and \
+        results_folder == results_home(name)
+    if published:
+        return osp.join(osp.dirname(results_folder), 'figures')
+    folder = osp.join(osp.abspath(args.work_dir), 'figures')
     return folder if name == 'claim' else osp.join(folder, name)

@@ -1,6 +1,8 @@
-"""The claim study's published tables (docs/results/claim*.json): the main
-table of every method's scores over the seeds, the paper's orderings, the
-learning curve and the readings, the setup and the search."""
+"""The claim study's published tables (projects/claim/results/claim.json):
+
+the main table of every method's scores over the seeds, the paper's orderings,
+the learning curve and the readings, the setup and the search.
+"""
 import os.path as osp
 import statistics
 from typing import Callable, Dict, List, Optional

@@ -4,7 +4,7 @@ Two kinds of block, in ``README.md``, ``docs/**/*.md`` and
 ``configs/**/README.md``::
 
     <!-- results:NAME -->
-    (the registered renderer's markdown for docs/results/NAME.json, then a
+    (the registered renderer's markdown for results file NAME, then a
     one-line provenance footer)
     <!-- /results:NAME -->
 
@@ -113,8 +113,7 @@ def footer(name: str,
     """One line: where the figures come from and, for a study, whether its
     smoke fingerprint says they may have changed since."""
     meta = results.get('meta', {})
-    rdir = results_dir or osp.join(root, 'docs', 'results')
-    path = results_path(name, rdir)
+    path = results_path(name, results_dir, root)
     link = osp.relpath(path, osp.dirname(md_path))
     shown = osp.relpath(path, root)
     commit = meta.get('commit')
@@ -142,7 +141,7 @@ def footer(name: str,
                      'other config values (or another plugin version) than '
                      f'this code\'s, first {keys[0]}: retake them.**')
     else:
-        entry = fingerprints.load(rdir).get(file)
+        entry = fingerprints.load(results_dir, root).get(file)
         note = entry and fingerprints.changed_note(entry)
         if entry is None or entry.get('results_commit') != commit:
             text += ' **No smoke fingerprint recorded for these results: ' \
@@ -167,18 +166,19 @@ def render_results_block(name: str,
         fingerprints.results_kind(name)
     except KeyError as e:
         raise BlockError(e.args[0]) from None
-    rdir = results_dir or osp.join(root, 'docs', 'results')
-    if not osp.isfile(results_path(name, rdir)):
+    path = results_path(name, results_dir, root)
+    if not osp.isfile(path):
         raise BlockError(
-            f'no results file {osp.relpath(results_path(name, rdir), root)}'
+            f'no results file {osp.relpath(path, root)}'
             ': run the command that writes it (see `make results`)')
-    results = read_results(name, rdir)
+    results = read_results(name, results_dir, root)
     table = renderers[name](results).strip('\n')
     return '\n' + table + '\n\n' + footer(name, results, md_path, root,
-                                          rdir) + '\n'
+                                          results_dir) + '\n'
 
 
-def _metafile_cell_result(model: dict, root: str, rdir: str) -> str:
+def _metafile_cell_result(model: dict, root: str,
+                          results_dir: Optional[str]) -> str:
     ref = model.get('Metadata', {}).get('Reproduced In')
     if not ref:
         return 'not run here'
@@ -188,9 +188,9 @@ def _metafile_cell_result(model: dict, root: str, rdir: str) -> str:
         raise BlockError(f'{model["Name"]}: Reproduced In {ref!r}: no result '
                          f'cell registered for {name!r} (registered: '
                          f'{sorted(cells)})')
-    if not osp.isfile(results_path(name, rdir)):
+    if not osp.isfile(results_path(name, results_dir, root)):
         return f'not run yet (`{name}`)'
-    return cells[name](read_results(name, rdir), key)
+    return cells[name](read_results(name, results_dir, root), key)
 
 
 def _paper_cell(model: dict) -> str:
@@ -227,7 +227,6 @@ def render_metafile_block(metafile: str,
         meta = yaml.safe_load(f) or {}
     if not meta.get('Models'):
         raise BlockError(f'{metafile}: no Models')
-    rdir = results_dir or osp.join(root, 'docs', 'results')
     here = osp.dirname(md_path)
     lines = [
         '| config | paper row | result | log | weights |',
@@ -242,7 +241,7 @@ def render_metafile_block(metafile: str,
         cells = [
             f'[{model["Name"]}]({link})',
             _paper_cell(model),
-            _metafile_cell_result(model, root, rdir),
+            _metafile_cell_result(model, root, results_dir),
             f'[log]({log})' if log else '-',
             _weights_cell(model)
         ]

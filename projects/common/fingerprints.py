@@ -1,13 +1,15 @@
 """Whether a published number could have changed: smoke fingerprints.
 
-Every results file in docs/results is one of three kinds
+Every results file (:data:`projects.common.results.RESULTS_HOMES`) is one
+of three kinds
 (:func:`results_kind`):
 
 * **study** (:data:`STUDIES`): its numbers come from training and
   scoring. Its fingerprint is its study run at smoke size with fixed seeds
   on the CPU (each :class:`Unit` well under a minute): the scores the run
   writes and the training losses it logs. The fingerprint recorded with the
-  results file (``docs/results/fingerprints.json``) is the one of the code
+  results file (``projects/common/results/fingerprints.json``) is the one
+  of the code
   that took its numbers. The studies' tests
   (projects/common/tests/test_fingerprints.py) run every unit at the current
   code
@@ -38,6 +40,7 @@ import glob
 import json
 import os
 import os.path as osp
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,10 +50,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from mmsiameseim.atomic_io import atomic_json, load_json
 from mmsiameseim.precision import native_bf16
 from projects.common.metrics import DOWNSTREAM_HEADINGS, METRICS
-from projects.common.results import (REPO, RESULTS_DIR, machine, read_results,
+from projects.common.results import (REPO, machine, read_results, results_path,
                                      run_meta)
 
-FINGERPRINTS = 'fingerprints.json'
+FINGERPRINTS = 'fingerprints'  # the results file of the records
+# a project's published output: its results files and figures
+PUBLISHED = re.compile(r'^projects/[^/]+/(results|figures)/')
 # What a study's results file scores (timings, counts and settings are not
 # fingerprinted): the protocol's and the dense probe's metrics, the
 # accumulation gradients' distances, the parity fixture's numbers.
@@ -205,12 +210,14 @@ def results_kind(name: str) -> str:
 
 def uncommitted_code(meta: dict) -> Optional[List[str]]:
     """The uncommitted changes a results file was taken with, outside the
-    markdown and docs/ (None when its meta does not list them)."""
+    markdown, docs/ and the projects' results and figures (None when its
+    meta does not list them)."""
     paths = meta.get('dirty_paths')
     if paths is None:
         return None
     return [
         p for p in paths if not p.endswith('.md') and not p.startswith('docs/')
+        and not PUBLISHED.match(p)
     ]
 
 
@@ -343,10 +350,11 @@ def changed_note(entry: dict) -> Optional[str]:
                  for e in fingerprints_of(entry) if e.get('changed')), None)
 
 
-def load(results_dir: Optional[str] = None) -> Dict[str, dict]:
-    """The recorded fingerprints ({results name: record})."""
-    return load_json(osp.join(results_dir or RESULTS_DIR, FINGERPRINTS)) \
-        or {}
+def load(results_dir: Optional[str] = None,
+         root: str = REPO) -> Dict[str, dict]:
+    """The recorded fingerprints ({results name: record}) of
+    ``results_dir``, else of their home under ``root``."""
+    return load_json(results_path(FINGERPRINTS, results_dir, root)) or {}
 
 
 def record(name: str,
@@ -354,11 +362,14 @@ def record(name: str,
            changed: Optional[str] = None,
            results_dir: Optional[str] = None,
            command: Optional[str] = None,
-           evidence: Optional[str] = None) -> dict:
+           evidence: Optional[str] = None,
+           root: str = REPO) -> dict:
     """Store ``fingerprint`` as the one of results file ``name`` on this
     kind of CPU (:func:`cpu_kind`), for the results file's own commit;
     ``changed`` says what changed since the results were taken (None: they
-    are current), ``evidence`` why they are current.
+    are current), ``evidence`` why they are current. The results file and
+    the records are those of ``results_dir``, else their homes under
+    ``root``.
 
     For the results already recorded on another kind of CPU, it goes beside
     that fingerprint (``other_cpus``); for other results, it replaces the
@@ -366,10 +377,10 @@ def record(name: str,
 
     Returns the record.
     """
-    folder = results_dir or RESULTS_DIR
     meta = run_meta(command)
     entry = dict(
-        results_commit=read_results(name, folder)['meta'].get('commit'),
+        results_commit=read_results(name, results_dir,
+                                    root)['meta'].get('commit'),
         commit=meta['commit'],
         date=meta['date'],
         machine=meta['machine'],
@@ -380,7 +391,7 @@ def record(name: str,
         changed=changed,
         evidence=evidence,
         fingerprint=fingerprint)
-    stored = load(folder)
+    stored = load(results_dir, root)
     old = stored.get(name)
     if old and old.get('results_commit') == entry['results_commit']:
         kind = entry['cpu']
@@ -397,7 +408,9 @@ def record(name: str,
         if others:
             entry['other_cpus'] = dict(sorted(others.items()))
     stored[name] = entry
-    atomic_json(osp.join(folder, FINGERPRINTS), dict(sorted(stored.items())))
+    atomic_json(
+        results_path(FINGERPRINTS, results_dir, root),
+        dict(sorted(stored.items())))
     return entry
 
 

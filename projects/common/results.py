@@ -1,6 +1,8 @@
 """Results files: every run that produces a published figure writes one.
 
-A results file is ``docs/results/<name>.json``::
+A results file is ``<home>/<name>.json``, its home (:data:`RESULTS_HOMES`)
+the ``results/`` folder of the project that takes it, or ``docs/results/``
+for the plugin's own test runs::
 
     {"meta": {"date": ..., "machine": ..., "command": ..., "commit": ...,
               "dirty": ...},
@@ -24,7 +26,37 @@ from typing import Callable, Dict, Optional
 from mmsiameseim.atomic_io import atomic_json, load_json
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-RESULTS_DIR = osp.join(REPO, 'docs', 'results')
+
+# results file -> its folder, relative to the repository: the one list to
+# extend when a tool publishes a new results file.
+_DOWNSTREAM = 'projects/downstream_miniature/results'
+RESULTS_HOMES: Dict[str, str] = {
+    'accumulation': 'projects/accumulation/results',
+    'accumulation_study': 'projects/accumulation/results',
+    'benchmark_attention': 'projects/speed/results',
+    'benchmark_checkpointing': 'projects/speed/results',
+    'benchmark_pretrain': 'projects/speed/results',
+    'benchmark_unigrad': 'projects/speed/results',
+    'claim': 'projects/claim/results',
+    'demo': 'projects/demo/results',
+    'downstream_miniature': _DOWNSTREAM,
+    'downstream_miniature_ablations': _DOWNSTREAM,
+    'downstream_miniature_holdout': _DOWNSTREAM,
+    'downstream_miniature_init_parts': _DOWNSTREAM,
+    'downstream_miniature_init_parts_coco': _DOWNSTREAM,
+    'downstream_miniature_lengths': _DOWNSTREAM,
+    'fingerprints': 'projects/common/results',
+    'gpu_check': 'projects/gpu_check/results',
+    'pipeline': 'projects/speed/results',
+    'preflight': 'projects/preflight/results',
+    'side_by_side': 'projects/side_by_side/results',
+    'table3': 'projects/table3/results',
+    'tests_studies': 'projects/common/results',
+    # the plugin's test runs: counts and the fault and person matrices
+    'fault_matrix': 'docs/results',
+    'person_matrix': 'docs/results',
+    'tests': 'docs/results',
+}
 
 Renderer = Callable[[dict], str]
 CellRenderer = Callable[[dict, str], str]
@@ -159,10 +191,36 @@ def run_meta(command: Optional[str] = None) -> dict:
         host=host())
 
 
-def results_path(name: str, results_dir: Optional[str] = None) -> str:
-    """The file of results ``name``; a view of it, ``NAME:VIEW`` (another
-    renderer of the same file), is the file NAME."""
-    return osp.join(results_dir or RESULTS_DIR, f'{name.split(":")[0]}.json')
+def results_home(name: str, root: str = REPO) -> str:
+    """The folder of results file ``name`` (:data:`RESULTS_HOMES`) under
+    ``root``; a name without a home is an error that says where to add
+    it."""
+    file = name.split(':')[0]
+    if file not in RESULTS_HOMES:
+        raise KeyError(f'results file {file!r} has no home: add it to '
+                       'RESULTS_HOMES in projects/common/results.py '
+                       '(its project\'s results/ folder)')
+    return osp.join(root, RESULTS_HOMES[file])
+
+
+def results_path(name: str,
+                 results_dir: Optional[str] = None,
+                 root: str = REPO) -> str:
+    """The file of results ``name``: in ``results_dir`` where one is given
+    (every name there, e.g. a test's or a smoke run's folder), else in its
+    home under ``root``.
+
+    A view of it, ``NAME:VIEW`` (another renderer of
+    the same file), is the file NAME.
+    """
+    folder = results_dir or results_home(name, root)
+    return osp.join(folder, f'{name.split(":")[0]}.json')
+
+
+def published_results(root: str = REPO) -> Dict[str, str]:
+    """{name: path} of every results file in its home under ``root``."""
+    paths = {name: results_path(name, root=root) for name in RESULTS_HOMES}
+    return {name: p for name, p in sorted(paths.items()) if osp.isfile(p)}
 
 
 def write_results(name: str,
@@ -170,17 +228,21 @@ def write_results(name: str,
                   command: Optional[str] = None,
                   results_dir: Optional[str] = None) -> str:
     """Write ``data`` with :func:`run_meta` as the results file ``name``
-    (atomically); returns its path."""
+    (atomically) in ``results_dir``, else in its home; returns its
+    path."""
     path = results_path(name, results_dir)
     os.makedirs(osp.dirname(path), exist_ok=True)
     atomic_json(path, dict(meta=run_meta(command), data=data))
     return path
 
 
-def read_results(name: str, results_dir: Optional[str] = None) -> dict:
-    """The results file ``name`` (``meta`` and ``data``); a missing file is
-    an error that names it."""
-    path = results_path(name, results_dir)
+def read_results(name: str,
+                 results_dir: Optional[str] = None,
+                 root: str = REPO) -> dict:
+    """The results file ``name`` (``meta`` and ``data``) of ``results_dir``,
+    else of its home under ``root``; a missing file is an error that names
+    it."""
+    path = results_path(name, results_dir, root)
     results = load_json(path)
     if results is None:
         raise FileNotFoundError(f'no results file {path}: run the command '

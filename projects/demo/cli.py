@@ -12,6 +12,7 @@ import sys
 from mmengine.config import Config
 
 from projects.common.results import REPO as ROOT
+from projects.common.results import RESULTS_HOMES
 
 CONFIG = 'configs/demo/fashionmnist_demo.py'
 SMOKE_CONFIG = 'configs/demo/fashionmnist_demo_smoke.py'
@@ -19,7 +20,7 @@ SMOKE_CONFIG = 'configs/demo/fashionmnist_demo_smoke.py'
 # (reference_init=True in the demo config)
 FLOOR = 'siameseim initial weights'
 OTHER_INIT = 'mmpretrain ViT init (not this run\'s start)'
-PUBLISHED_DIR = osp.join(ROOT, 'docs', 'results')
+PUBLISHED_DIR = osp.join(ROOT, RESULTS_HOMES['demo'])
 WALL_TIME = 'wall_time.json'  # the demo's time, per invocation
 FMNIST_FILES = ('train-images-idx3-ubyte', 'train-labels-idx1-ubyte',
                 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte')
@@ -154,7 +155,7 @@ def methods_of(args, demo_cfg):
 
 def publish_dir(args):
     """Where a copy of the results file is published: ``--results-dir``,
-    docs/results with ``--publish``, or None (the work dir's only)."""
+    projects/demo/results with ``--publish``, or None (the work dir's only)."""
     if args.results_dir:
         return osp.abspath(args.results_dir)
     if args.publish:

@@ -187,7 +187,7 @@ def demo_results_data(results: Dict[str, dict],
                       smoke: bool = False,
                       invocations: int = 1) -> dict:
     """The ``data`` of the demo's results file (``WORK_DIR/demo.json``; with
-    ``--publish`` ``docs/results/demo.json``, rendered by
+    ``--publish`` ``projects/demo/results/demo.json``, rendered by
     ``projects.demo.tables.demo_table``).
 
     Wall times are summed over the invocations of the work dir (a killed

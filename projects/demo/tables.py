@@ -1,5 +1,5 @@
-"""The demo's published table (docs/results/demo.json): ``make demo``'s
-rows, and the model-zoo cell of a demo row."""
+"""The demo's published table (projects/demo/results/demo.json): ``make
+demo``'s rows, and the model-zoo cell of a demo row."""
 from projects.common.metrics import PROTOCOL_METRICS, headings
 from projects.common.results import results_cell, results_table, smoke_note
 

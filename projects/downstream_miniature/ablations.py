@@ -1,6 +1,7 @@
 """The held-out A/B runs behind the miniature detection configs' choices,
 gathered from the downstream study's own records and logs into one results
-file (``docs/results/downstream_miniature_ablations.json``).
+file (``downstream_miniature_ablations.json`` in this project's
+``results/``).
 
 Each run was made by
 ``projects/downstream_miniature/tools/downstream_miniature.py --holdout``

@@ -1,10 +1,10 @@
 """The miniature downstream study's published tables
-(docs/results/downstream_miniature*.json): the held-out search's ranking of
-candidate schedules, Table 2 in miniature (every backbone's scores over
-the seeds, each pretrained backbone against its own initial weights), the
-longer fine-tunes and the checkpoints with parts of their initialisation
-swapped beside it, and the held-out A/B runs behind the miniature
-detection configs' choices."""
+(projects/downstream_miniature/results/downstream_miniature*.json): the
+held-out search's ranking of candidate schedules, Table 2 in miniature
+(every backbone's scores over the seeds, each pretrained backbone against
+its own initial weights), the longer fine-tunes and the checkpoints with
+parts of their initialisation swapped beside it, and the held-out A/B runs
+behind the miniature detection configs' choices."""
 import functools
 import os.path as osp
 import statistics

@@ -20,7 +20,7 @@ importance until the budget is spent (the rest is recorded as skipped):
    ``python -m projects.speed.device_augment``), whose CPU
    share is the pipeline benchmark's ``deviceaug-cpu`` row.
 
-Results: ``docs/results/gpu_check.json`` (every job's command,
+Results: ``projects/gpu_check/results/gpu_check.json`` (every job's command,
 status, seconds and JSON output) and its markdown table.
 """
 import json
@@ -289,7 +289,7 @@ def _cell(record: dict) -> str:
 
 @results_table('gpu_check')
 def gpu_check_table(results: dict) -> str:
-    """Markdown table of ``docs/results/gpu_check.json``."""
+    """Markdown table of the results file ``gpu_check.json``."""
     data = results['data']
     rows = [
         f'Device: {data.get("device", "-")}; budget '

@@ -1,5 +1,5 @@
 """The preflight report: a human-readable text, and the results table of
-``docs/results/preflight.json``."""
+``projects/preflight/results/preflight.json``."""
 from typing import Optional
 
 from projects.common.results import (read_results, results_table, run_meta,
@@ -127,7 +127,7 @@ def format_report(record: dict) -> str:
 
 @results_table('preflight')
 def preflight_table(results: dict) -> str:
-    """Markdown table of ``docs/results/preflight.json``: one row per
+    """Markdown table of the results file ``preflight.json``: one row per
     config (parameters, input, step time and peak memory on the machine
     named in each row)."""
     rows = [
@@ -221,7 +221,7 @@ def preflight_recipes_table(results: dict) -> str:
 def save_records(records: dict,
                  command: Optional[str] = None,
                  results_dir: Optional[str] = None) -> str:
-    """Add ``{config: record}`` to ``docs/results/preflight.json`` (records
+    """Add ``{config: record}`` to the results file ``preflight.json`` (records
     of other configs kept), each record stamped with its own run's date,
     machine, command and commit; returns the file's path."""
     try:

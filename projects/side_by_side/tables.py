@@ -1,5 +1,5 @@
 """The side-by-side study's published tables
-(docs/results/side_by_side.json)."""
+(projects/side_by_side/results/side_by_side.json)."""
 from projects.common.results import results_table
 from projects.demo.seed_table import format_seed_table
 

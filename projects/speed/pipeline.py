@@ -2,7 +2,7 @@
 the Pillow rewrite), the authors' (given as a callable by the tool), and
 the same augmentations in torchvision, over JPEGs cut from real
 photographs; per-transform timers; DataLoader worker scaling; and the
-renderer of ``docs/results/pipeline.json``."""
+renderer of ``projects/speed/results/pipeline.json``."""
 import json
 import math
 import os
@@ -416,9 +416,9 @@ def _indent(name: str) -> str:
 
 @results_table('pipeline')
 def render(results: dict) -> str:
-    """Markdown of ``docs/results/pipeline.json``: images/s per worker of each
-    pipeline (with the ratios the issue asks for), the per-transform profile of
-    ours, the worker scaling, and the run's conditions."""
+    """Markdown of the results file ``pipeline.json``: images/s per worker
+    of each pipeline (with the ratios the issue asks for), the per-transform
+    profile of ours, the worker scaling, and the run's conditions."""
     data = results['data']
     rows = {r['pipeline']: r for r in data['rows']}
     step = data.get('step_images_per_s')

@@ -1,4 +1,5 @@
-"""The speed benchmarks' published tables (docs/results/benchmark_*.json):
+"""The speed benchmarks' published tables
+(projects/speed/results/benchmark_*.json):
 
 timings and memory, a measurement of one commit on one machine. The data
 pipeline's is in pipeline.py.

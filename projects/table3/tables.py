@@ -1,5 +1,8 @@
-"""Table 3 in miniature, published (docs/results/table3.json): each row's
-switches and scores beside the paper's, and the model-zoo cell of a row."""
+"""Table 3 in miniature, published (projects/table3/results/table3.json):
+
+each row's switches and scores beside the paper's, and the model-zoo cell of a
+row.
+"""
 from projects.common.results import results_cell, results_table, smoke_note
 from projects.table3.study import COMPARISONS
 

@@ -20,7 +20,7 @@ input size, step time, peak memory, FLOPs per image, parameters that got no
 gradient, optimizer-group problems (lr / weight decay against the config's
 constructor), losses, and the whole schedule projected from the measured
 images/s or --images-per-s (per device). Exit status 1 when a check fails.
---save adds the record to docs/results/preflight.json. See
+--save adds the record to projects/preflight/results/preflight.json. See
 docs/preflight.md.
 """
 import argparse
@@ -78,7 +78,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--save',
         action='store_true',
-        help='add the record to docs/results/preflight.json')
+        help='add the record to projects/preflight/results/preflight.json')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     args = parser.parse_args(argv)
     if args.iters < 1:

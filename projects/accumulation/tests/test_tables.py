@@ -2,7 +2,7 @@
 
 The floors beside the settings, each setting against batch 64 under Holm's
 correction, each setting's gain over its initial weights, and the first format
-refused by name (docs/results/accumulation_study.json).
+refused by name (projects/accumulation/results/accumulation_study.json).
 """
 import pytest
 

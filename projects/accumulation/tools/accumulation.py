@@ -1,8 +1,7 @@
 """How far exact (``micro_batches``) and plain (``accumulative_counts``)
 gradient accumulation are from the gradient of one whole batch.
 
-    python projects/accumulation/tools/accumulation.py [--results-dir
-    docs/results]
+    python projects/accumulation/tools/accumulation.py [--results-dir DIR]
 
 On the demo's model (``projects/accumulation/gradients.py``), with
 the recipe's token BatchNorm and with LayerNorm in the neck; prints a table

@@ -114,6 +114,7 @@ def test_every_published_claim_format_record_is_planned_at_this_code(tmp_path):
     (projects/common/tests/test_config_values.py)."""
     from mmsiameseim.atomic_io import load_json
     from projects.claim.driver import study_scorer
+    from projects.common.results import results_path
     for settings, name in (
         ('projects/claim/configs/claim_study.py',
          'claim'), ('projects/accumulation/configs/accumulation_study.py',
@@ -121,15 +122,13 @@ def test_every_published_claim_format_record_is_planned_at_this_code(tmp_path):
         study = Config.fromfile(os.path.join(ROOT, settings))
         scorer = study_scorer(study, ROOT, str(tmp_path / name),
                               os.path.join(ROOT, 'data', 'fashion_mnist'))
-        records = load_json(
-            os.path.join(ROOT, 'docs', 'results',
-                         f'{name}.json'))['data']['records']
+        records = load_json(results_path(name))['data']['records']
         kept = {
             r['key']
             for r in current_records(study, records, scorer, ROOT)
         }
         orphaned = sorted({r['key'] for r in records} - kept)
         assert records and not orphaned, (
-            f'docs/results/{name}.json: {len(orphaned)} of {len(records)} '
+            f'{results_path(name)}: {len(orphaned)} of {len(records)} '
             f'records are not planned at this code (first: {orphaned[:3]}); '
             'a pretraining or probe config the study hashes has changed')

@@ -5,7 +5,7 @@
         [--methods a,b] [--max-runs N] [--work-dir work_dirs/claim]
         [--holdout N] [--smoke] [--config
         projects/claim/configs/claim_study.py]
-        [--cfg-options K=V ...] [--results-dir docs/results]
+        [--cfg-options K=V ...] [--results-dir DIR]
 
 The study runs in phases (projects/claim/plan.py): a search of each
 method's learning rate and weight decay and then of its frozen feature, on
@@ -16,12 +16,12 @@ equal-wall-time row; the learning curve (several seeds at its key epochs).
 Every run is scored by the frozen-backbone protocol (kNN, linear probe, 1 %
 few-shot; the curve skips the linear probe) on the chosen pooled feature
 and on the token map, and by the dense probe. After every run the results
-file ``claim.json`` is rewritten (``--results-dir``: docs/results, rendered
-by projects/common/tools/render_results.py; ``--smoke`` or ``--holdout``: the
-work
-dir) with the charts in ``--figures-dir``. A rerun keeps the records taken
-under the current settings (each carries their digest) and runs the rest,
-and a killed pretraining resumes, so the study may span sessions:
+file ``claim.json`` is rewritten (``--results-dir``: projects/claim/results,
+rendered by projects/common/tools/render_results.py; ``--smoke`` or
+``--holdout``: the work dir) with the charts in ``--figures-dir``. A rerun
+keeps the records taken under the current settings (each carries their
+digest) and runs the rest, and a killed pretraining resumes, so the study
+may span sessions:
 ``--max-runs`` stops after that many new runs.
 
 ``--holdout N`` scores the table and curve on N held-out training images
@@ -131,8 +131,8 @@ def parse_args(argv=None):
     parser.add_argument(
         '--results-dir',
         default=None,
-        help='folder of the results file (default docs/results; with '
-        '--smoke or --holdout the work dir)')
+        help='folder of the results file (default: its project\'s results/ '
+        '(projects/claim/results); with --smoke or --holdout the work dir)')
     parser.add_argument(
         '--results-name',
         default=None,
@@ -141,7 +141,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--figures-dir',
         default=None,
-        help='folder of the charts (default docs/claim/figures for the '
+        help='folder of the charts (default: the figures/ beside a '
         'published results file, else WORK_DIR/figures; /NAME for a '
         'results file other than claim.json)')
     return parser.parse_args(argv)

@@ -141,14 +141,14 @@ def test_published_downstream_and_ablation_records_are_current():
     of these studies is stale at this code."""
     from mmsiameseim.atomic_io import load_json
     from projects.common.docs_render import load_renderers
+    from projects.common.results import results_path
     load_renderers()
     for name in ('downstream_miniature', 'downstream_miniature_holdout',
                  'downstream_miniature_lengths',
                  'downstream_miniature_init_parts',
                  'downstream_miniature_init_parts_coco',
                  'downstream_miniature_ablations'):
-        data = load_json(
-            os.path.join(ROOT, 'docs', 'results', f'{name}.json'))['data']
+        data = load_json(results_path(name))['data']
         stale, total = stale_records(name, data)
         assert total and not stale, (name, stale[:3])
 

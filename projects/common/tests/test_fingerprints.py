@@ -4,7 +4,6 @@ study's smoke run still runs end to end and scores what it recorded
 (projects/common/fingerprints.py; projects/common/tools/record_fingerprint.py
 records
 one). The values are a record, not a gate: they hold on one CPU model only."""
-import glob
 import json
 import math
 import os.path as osp
@@ -12,36 +11,36 @@ import os.path as osp
 import pytest
 
 from projects.common import fingerprints as fp
-from projects.common.results import RESULTS_DIR, read_results
+from projects.common.results import (RESULTS_HOMES, published_results,
+                                     read_results, results_path)
 
 RECORDED = fp.load()
 FMNIST = osp.join(fp.REPO, 'data', 'fashion_mnist')
 
 
 def _results_names():
-    return sorted(
-        osp.basename(p)[:-5]
-        for p in glob.glob(osp.join(RESULTS_DIR, '*.json'))
-        if osp.basename(p) != fp.FINGERPRINTS)
+    return sorted(set(published_results()) - {fp.FINGERPRINTS})
 
 
-def test_every_results_file_has_a_kind():
+def test_every_results_file_has_a_kind_and_a_home():
     for name in _results_names():
         fp.results_kind(name)  # raises for a file of no kind
-    assert set(fp.STUDIES) | fp.MEASUREMENTS | fp.TEST_RUNS >= set(
-        _results_names())
+    kinds = set(fp.STUDIES) | fp.MEASUREMENTS | fp.TEST_RUNS
+    assert kinds >= set(_results_names())
+    assert kinds | {fp.FINGERPRINTS} == set(RESULTS_HOMES)
     for units in fp.STUDIES.values():
         assert set(units) <= set(fp.UNITS)
 
 
 def test_every_study_has_its_fingerprint_recorded_with_its_results():
     for name in sorted(fp.STUDIES):
-        if not osp.isfile(osp.join(RESULTS_DIR, f'{name}.json')):
+        if not osp.isfile(results_path(name)):
             continue
         taken = read_results(name)['meta']['commit']
         entry = RECORDED.get(name)
         assert entry is not None and entry['results_commit'] == taken, (
-            f'docs/results/{name}.json (commit {taken[:7]}) has no smoke '
+            f'{osp.relpath(results_path(name), fp.REPO)} (commit '
+            f'{taken[:7]}) has no smoke '
             'fingerprint recorded for it: python '
             'projects/common/tools/record_fingerprint.py '
             f'{name} (see its --help)')
@@ -125,7 +124,7 @@ def test_each_smoke_unit_runs_end_to_end_and_scores_what_it_recorded(unit):
             recorded = fp.scoped(name, unit, found['fingerprint'][unit])
             scoped = fp.scoped(name, unit, now)
             assert set(scoped['scores']) == set(recorded['scores']), (
-                f'{unit} (docs/results/{name}.json): scores '
+                f'{unit} ({name}.json): scores '
                 f'{sorted(set(scoped["scores"]) ^ set(recorded["scores"]))} '
                 'appear or vanish')
             assert {

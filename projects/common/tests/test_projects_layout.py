@@ -1,7 +1,7 @@
 """``projects/`` as OpenMMLab lays out research built on a codebase: one
 folder per study with its README, its command lines in ``tools/`` (each
-within 200 lines) and its tests in ``tests/``; the plugin never imports a
-project."""
+within 200 lines), its tests in ``tests/`` and its results files in
+``results/``; the plugin never imports a project."""
 import ast
 import glob
 import os
@@ -34,6 +34,26 @@ def test_every_project_tool_is_within_200_lines():
     for path in tools:
         with open(path, encoding='utf-8') as f:
             assert len(f.read().splitlines()) <= 200, path
+
+
+def test_every_results_file_is_in_its_projects_results_folder():
+    """Each results file lives where RESULTS_HOMES says (a project's
+    ``results/``; the plugin's test runs in docs/results), and nothing in
+    those folders is a results file without a home."""
+    from projects.common.results import RESULTS_HOMES, results_path
+    for name, home in RESULTS_HOMES.items():
+        assert home == 'docs/results' or (
+            home.startswith('projects/') and home.endswith('/results') and
+            osp.isfile(osp.join(ROOT, osp.dirname(home), 'README.md'))), (name,
+                                                                          home)
+        assert osp.isfile(results_path(name)), (name, home)
+    found = glob.glob(osp.join(PROJECTS, '*', 'results', '*.json')) + \
+        glob.glob(osp.join(ROOT, 'docs', 'results', '*.json'))
+    homeless = sorted(
+        osp.relpath(path, ROOT) for path in found
+        if osp.basename(path)[:-5] not in RESULTS_HOMES
+        or results_path(osp.basename(path)[:-5]) != path)
+    assert homeless == []
 
 
 def _imported_modules(path):

@@ -66,7 +66,8 @@ def test_earlier_results_need_evidence_or_a_note(probe, capsys):
     # taken with uncommitted code: no commit holds it, so no comparison
     results(parent, [
         'mmsiameseim/models/losses/unigrad_loss.py',
-        'projects/demo/tools/demo.py', 'a.md', 'docs/results/demo.json'
+        'projects/demo/tools/demo.py', 'a.md', 'docs/results/tests.json',
+        'projects/demo/results/demo.json', 'projects/claim/figures/a.png'
     ])
     assert tool.main(
         ['probe', '--results-dir', rdir, '--against-results-commit']) == 0

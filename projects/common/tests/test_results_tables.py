@@ -1,7 +1,7 @@
-"""The tables of the README, the docs and the config READMEs are rendered from
-results files and metafiles (projects/common/tools/render_results.py): the
-repository
-agrees with its sources, and a planted disagreement, a missing results file, an
+"""The tables of the README, the docs, the config and project READMEs are
+rendered from results files and metafiles
+(projects/common/tools/render_results.py): the repository agrees with its
+sources, and a planted disagreement, a missing results file, an
 unknown name is caught, and a study's block says it was not retaken only when
 its smoke fingerprint says so."""
 import json
@@ -29,7 +29,8 @@ def _git(*args):
 
 
 def _copy(tmp_path):
-    """The repository's markdown, metafiles and results files in tmp."""
+    """The repository's markdown (the projects' READMEs aside), metafiles
+    and results files in tmp."""
     root = tmp_path / 'repo'
     root.mkdir()
     shutil.copy(osp.join(ROOT, 'README.md'), root / 'README.md')
@@ -38,6 +39,9 @@ def _copy(tmp_path):
             osp.join(ROOT, folder),
             root / folder,
             ignore=shutil.ignore_patterns('_build'))
+    for home in set(results_mod.RESULTS_HOMES.values()):
+        if home != 'docs/results' and osp.isdir(osp.join(ROOT, home)):
+            shutil.copytree(osp.join(ROOT, home), root / home)
     (root / 'docs' / 'results').mkdir(exist_ok=True)
     return root
 
@@ -54,6 +58,7 @@ def probe_renderer(monkeypatch):
     monkeypatch.setitem(results_mod._TABLES, 'probe',
                         lambda r: f'| value |\n|---|\n| {r["data"]["v"]} |')
     monkeypatch.setitem(fingerprints.STUDIES, 'probe', ('probe_smoke', ))
+    monkeypatch.setitem(results_mod.RESULTS_HOMES, 'probe', 'docs/results')
 
 
 def test_every_block_of_the_repository_agrees_with_its_source():
@@ -94,14 +99,17 @@ def test_planted_disagreements_are_each_listed(tmp_path, probe_renderer):
     zoo.write_text(zoo.read_text().replace('| not in the paper', '| Tab. 9'))
     # 5. an opening marker without its closing one
     _append(root / 'docs' / 'page.md', '\n<!-- results:probe -->\n')
-    if (root / 'docs' / 'results' / 'benchmark_attention.json').exists():
-        os.remove(root / 'docs' / 'results' / 'benchmark_attention.json')
+    attention = root / 'projects' / 'speed' / 'results' / \
+        'benchmark_attention.json'
+    if attention.exists():
+        os.remove(attention)
 
     problems = check(str(root))
     text = '\n'.join(problems)
     assert 'configs/pretrain/README.md: <!-- results:probe --> differs' in text
     assert ('configs/demo/README.md: <!-- results:benchmark_attention -->: '
-            'no results file docs/results/benchmark_attention.json') in text
+            'no results file projects/speed/results/benchmark_attention.json'
+            ) in text
     assert 'docs/page.md: <!-- results:nonesuch -->: unknown results name ' \
         "'nonesuch'" in text
     assert 'configs/pretrain/mix/README.md: <!-- metafile:configs/pretrain/' \
@@ -145,13 +153,13 @@ def test_footer_names_the_source_and_says_when_not_retaken(
         'be stale.**' in text
 
     smoke = dict(probe_smoke=dict(scores={'v': 3}, losses={}))
-    fingerprints.record('probe', smoke, results_dir=rdir)
+    fingerprints.record('probe', smoke, root=str(root))
     assert check(str(root))  # the footer now differs
     render(str(root))
     assert '**' not in page.read_text()  # current: no banner
 
     fingerprints.record(
-        'probe', smoke, changed='the loss changed', results_dir=rdir)
+        'probe', smoke, changed='the loss changed', root=str(root))
     render(str(root))
     assert f'**Not retaken since {head[:7]}: the loss changed.**' in \
         page.read_text()
@@ -177,11 +185,12 @@ def test_a_measurement_or_a_test_run_gets_no_banner(tmp_path):
             date='2026-01-01T00:00',
             machine='a CPU, 2 cores',
             command='python projects/speed/tools/unigrad.py'))
-    for name in ('benchmark_unigrad', 'tests'):
+    for name, home in (('benchmark_unigrad', 'projects/speed/results'),
+                       ('tests', 'docs/results')):
         text = footer(name, results, str(tmp_path / 'README.md'),
                       str(tmp_path))
         assert text == (
-            f'<sub>From [docs/results/{name}.json](docs/results/{name}'
+            f'<sub>From [{home}/{name}.json]({home}/{name}'
             '.json): 2026-01-01 00:00, a CPU, 2 cores, commit 0000000, '
             '`python projects/speed/tools/unigrad.py`.</sub>')
 

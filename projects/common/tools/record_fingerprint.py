@@ -3,13 +3,12 @@
     python projects/common/tools/record_fingerprint.py NAME [NAME ...] | --all
         [--against-results-commit | --changed TEXT] [--results-dir DIR]
 
-A study's results file (docs/results/NAME.json) is current while its
-fingerprint, its study run at smoke size with fixed seeds
+A study's results file (NAME.json in its project's results/ folder) is
+current while its fingerprint, its study run at smoke size with fixed seeds
 (``projects.common.fingerprints``), is the one recorded with it; CI
 recomputes it (projects/common/tests/test_fingerprints.py). This command runs
-the
-fingerprint at the checked-out code and stores it in
-docs/results/fingerprints.json:
+the fingerprint at the checked-out code and stores it in
+projects/common/results/fingerprints.json:
 
 * right after a study wrote its results at this commit: recorded as the
   results' own;

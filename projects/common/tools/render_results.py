@@ -3,10 +3,11 @@
     python projects/common/tools/render_results.py [--check] [--root DIR]
 
 Rewrites every ``<!-- results:NAME -->`` ... ``<!-- /results:NAME -->``
-block of README.md, docs/**/*.md and configs/**/README.md from
-``docs/results/NAME.json`` (with a provenance footer, which says when a
-study's smoke fingerprint notes a change since its results were taken:
-``projects/common/tools/record_fingerprint.py``) and every
+block of README.md, docs/**/*.md, configs/**/README.md and
+projects/**/README.md from the results file NAME.json (in its home,
+``projects.common.results.RESULTS_HOMES``; with a provenance footer, which
+says when a study's smoke fingerprint notes a change since its results
+were taken: ``projects/common/tools/record_fingerprint.py``) and every
 ``<!-- metafile:PATH -->`` ... ``<!-- /metafile -->`` block from that
 ``metafile.yml`` (``projects.common.docs_render``).
 
@@ -34,7 +35,7 @@ def main(argv=None):
         '--root',
         default=ROOT,
         help='repository root holding the markdown, '
-        'docs/results and the metafiles (default: this '
+        'the results files and the metafiles (default: this '
         'repository; git history is always this one\'s)')
     args = parser.parse_args(argv)
     from projects.common.docs_render import check, render

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from projects.common.results import results_path
 from projects.demo import cli
 from tests.helpers import load_tool
 
@@ -54,12 +55,13 @@ def _plant_killed_invocation(work_dir):
     reason='Fashion-MNIST not prepared (tools/setup_env.sh does it)')
 @pytest.mark.person_matrix(
     'demo', 'checkout', 'the demo writes its results file into its work '
-    'dir and leaves docs/results/demo.json alone; --publish writes it')
+    'dir and leaves projects/demo/results/demo.json alone; --publish '
+    'writes it')
 @pytest.mark.person_matrix(
     'demo', 'checkout', 'a demo rerun after a killed one records the wall '
     'time of every invocation, summed, and says so')
 def test_demo_smoke_produces_every_number_and_figure(tmp_path):
-    published = os.path.join(ROOT, 'docs', 'results', 'demo.json')
+    published = results_path('demo')
     before = _file_state(published)
     _plant_killed_invocation(tmp_path)
     out = _demo(tmp_path)
@@ -94,7 +96,7 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
         assert path.stat().st_size > 10_000, fig
     assert '![online kNN](figures/knn_curve.png)' in text
     assert 'every 2 iterations' in text
-    # the results file: in the work dir; docs/results not touched ...
+    # the results file: in the work dir; projects/demo/results not touched ...
     demo = json.loads((tmp_path / 'demo.json').read_text())
     assert demo['meta']['command'].startswith(
         'projects/demo/tools/demo.py --smoke')
@@ -106,7 +108,8 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
     for key in ('knn', 'linear', 'fewshot'):
         assert 0 <= pixels[key] <= 100
     assert f'results file: {tmp_path / "demo.json"}' in out.stdout
-    assert 'docs/results/ not changed (--publish writes' in out.stdout
+    assert 'projects/demo/results/ not changed (--publish writes' in \
+        out.stdout
     assert _file_state(published) == before
     # ... with the wall times of the killed invocation added
     data = demo['data']
@@ -153,9 +156,10 @@ def test_demo_smoke_produces_every_number_and_figure(tmp_path):
 
 @pytest.mark.person_matrix(
     'demo', 'checkout', '--publish --smoke is refused before any work: '
-    'smoke numbers never replace the published docs/results/demo.json')
+    'smoke numbers never replace the published '
+    'projects/demo/results/demo.json')
 def test_publishing_smoke_numbers_is_refused(tmp_path):
-    published = os.path.join(ROOT, 'docs', 'results', 'demo.json')
+    published = results_path('demo')
     before = _file_state(published)
     out = _demo(tmp_path / 'wd', '--publish')
     assert out.returncode != 0

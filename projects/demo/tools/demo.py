@@ -22,7 +22,7 @@ from its last checkpoint):
 3. ``WORK_DIR/report.md`` with a results table and PNG figures
    (``figures/``: training_curves, knn_curve, accuracy, two_view_sample),
    and the results file ``WORK_DIR/demo.json``. The checkout's
-   ``docs/results/demo.json`` (the published figures, whose table the
+   ``projects/demo/results/demo.json`` (the published figures, whose table the
    README renders) is written only when asked: ``--publish`` (refused with
    ``--smoke``), or ``--results-dir DIR`` for another folder.
 
@@ -123,8 +123,8 @@ def _pretrain_and_evaluate(args, demo_cfg, wd, run_cfgs, clock):
     if published:
         say(f'published: {published}')
     else:
-        say('docs/results/ not changed (--publish writes the published '
-            'figures there)')
+        say('projects/demo/results/ not changed (--publish writes the '
+            'published figures there)')
     return path
 
 
@@ -173,13 +173,14 @@ def parse_args(argv=None):
     parser.add_argument(
         '--publish',
         action='store_true',
-        help='also write the results file to docs/results/demo.json, the '
+        help='also write the results file to '
+        'projects/demo/results/demo.json, the '
         'published figures (the work dir always has WORK_DIR/demo.json)')
     parser.add_argument(
         '--results-dir',
         default=None,
         help='also write the results file demo.json to this folder '
-        '(instead of docs/results with --publish)')
+        '(instead of projects/demo/results with --publish)')
     return parser.parse_args(argv)
 
 

@@ -71,7 +71,9 @@ tasks = dict(
 # its search chose: they are read from its results file (`claim.results`),
 # the run of seed `claim.seed` found under `claim.work_dir`.
 claim = dict(
-    results='docs/results/claim.json', work_dir='work_dirs/claim', seed=0)
+    results='projects/claim/results/claim.json',
+    work_dir='work_dirs/claim',
+    seed=0)
 backbones = dict(
     siameseim=dict(claim_run='siameseim', baseline='siameseim_init'),
     siameseim_init=dict(claim_run='siameseim', initial=True),
@@ -130,7 +132,8 @@ schedules = dict(
 search = dict(
     backbones=['siameseim'],
     seed=0,
-    results='docs/results/downstream_miniature_holdout.json')
+    results='projects/downstream_miniature/results/'
+    'downstream_miniature_holdout.json')
 # a fine-tune (training and its evaluation) should end within this
 budget_minutes = 15
 

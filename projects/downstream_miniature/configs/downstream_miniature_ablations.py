@@ -2,7 +2,7 @@
 # projects/downstream_miniature/tools/collect_downstream_ablations.py: the
 # held-out A/B runs behind two choices of the miniature detection configs
 # (the norm in SimpleFPN; the level a RoI is read from), gathered into
-# docs/results/downstream_miniature_ablations.json.
+# projects/downstream_miniature/results/downstream_miniature_ablations.json.
 #
 # Every run is one candidate of
 # projects/downstream_miniature/tools/downstream_miniature.py

@@ -4,7 +4,7 @@ results file.
     python projects/downstream_miniature/tools/collect_downstream_ablations.py
         [--config
         projects/downstream_miniature/configs/downstream_miniature_ablations.py]
-        [--results-dir docs/results]
+        [--results-dir DIR]
 
 Each run of the settings is a record of
 ``projects/downstream_miniature/tools/downstream_miniature.py
@@ -12,7 +12,8 @@ Each run of the settings is a record of
 ``vis_data/scalars.json``, what it changed from the config its Runner dumped
 (compared with the ablation's reference run, and the reference with the
 shipped config as the study resolves it today). Writes
-``RESULTS_DIR/downstream_miniature_ablations.json``; nothing is trained.
+``downstream_miniature_ablations.json`` in ``--results-dir`` (default:
+projects/downstream_miniature/results); nothing is trained.
 """
 import argparse
 import os.path as osp
@@ -34,8 +35,7 @@ def main(argv=None):
         '--config',
         default=osp.join('projects', 'downstream_miniature', 'configs',
                          'downstream_miniature_ablations.py'))
-    parser.add_argument(
-        '--results-dir', default=osp.join(ROOT, 'docs', 'results'))
+    parser.add_argument('--results-dir', default=None)
     args = parser.parse_args(argv)
     settings = Config.fromfile(osp.join(ROOT, args.config))
     data = collect(settings, ROOT)

@@ -5,13 +5,13 @@ R-CNN and UperNet configs at the demo's size, several seeds each.
         [--tasks coco,lvis,ade20k] [--backbones siameseim,...]
         [--max-runs N] [--holdout | --lengths | --init-parts [SECTION] |
         --smoke] [--work-dir work_dirs/downstream_miniature]
-        [--results-dir docs/results] [--data-root data/fashion_mnist]
+        [--results-dir DIR] [--data-root data/fashion_mnist]
         [--config CONFIG] [--cfg-options K=V ...] [--dry-run]
 
 Every (task, backbone, seed) of the settings runs the task's miniature
 config through the codebase's training script (what `mim train` runs) in
 ``WORK_DIR/TASK/BACKBONE/seedS``, and is recorded in the results file
-``RESULTS_DIR/downstream_miniature[_holdout].json`` as soon as it ends (the
+``downstream_miniature[_holdout].json`` (--results-dir) as soon as it ends (the
 settings: ``--config``, projects/downstream_miniature/configs/): a rerun
 skips the runs recorded under the same settings, so the study may span
 sessions (``--max-runs`` stops after that many new runs). Each pretrained
@@ -47,7 +47,7 @@ import sys
 from mmengine.config import Config, DictAction
 
 from mmsiameseim.atomic_io import load_json
-from projects.common.results import write_results
+from projects.common.results import results_path, write_results
 from projects.downstream_miniature.smoke import smoke_settings
 
 from projects.downstream_miniature.study import (  # isort: skip
@@ -91,12 +91,11 @@ def main(argv=None):
     kind.add_argument(
         '--smoke',
         action='store_true',
-        help='the smoke fingerprint: settings\' `smoke`, results in the '
-        'work dir')
+        help='the smoke fingerprint: settings\' `smoke`')
     parser.add_argument(
         '--results-dir',
-        default=osp.join(ROOT, 'docs', 'results'),
-        help='folder of the results file (the work dir with --smoke)')
+        help='folder of the results file (default: the project\'s results/; '
+        'the work dir with --smoke)')
     parser.add_argument(
         '--data-root',
         default='data/fashion_mnist',
@@ -111,7 +110,8 @@ def main(argv=None):
     if args.cfg_options:
         study.merge_from_dict(args.cfg_options)
     work_dir = osp.abspath(args.work_dir)
-    results_dir = work_dir if args.smoke else osp.abspath(args.results_dir)
+    results_dir = work_dir if args.smoke else (
+        args.results_dir and osp.abspath(args.results_dir))
     # what the run writes: the table (--smoke's too), or a results file of
     # its own (downstream_miniature_KIND.json)
     kind = ('lengths' if args.lengths else 'init_parts'
@@ -150,13 +150,13 @@ def main(argv=None):
     # a length's or an init part's run is a held-out run
     holdout = kind != 'table'
     name = 'downstream_miniature' + ('' if kind == 'table' else f'_{section}')
-    stored = load_json(osp.join(results_dir, f'{name}.json')) or {}
+    stored = load_json(stored_path := results_path(name, results_dir)) or {}
     records = stored.get('data', {}).get('runs', {})
     for run in runs:
         old = records.get(run['key'])
         want = run_settings(study, run, holdout)
         if old and {k: old.get(k) for k in want} != want:
-            sys.exit(f'error: {results_dir}/{name}.json records {run["key"]} '
+            sys.exit(f'error: {stored_path} records {run["key"]} '
                      f'under other settings ({old}, now {want}): pass '
                      'another --results-dir or remove that record')
     pending = [r for r in runs if r['key'] not in records]

@@ -12,8 +12,8 @@ benchmark (SiameseIM and MAE, fp16 and bf16, eager and compiled, against
 the device's measured GEMM peak), the preflight of every shipped config at
 its documented per-GPU batch, the two-process DDP equivalence check (NCCL)
 with two or more GPUs, and the data pipeline's rate per worker. Writes
-docs/results/gpu_check.json and prints its markdown table (also written
-to docs/results/gpu_check.md).
+projects/gpu_check/results/gpu_check.json and prints its markdown table
+(also written beside it, as gpu_check.md).
 
 Without CUDA it says so and exits 0 having measured nothing. ``--dry-run``
 lists the commands it would run, for ``--gpus N`` devices (default: the
@@ -47,7 +47,9 @@ def parse_args(argv=None):
         help='comma-separated configs to preflight '
         '(default: every shipped config)')
     parser.add_argument(
-        '--results-dir', default=None, help='default docs/results')
+        '--results-dir',
+        default=None,
+        help='default projects/gpu_check/results')
     parser.add_argument(
         '--kinds',
         default=None,

@@ -5,7 +5,7 @@
         [--train-images 12800] [--epochs 1] [--knn-train 10000]
         [--probe-train 10000] [--probe-epochs 3] [--fewshot-fraction 0.01]
         [--test-images 10000] [--work-dir work_dirs/side_by_side] [--fp32]
-        [--results-dir docs/results]
+        [--results-dir DIR]
 
 For each seed, both implementations pretrain on the same training images
 (``--train-images`` drawn once, seed 0, from the 60k) with the settings of
@@ -26,8 +26,8 @@ images/s: batch / median iteration time (data and step), as mmengine logs
 it. Writes ``WORK_DIR/side_by_side.md`` (the table) and
 ``side_by_side.json`` (every run), updated after each run; finished runs
 are reused by a rerun. When every run finished, the results file
-``side_by_side.json`` goes to ``--results-dir`` (docs/results: the
-documentation's "Fidelity" table is rendered from it).
+``side_by_side.json`` goes to ``--results-dir`` (default
+projects/side_by_side/results: the published table is rendered from it).
 """
 import argparse
 import json
@@ -135,10 +135,10 @@ def parse_args(argv=None):
         'bf16)')
     parser.add_argument(
         '--results-dir',
-        default=osp.join(ROOT, 'docs', 'results'),
+        default=None,
         help='folder of the results file side_by_side.json, '
         'written when every run finished (default: '
-        'docs/results, the published figures)')
+        'projects/side_by_side/results, the published figures)')
     return parser.parse_args(argv)
 
 

@@ -73,7 +73,7 @@ def test_tiny_run_with_profile_workers_and_step_rate_from_json(tmp_path):
 
 def test_write_goes_through_the_results_file(tmp_path, monkeypatch):
     import projects.common.results as results
-    monkeypatch.setattr(results, 'RESULTS_DIR', str(tmp_path))
+    monkeypatch.setitem(results.RESULTS_HOMES, 'pipeline', str(tmp_path))
     _tool().main([
         '--images', '2', '--large', '0', '--repeats', '1', '--image-size',
         '64', '48', '--official-repo', '', '--device-config', '', '--write'

@@ -2,7 +2,7 @@
 
     python projects/speed/tools/attention.py [--arch b] [--batch 8]
         [--img-size 224] [--patch-size 16] [--masked 118] [--repeats 5]
-        [--json] [--results-dir docs/results]
+        [--json] [--results-dir projects/speed/results]
 
 For every attention call of a SiameseIM step (online backbone on the visible
 tokens of view a, target backbone on all tokens of view b, the projector on
@@ -143,7 +143,7 @@ def main(argv=None):
         '--results-dir',
         default=None,
         help='write the results file benchmark_attention.json '
-        'there (docs/results for the published figures)')
+        'there (projects/speed/results for the published figures)')
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, args.patch_size)
     grid = args.img_size // args.patch_size

@@ -2,7 +2,7 @@
 ViT-L, and the preflight's memory model against a measured step.
 
     python projects/speed/tools/checkpointing.py [--archs b,l] [--batch 8,4]
-        [--steps 5] [--results-dir docs/results]
+        [--steps 5] [--results-dir projects/speed/results]
 
 Each (arch, checkpointing off / on) runs in a fresh process, one at a time
 (run it alone on the machine): the first training step's growth of the

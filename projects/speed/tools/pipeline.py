@@ -34,7 +34,7 @@ rate (``--step-images-per-s``, or the ``siameseim`` row of a
 ``--pretrain-json``), the workers per GPU: ceil(step rate / per-worker
 rate). ``--profile`` adds the time of each transform of our pipelines;
 ``--workers N ...`` the images/s of a DataLoader over ``after`` with N
-worker processes. ``--write`` writes docs/results/pipeline.json.
+worker processes. ``--write`` writes projects/speed/results/pipeline.json.
 """
 import argparse
 import json
@@ -128,7 +128,7 @@ def main(argv=None):
     parser.add_argument(
         '--write',
         action='store_true',
-        help='write docs/results/pipeline.json')
+        help='write projects/speed/results/pipeline.json')
     parser.add_argument(
         '--json',
         action='store_true',

@@ -7,7 +7,7 @@ against the machine's GEMM peak measured in the same run.
         [--device cpu] [--models siameseim,siameseim-lowres,mae,official]
         [--compile] [--adamw fused|foreach] [--gemm-size 4096]
         [--target-size 112] [--official-repo PATH] [--max-workers N]
-        [--json] [--results-dir docs/results]
+        [--json] [--results-dir projects/speed/results]
 
 Every (model, precision) pair, and a ``gemm`` row per precision (one
 ``--gemm-size``-cubed matrix product in fp32, or in the autocast dtype: the
@@ -138,7 +138,7 @@ def parse_args(argv=None):
         '--results-dir',
         default=None,
         help='write the results file benchmark_pretrain.json '
-        'there (docs/results for the published figures)')
+        'there (projects/speed/results for the published figures)')
     args = parser.parse_args(argv)
     check_patch_grid(parser, args.img_size, PATCH_SIZE)
     for precision in args.precision.split(','):

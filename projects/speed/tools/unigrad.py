@@ -3,7 +3,7 @@
     python projects/speed/tools/unigrad.py [--batch 32] [--tokens 196]
         [--channels 768] [--repeats 7] [--dtype fp32|bf16] [--device cpu]
         [--step-seconds S | --measure-step] [--json]
-        [--results-dir docs/results]
+        [--results-dir projects/speed/results]
 
 Variants: 'chunked' (``UniGradLoss()``, the default analytic-gradient path)
 and 'autograd' (``UniGradLoss(memory_efficient=False)``, the formula through
@@ -100,7 +100,7 @@ def main(argv=None):
         '--results-dir',
         default=None,
         help='write the results file benchmark_unigrad.json '
-        'there (docs/results for the published figures)')
+        'there (projects/speed/results for the published figures)')
     parser.add_argument(
         '--_memory-child',
         dest='memory_child',

@@ -5,7 +5,7 @@
         [--smoke]
         [--config projects/table3/configs/table3_miniature.py] [--cfg-options
         K=V ...]
-        [--results-dir docs/results]
+        [--results-dir DIR]
 
 Each row's switches (target type, views, colour augmentation, mask type,
 BN/LN, loss normalisation, dense/global loss), read off its ViT-B/16 ImageNet
@@ -16,7 +16,8 @@ pretrained for the same budget as every other row, then evaluated like the
 demo (``FrozenBackboneProtocol``). Writes table3.md (laid out like the
 paper's Table 3, with the paper's numbers beside ours and which of the
 paper's comparisons hold), table3.png and the results file table3.json
-(``--results-dir``: docs/results, whose table the docs render; with
+(``--results-dir``: projects/table3/results, whose table the docs render;
+with
 ``--smoke``, the work dir). Finished rows are reused when the command is run
 again. Budget and protocol: the config
 (``--smoke``: projects/table3/configs/table3_miniature_smoke.py).
@@ -109,8 +110,7 @@ def run(args, rows):
             settings=settings,
             protocol=protocol.describe(),
             smoke=args.smoke),
-        results_dir=args.results_dir
-        or (wd if args.smoke else osp.join(ROOT, 'docs', 'results')))
+        results_dir=args.results_dir or (wd if args.smoke else None))
     say(f'finished in {(time.time() - t0) / 60:.1f} min')
     say(f'table: {path}')
     say(f'results file: {results_file}')
@@ -151,7 +151,7 @@ def parse_args(argv=None):
         '--results-dir',
         default=None,
         help='folder of the results file table3.json '
-        '(default docs/results; with --smoke the work dir)')
+        '(default projects/table3/results; with --smoke the work dir)')
     return parser.parse_args(argv)
 
 

@@ -145,9 +145,8 @@ def test_the_knn_bank_is_a_setting_old_results_keep(tmp_path):
     from projects.common.evaluation.protocol import stored_knn
     study = Config.fromfile(
         os.path.join(ROOT, 'projects', 'claim', 'configs', 'claim_study.py'))
-    stored = json.load(
-        open(os.path.join(ROOT, 'docs', 'results',
-                          'claim.json')))['data']['settings']
+    from projects.common.results import read_results
+    stored = read_results('claim')['data']['settings']
     assert stored_knn(study.evaluation.knn) == \
         stored['evaluation']['knn'] == stored['pixel_floors']['knn']
     assert probe.settings()['knn']['bank'] == 'probe'
