@@ -9,19 +9,32 @@ markers, so every cell names the test that proves it.
 """
 
 ENTRIES = {
-    'train': 'training (`mim train mmpretrain`, mmpretrain `tools/train.py`)',
-    'resume': '`--resume` / `resume=True`',
-    'launch': 'multi-process launch (`--launcher pytorch`, slurm)',
-    'demo': '`make demo` (`projects/demo/tools/demo.py`)',
-    'converters': 'checkpoint converters (`tools/model_converters/`)',
-    'evaluation': 'evaluation API (`mmsiameseim[_lab].evaluation`)',
-    'knn_hook': '`OnlineKNNHook`',
-    'datasets': 'datasets and image loading',
-    'benchmarks': 'speed benchmarks, kNN and few-shot scripts',
-    'preflight': 'preflight (`tools/analysis_tools/preflight.py`)',
-    'detection': '`mim train|test mmdet` (configs/benchmarks/mmdet)',
-    'segmentation': '`mim train|test mmseg` (configs/benchmarks/mmseg)',
-    'folder_tools': 'folder tools (`tools/evaluation/`)',
+    'train':
+    'training (`mim train mmpretrain`, mmpretrain `tools/train.py`)',
+    'resume':
+    '`--resume` / `resume=True`',
+    'launch':
+    'multi-process launch (`--launcher pytorch`, slurm)',
+    'demo':
+    '`make demo` (`projects/demo/tools/demo.py`)',
+    'converters':
+    'checkpoint converters (`tools/model_converters/`)',
+    'evaluation': ('evaluation API (`mmsiameseim.evaluation`, the studies\' '
+                   '`projects.common.evaluation`)'),
+    'knn_hook':
+    '`OnlineKNNHook`',
+    'datasets':
+    'datasets and image loading',
+    'benchmarks':
+    'speed benchmarks, kNN and few-shot scripts',
+    'preflight':
+    'preflight (`tools/analysis_tools/preflight.py`)',
+    'detection':
+    '`mim train|test mmdet` (configs/benchmarks/mmdet)',
+    'segmentation':
+    '`mim train|test mmseg` (configs/benchmarks/mmseg)',
+    'folder_tools':
+    'folder tools (`tools/evaluation/`)',
 }
 
 FAULTS = {

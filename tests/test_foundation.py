@@ -71,11 +71,10 @@ def test_mmpretrain_side_works_without_mmdet_or_mmseg():
                 assert 'import mmseg' not in text and 'from mmseg' not in text
 
 
-def test_import_loads_the_plugin_and_nothing_of_the_lab():
+def test_import_loads_the_plugin_and_nothing_of_the_projects():
     """``import mmsiameseim`` (every config's ``custom_imports``) loads the
-    registered components only: nothing of ``projects`` (demo,
-    Table 3, benchmark harness, plots) nor the stand-in data painters, no
-    plotting or
+    registered components only: nothing of ``projects`` (demo, Table 3,
+    benchmark harness, plots) nor the stand-in data painters, no plotting or
     scikit-learn, and not the mmdet / mmseg sides. What mmpretrain itself
     loads is imported first and not counted."""
     import subprocess

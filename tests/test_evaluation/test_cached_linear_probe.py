@@ -15,7 +15,6 @@ from mmsiameseim.evaluation import (build_frozen_backbone_model,
 from mmsiameseim.evaluation.cached_linear_probe import (
     cached_linear_probe_accuracy, check_cached_probe_config,
     extract_probe_views, probe_view_pipelines, train_probe_on_features)
-from projects.common.evaluation import FrozenBackboneProtocol
 from tests.helpers import ROOT
 
 PROBE = osp.join(ROOT, 'configs', 'benchmarks', 'mmpretrain',
@@ -166,8 +165,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize('key,value,message', REFUSED)
-def test_settings_it_cannot_reproduce_are_refused_by_name(
-        tmp_path, key, value, message):
+def test_settings_it_cannot_reproduce_are_refused_by_name(key, value, message):
     cfg = _with(_cfg(), key, value)
     with pytest.raises(ValueError, match=message):
         check_cached_probe_config(cfg)
@@ -175,24 +173,6 @@ def test_settings_it_cannot_reproduce_are_refused_by_name(
         train_probe_on_features(cfg, [torch.randn(8, 128)],
                                 torch.zeros(8).long(), torch.randn(4, 128),
                                 torch.zeros(4).long())
-    # the protocol refuses before any work, leaving its work dir as it was
-    path = tmp_path / 'probe.py'
-    cfg.dump(str(path))
-    with pytest.raises(ValueError, match=message):
-        FrozenBackboneProtocol(
-            str(path),
-            str(tmp_path / 'eval'),
-            knn=dict(k=5, temperature=0.07, train_samples=10),
-            linear=dict(train_samples=10, epochs=1),
-            fewshot=dict(fraction=0.01))
-    assert not (tmp_path / 'eval').exists()
-    # the Runner engine is still open to it
-    FrozenBackboneProtocol(
-        str(path),
-        str(tmp_path / 'eval'),
-        knn=dict(k=5, temperature=0.07, train_samples=10),
-        linear=dict(train_samples=10, epochs=1, engine='runner'),
-        fewshot=dict(fraction=0.01))
 
 
 def test_a_backbone_that_would_train_is_refused():
@@ -201,34 +181,6 @@ def test_a_backbone_that_would_train_is_refused():
         train_probe_on_features(cfg, [torch.randn(8, 128)],
                                 torch.zeros(8).long(), torch.randn(4, 128),
                                 torch.zeros(4).long())
-
-
-def test_the_engine_is_a_stored_setting(tmp_path):
-    kwargs = dict(
-        knn=dict(k=5, temperature=0.07, train_samples=10),
-        fewshot=dict(fraction=0.01))
-    cached = FrozenBackboneProtocol(
-        PROBE,
-        str(tmp_path),
-        linear=dict(train_samples=10, epochs=1),
-        **kwargs)
-    runner = FrozenBackboneProtocol(
-        PROBE,
-        str(tmp_path),
-        linear=dict(train_samples=10, epochs=1, engine='runner'),
-        **kwargs)
-    assert cached.settings()['linear'] == dict(
-        train_samples=10, epochs=1, engine='cached')
-    # as results stored before the engine existed (the Runner's) say
-    assert runner.settings()['linear'] == dict(train_samples=10, epochs=1)
-    assert 'both flips cached once' in cached.describe()[1]
-    assert "mmengine's Runner" in runner.describe()[1]
-    with pytest.raises(ValueError, match=r"linear\.engine='gpu'"):
-        FrozenBackboneProtocol(
-            PROBE,
-            str(tmp_path),
-            linear=dict(train_samples=10, epochs=1, engine='gpu'),
-            **kwargs)
 
 
 # Measured on this budget (500 training images, 300 test images, 2 epochs,

@@ -8,7 +8,6 @@ from mmengine.config import Config
 
 from mmsiameseim.evaluation import (autocast, pool_backbone_output,
                                     set_training_precision)
-from projects.demo import prepare_pretrain_cfg
 
 
 def test_float32_is_no_autocast_at_all(recwarn):
@@ -116,14 +115,6 @@ def test_plain_optim_wrapper_builds_and_steps():
     assert out.dtype == torch.float32
 
 
-def test_the_protocol_refuses_an_unknown_precision_when_built(tmp_path):
-    from projects.common.evaluation import FrozenBackboneProtocol
-    with pytest.raises(
-            ValueError, match='FrozenBackboneProtocol '
-            "precision='bf16'"):
-        FrozenBackboneProtocol({}, str(tmp_path), {}, {}, {}, precision='bf16')
-
-
 def test_backbone_outputs_pool_to_one_vector_per_image():
     tokens = torch.arange(24.).reshape(2, 3, 4)  # (N, 1 + L, C)
     assert torch.equal(pool_backbone_output(tokens), tokens[:, 0])
@@ -156,43 +147,6 @@ def test_token_features_match_what_the_probe_backbone_gives():
     assert torch.allclose(ours @ ours.T, flat @ flat.T, rtol=1e-4)
     with pytest.raises(ValueError, match="'featmap'"):
         pool_tokens(tokens, 'mean')
-
-
-def test_prepare_pretrain_cfg_merges_into_config_and_hooks(tmp_path):
-    cfg = Config(
-        dict(
-            train_dataloader=dict(
-                batch_size=8, dataset=dict(data_prefix='a/')),
-            optim_wrapper=dict(
-                type='AutocastOptimWrapper',
-                dtype='bfloat16',
-                optimizer=dict(type='SGD', lr=0.1)),
-            randomness=dict(seed=0, diff_rank_seed=True),
-            custom_hooks=[
-                dict(
-                    type='OnlineKNNHook',
-                    interval=100,
-                    bank_dataloader=dict(dataset=dict(indices=5)),
-                    query_dataloader=dict(dataset=dict()))
-            ]))
-    prepare_pretrain_cfg(
-        cfg,
-        str(tmp_path),
-        data_prefix='/data/',
-        overrides=dict(train_dataloader=dict(dataset=dict(indices=64))),
-        hook_overrides=dict(OnlineKNNHook=dict(interval=2)),
-        seed=3,
-        precision='float32')
-    assert cfg.work_dir == str(tmp_path)
-    assert cfg.train_dataloader.dataset == dict(
-        data_prefix='/data/', indices=64)
-    assert cfg.train_dataloader.batch_size == 8
-    hook = cfg.custom_hooks[0]
-    assert hook.interval == 2 and hook.bank_dataloader.dataset.indices == 5
-    assert hook.query_dataloader.dataset.data_prefix == '/data/'
-    assert hook.precision == 'float32'
-    assert cfg.randomness == dict(seed=3, diff_rank_seed=True)
-    assert cfg.optim_wrapper.type == 'OptimWrapper'
 
 
 def test_fp32_fashionmnist_config_is_the_bf16_one_with_a_plain_wrapper():

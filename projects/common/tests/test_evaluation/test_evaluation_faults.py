@@ -1,7 +1,9 @@
-"""The fault matrix of the evaluation API (mmsiameseim.evaluation): bad
-checkpoints, data, sample counts, interrupted writes and results of other
-settings are refused early with the file or option named, or give a
-correct result; the user's files are left as they were."""
+"""The fault matrix of the studies' frozen-backbone protocol
+(``projects.common.evaluation``) and the plugin's evaluation API under it
+(``mmsiameseim.evaluation``): bad checkpoints, data, sample counts,
+interrupted writes and results of other settings are refused early with the
+file or option named, or give a correct result; the user's files are left
+as they were."""
 import json
 import os
 import os.path as osp
