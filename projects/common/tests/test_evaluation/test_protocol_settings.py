@@ -39,10 +39,7 @@ def test_a_probe_config_the_cached_probe_cannot_follow_is_refused_first(
 
 def test_the_engine_is_a_stored_setting(tmp_path):
     cached = FrozenBackboneProtocol(
-        PROBE,
-        str(tmp_path),
-        linear=dict(train_samples=10, epochs=1),
-        **TINY)
+        PROBE, str(tmp_path), linear=dict(train_samples=10, epochs=1), **TINY)
     runner = FrozenBackboneProtocol(
         PROBE,
         str(tmp_path),
