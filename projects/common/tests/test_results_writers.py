@@ -11,10 +11,27 @@ import sys
 import pytest
 
 from projects.common.docs_render import load_renderers
-from projects.common.results import read_results, table_renderers
+from projects.common.results import (read_results, results_path,
+                                     table_renderers, write_results)
 from tests.helpers import ROOT
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
+
+
+def test_a_results_file_goes_to_its_home_or_the_folder_given(tmp_path):
+    assert results_path('claim') == osp.join(ROOT, 'projects', 'claim',
+                                             'results', 'claim.json')
+    assert results_path('tests') == osp.join(ROOT, 'docs', 'results',
+                                             'tests.json')
+    assert results_path('claim:view',
+                        str(tmp_path)) == str(tmp_path / 'claim.json')
+    with pytest.raises(
+            KeyError, match='RESULTS_HOMES in projects/common/'
+            'results.py'):
+        write_results('nonesuch', {})
+    path = write_results('nonesuch', dict(v=1), results_dir=str(tmp_path))
+    assert read_results('nonesuch', str(tmp_path))['data'] == dict(v=1)
+    assert path == str(tmp_path / 'nonesuch.json')
 
 
 def _tool(name, *argv, timeout=300):
