@@ -22,9 +22,9 @@ def _args(**kwargs):
     return argparse.Namespace(**dict(args, **kwargs))
 
 
-@pytest.mark.parametrize('name, project', [(None, 'claim'),
-                                           ('accumulation_study',
-                                            'accumulation')])
+@pytest.mark.parametrize('name, project',
+                         [(None, 'claim'),
+                          ('accumulation_study', 'accumulation')])
 def test_a_published_results_file_and_its_charts_go_to_its_project(
         name, project):
     args = _args(results_name=name)
@@ -37,8 +37,8 @@ def test_a_published_results_file_and_its_charts_go_to_its_project(
 def test_a_smoke_or_other_folder_keeps_its_files_in_the_work_dir(tmp_path):
     args = _args(smoke=True, work_dir=str(tmp_path))
     assert results_file(args) == ('claim', str(tmp_path))
-    assert figures_dir(args, str(tmp_path), 'claim') == str(tmp_path /
-                                                            'figures')
+    assert figures_dir(args, str(tmp_path),
+                       'claim') == str(tmp_path / 'figures')
     args = _args(results_dir=str(tmp_path / 'r'), results_name='other')
     assert results_file(args) == ('other', str(tmp_path / 'r'))
     assert figures_dir(args, str(tmp_path / 'r'), 'other') == osp.join(
@@ -46,6 +46,7 @@ def test_a_smoke_or_other_folder_keeps_its_files_in_the_work_dir(tmp_path):
 
 
 def test_a_results_name_without_a_home_is_refused():
-    with pytest.raises(SystemExit, match='RESULTS_HOMES in projects/common/'
-                       'results.py'):
+    with pytest.raises(
+            SystemExit, match='RESULTS_HOMES in projects/common/'
+            'results.py'):
         results_file(_args(results_name='nonesuch'))
